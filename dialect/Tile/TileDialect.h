@@ -1,0 +1,20 @@
+//===- TileDialect.h - The Tegula tile dialect ------------------*- C++ -*-===//
+//
+// Thin header over the ODS-generated dialect, type and op declarations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_DIALECT_TILE_TILEDIALECT_H
+#define TEGULA_DIALECT_TILE_TILEDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include "Tile/TileDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Tile/TileTypes.h.inc"
+
+#endif // TEGULA_DIALECT_TILE_TILEDIALECT_H

@@ -1,0 +1,54 @@
+//===- TileDialect.td - The Tegula tile dialect ------------*- tablegen -*-===//
+//
+// The tile dialect is the first IR of the Tegula compiler: programs operate on
+// blocks of values (tiles, as builtin ranked tensors) and address global
+// memory through typed tensor handles with index tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_TILE_DIALECT
+#define TEGULA_TILE_DIALECT
+
+include "mlir/IR/OpBase.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tile";
+  let cppNamespace = "::tegula::tile";
+  let summary = "Block-level programs over tiles of values";
+  let description = [{
+    The tile dialect describes one *program* of a kernel grid. Values are
+    either scalars or *tiles*: builtin ranked tensors whose extents are
+    compile-time powers of two. Global memory is reached only through
+    `!tile.tensor` handles, indexed by integer tiles; every access outside a
+    tensor's extents is masked, so no index can reach memory outside it.
+
+    Elementwise arithmetic and math use the `arith` and `math` dialects on
+    tiles directly; control flow uses `scf`. A kernel is a `func.func`
+    carrying the `tile.kernel` unit attribute:
+
+    ```mlir
+    func.func @copy(%src: !tile.ptr<f32>, %dst: !tile.ptr<f32>, %n: i32)
+        attributes {tile.kernel, tile.warps = 4 : i32} {
+      %a = tile.make_tensor %src[%n] : !tile.ptr<f32> -> !tile.tensor<?xf32>
+      %b = tile.make_tensor %dst[%n] : !tile.ptr<f32> -> !tile.tensor<?xf32, mut>
+      ...
+    }
+    ```
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let extraClassDeclaration = [{
+    /// Attribute names the dialect owns on kernel functions.
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
+    static constexpr ::llvm::StringLiteral kWarpsAttrName = "tile.warps";
+    /// Marks an `scf.for` whose loads the compiler pipelines, S stages deep.
+    static constexpr ::llvm::StringLiteral kPipelineStagesAttrName =
+        "tile.pipeline_stages";
+  }];
+}
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+#endif // TEGULA_TILE_DIALECT

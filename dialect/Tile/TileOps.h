@@ -1,0 +1,47 @@
+//===- TileOps.h - Operations of the tile dialect ---------------*- C++ -*-===//
+
+#ifndef TEGULA_DIALECT_TILE_TILEOPS_H
+#define TEGULA_DIALECT_TILE_TILEOPS_H
+
+#include "Tile/TileDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "Tile/TileEnums.h.inc"
+
+namespace tegula::tile {
+
+/// Largest number of elements one tile may hold.
+constexpr int64_t kMaxTileElements = int64_t(1) << 20;
+
+/// Checks that `type`, if it is a tile (ranked tensor), has power-of-two
+/// extents and at most kMaxTileElements elements. Reports on `op`.
+mlir::LogicalResult verifyTileShape(mlir::Operation *op, mlir::Type type);
+
+/// The i1 tile of `type`'s shape: the type of a mask over `type`.
+inline mlir::Type getI1SameShape(mlir::Type type) {
+  auto tile = llvm::cast<mlir::RankedTensorType>(type);
+  return mlir::RankedTensorType::get(tile.getShape(),
+                                     mlir::IntegerType::get(type.getContext(), 1));
+}
+
+/// Checks every operand and result of `op` with verifyTileShape.
+mlir::LogicalResult verifyTileShapes(mlir::Operation *op);
+
+template <typename ConcreteType>
+class TileShapes : public mlir::OpTrait::TraitBase<ConcreteType, TileShapes> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyTileShapes(op);
+  }
+};
+
+} // namespace tegula::tile
+
+#define GET_OP_CLASSES
+#include "Tile/TileOps.h.inc"
+
+#endif // TEGULA_DIALECT_TILE_TILEOPS_H

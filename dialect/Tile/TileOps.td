@@ -1,0 +1,338 @@
+//===- TileOps.td - Operations of the tile dialect --------*- tablegen -*-===//
+
+#ifndef TEGULA_TILE_OPS
+#define TEGULA_TILE_OPS
+
+include "Tile/TileDialect.td"
+include "Tile/TileTypes.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// Verifies that every tile an op touches has power-of-two extents and at
+/// most 2^20 elements, with a message that names the offending extent.
+def Tile_TileShapes : NativeOpTrait<"TileShapes"> {
+  let cppNamespace = "::tegula::tile";
+}
+
+class Tile_TileOp<string mnemonic, list<Trait> traits = []>
+    : Tile_Op<mnemonic, !listconcat(traits, [Tile_TileShapes])>;
+
+//===----------------------------------------------------------------------===//
+// Program identity
+//===----------------------------------------------------------------------===//
+
+def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
+  let summary = "Index of this program along one grid axis";
+  let description = [{
+    ```mlir
+    %pid = tile.program_id 0
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict";
+}
+
+def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
+  let summary = "Extent of the launch grid along one axis";
+  let description = [{
+    ```mlir
+    %n = tile.num_programs 1
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Tile construction and shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Tile_ArangeOp : Tile_TileOp<"arange", [Pure]> {
+  let summary = "The tile 0, 1, ..., N-1";
+  let description = [{
+    ```mlir
+    %r = tile.arange : tensor<64xi32>
+    ```
+  }];
+  let results = (outs 1DTensorOf<[I32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Tile_SplatOp : Tile_TileOp<"splat", [Pure,
+    TypesMatchWith<"result element type matches the scalar",
+                   "result", "value",
+                   "::llvm::cast<::mlir::ShapedType>($_self).getElementType()">]> {
+  let summary = "A tile whose every element is one scalar";
+  let description = [{
+    ```mlir
+    %t = tile.splat %x : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[I1, I32, I64, F16, BF16, F32]>:$value);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+def Tile_BroadcastOp : Tile_TileOp<"broadcast", [Pure,
+    AllElementTypesMatch<["source", "result"]>,
+    AllRanksMatch<["source", "result"]>]> {
+  let summary = "Repeat a tile along its unit dimensions";
+  let description = [{
+    Every extent of the source is either 1 or equal to the result's.
+
+    ```mlir
+    %b = tile.broadcast %x : tensor<64x1xf32> -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$source);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ExpandDimsOp : Tile_TileOp<"expand_dims", [Pure,
+    AllElementTypesMatch<["source", "result"]>]> {
+  let summary = "Insert a unit dimension";
+  let description = [{
+    ```mlir
+    %c = tile.expand_dims %x, 1 : tensor<64xf32> -> tensor<64x1xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$source, I32Attr:$axis);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat =
+      "$source `,` $axis attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_TransOp : Tile_TileOp<"trans", [Pure,
+    AllElementTypesMatch<["source", "result"]>]> {
+  let summary = "Transpose a 2-D tile";
+  let description = [{
+    ```mlir
+    %t = tile.trans %k : tensor<64x128xbf16> -> tensor<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[Tile_ElementType]>:$source);
+  let results = (outs 2DTensorOf<[Tile_ElementType]>:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Global tensors and memory access
+//===----------------------------------------------------------------------===//
+
+def Tile_MakeTensorOp : Tile_Op<"make_tensor", [Pure]> {
+  let summary = "Give a global address a shape";
+  let description = [{
+    Binds each `?` extent of the result type to one `i32` operand, in order.
+    Kernels receive tensors as an address plus their size variables; this op
+    joins them so that every access below can mask against the extents.
+
+    ```mlir
+    %q = tile.make_tensor %qptr[%z, %n] : !tile.ptr<bf16> -> !tile.tensor<?x8x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_PtrType:$base, Variadic<I32>:$dynamicDims);
+  let results = (outs Tile_TensorType:$result);
+  let assemblyFormat = [{
+    $base `[` $dynamicDims `]` attr-dict `:` qualified(type($base)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_DimOp : Tile_Op<"dim", [Pure]> {
+  let summary = "One extent of a global tensor";
+  let description = [{
+    ```mlir
+    %n = tile.dim %q, 2 : !tile.tensor<?x8x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_TensorType:$tensor, I32Attr:$dim);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$tensor `,` $dim attr-dict `:` qualified(type($tensor))";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_LoadOp : Tile_TileOp<"load", [
+    OptionalTypesMatchWith<"mask is an i1 tile of the result shape",
+                           "result", "mask", "::tegula::tile::getI1SameShape($_self)">,
+    OptionalTypesMatchWith<"other has the result type", "result", "other",
+                           "$_self">,
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Gather a block from a global tensor";
+  let description = [{
+    One index tile per tensor dimension, each of the result's shape, gives
+    the coordinates of every element. Elements whose coordinates lie outside
+    the tensor, or whose `mask` is false, read `other` (zero by default)
+    instead of memory.
+
+    ```mlir
+    %blk = tile.load %q[%i0, %i1] mask %m other %o
+        : !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>]
+        -> tensor<32x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_TensorType:$tensor, Variadic<Tile_IntTile>:$indices,
+                   Optional<Tile_BoolTile>:$mask, Optional<Tile_Tile>:$other);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $tensor `[` $indices `]` (`mask` $mask^)? (`other` $other^)? attr-dict
+    `:` qualified(type($tensor)) `[` type($indices) `]` `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_TileOp<"store", [
+    OptionalTypesMatchWith<"mask is an i1 tile of the value's shape",
+                           "value", "mask", "::tegula::tile::getI1SameShape($_self)">,
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Scatter a block into a mutable global tensor";
+  let description = [{
+    Index tiles as for `tile.load`; elements outside the tensor, or whose
+    `mask` is false, are not written.
+
+    ```mlir
+    tile.store %o[%i0, %i1], %val mask %m
+        : !tile.tensor<?x64xbf16, mut>[tensor<32x64xi32>, tensor<32x64xi32>],
+          tensor<32x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_TensorType:$tensor, Variadic<Tile_IntTile>:$indices,
+                   Tile_Tile:$value, Optional<Tile_BoolTile>:$mask);
+  let assemblyFormat = [{
+    $tensor `[` $indices `]` `,` $value (`mask` $mask^)? attr-dict
+    `:` qualified(type($tensor)) `[` type($indices) `]` `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+def Tile_DotOp : Tile_TileOp<"dot", [Pure,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Matrix product on tensor cores: acc + a @ b";
+  let description = [{
+    `a` is [M, K], `b` is [K, N], both f16 or both bf16, and the f32
+    accumulator and result are [M, N]. Tensor cores need M, N and K of at
+    least 16.
+
+    ```mlir
+    %s = tile.dot %q, %kt, %acc
+        : tensor<64x128xbf16>, tensor<128x64xbf16> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_DotOperand:$a, Tile_DotOperand:$b,
+                   Tile_Accumulator:$acc);
+  let results = (outs Tile_Accumulator:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction combiner", [
+    I32EnumAttrCase<"Sum", 0, "sum">,
+    I32EnumAttrCase<"Max", 1, "max">,
+    I32EnumAttrCase<"Min", 2, "min">
+  ]> {
+  let cppNamespace = "::tegula::tile";
+}
+
+def Tile_ReduceOp : Tile_TileOp<"reduce", [Pure,
+    AllElementTypesMatch<["source", "result"]>]> {
+  let summary = "Reduce one axis of a tile away";
+  let description = [{
+    ```mlir
+    %m = tile.reduce max %s, 1 : tensor<64x64xf32> -> tensor<64xf32>
+    ```
+    Reducing a 1-D tile gives a scalar:
+    ```mlir
+    %t = tile.reduce sum %v, 0 : tensor<64xf32> -> f32
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKindAttr:$kind, Tile_Tile:$source,
+                   I32Attr:$axis);
+  let results = (outs AnyTypeOf<[Tile_Tile, I1, I32, I64, F16, BF16, F32]>:$result);
+  let assemblyFormat = [{
+    $kind $source `,` $axis attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pipelines
+//===----------------------------------------------------------------------===//
+
+def Tile_PipelineCreateOp : Tile_Op<"pipeline.create", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Allocate a ring of shared-memory stages";
+  let description = [{
+    ```mlir
+    %kp = tile.pipeline.create : !tile.pipeline<64x128xbf16, stages = 2>
+    ```
+  }];
+  let results = (outs Tile_PipelineType:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
+def Tile_PipelinePushOp : Tile_TileOp<"pipeline.push", [
+    OptionalTypesMatchWith<"mask is an i1 tile of the pipeline's block shape",
+        "pipeline", "mask",
+        "::tegula::tile::getI1SameShape(::llvm::cast<::tegula::tile::PipelineType>($_self).getTileType())">,
+    OptionalTypesMatchWith<"other has the pipeline's tile type",
+        "pipeline", "other",
+        "::llvm::cast<::tegula::tile::PipelineType>($_self).getTileType()">,
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Start copying a global block into the next free stage";
+  let description = [{
+    The block is addressed as for `tile.load` and must have exactly the
+    pipeline's element type and shape.
+
+    ```mlir
+    tile.pipeline.push %kp, %k[%r, %c]
+        : !tile.pipeline<64x128xbf16, stages = 2>,
+          !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
+    ```
+  }];
+  let arguments = (ins Tile_PipelineType:$pipeline, Tile_TensorType:$tensor,
+                   Variadic<Tile_IntTile>:$indices,
+                   Optional<Tile_BoolTile>:$mask, Optional<Tile_Tile>:$other);
+  let assemblyFormat = [{
+    $pipeline `,` $tensor `[` $indices `]` (`mask` $mask^)? (`other` $other^)?
+    attr-dict `:` qualified(type($pipeline)) `,` qualified(type($tensor))
+    `[` type($indices) `]`
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_PipelinePopOp : Tile_TileOp<"pipeline.pop", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Wait for the oldest stage and read it as a tile";
+  let description = [{
+    ```mlir
+    %k = tile.pipeline.pop %kp : !tile.pipeline<64x128xbf16, stages = 2>
+        -> tensor<64x128xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_PipelineType:$pipeline);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $pipeline attr-dict `:` qualified(type($pipeline)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TEGULA_TILE_OPS

@@ -1,0 +1,255 @@
+//===- TileDialect.cpp - The tile dialect and its types -------------------===//
+
+#include "Tile/TileDialect.h"
+#include "Tile/TileOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+#include "Tile/TileDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "Tile/TileTypes.cpp.inc"
+
+void TileDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "Tile/TileTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "Tile/TileOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+static bool isMemoryElementType(Type type) {
+  return type.isInteger(1) || type.isInteger(32) || type.isInteger(64) ||
+         type.isF16() || type.isBF16() || type.isF32();
+}
+
+static LogicalResult
+verifyMemoryElementType(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef what, Type elementType) {
+  if (isMemoryElementType(elementType))
+    return success();
+  return emitError() << what << " element type " << elementType
+                     << " is not one of i1, i32, i64, f16, bf16, f32";
+}
+
+/// Block extents must be powers of two with a bounded element count; the
+/// same rule holds for tiles (checked on ops) and pipeline blocks.
+static LogicalResult
+verifyBlockShape(function_ref<InFlightDiagnostic()> emitError, StringRef what,
+                 Type printed, ArrayRef<int64_t> shape) {
+  int64_t elements = 1;
+  for (auto [dim, extent] : llvm::enumerate(shape)) {
+    if (ShapedType::isDynamic(extent))
+      return emitError() << what << " " << printed
+                         << " has a dynamic extent in dimension " << dim
+                         << "; tile extents are compile-time";
+    if (extent < 1 || !llvm::isPowerOf2_64(extent))
+      return emitError() << what << " " << printed << " has extent " << extent
+                         << " in dimension " << dim
+                         << ", which is not a power of two";
+    elements *= extent;
+    if (elements > kMaxTileElements)
+      break;
+  }
+  if (elements > kMaxTileElements) {
+    uint64_t total = 1;
+    for (int64_t extent : shape)
+      total *= extent;
+    return emitError() << what << " " << printed << " holds " << total
+                       << " elements, more than the limit of "
+                       << kMaxTileElements;
+  }
+  return success();
+}
+
+LogicalResult tegula::tile::verifyTileShape(Operation *op, Type type) {
+  auto tile = dyn_cast<RankedTensorType>(type);
+  if (!tile)
+    return success();
+  return verifyBlockShape([op] { return op->emitOpError(); }, "tile", tile,
+                          tile.getShape());
+}
+
+LogicalResult tegula::tile::verifyTileShapes(Operation *op) {
+  for (Type type : op->getOperandTypes())
+    if (failed(verifyTileShape(op, type)))
+      return failure();
+  for (Type type : op->getResultTypes())
+    if (failed(verifyTileShape(op, type)))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PtrType
+//===----------------------------------------------------------------------===//
+
+LogicalResult PtrType::verify(function_ref<InFlightDiagnostic()> emitError,
+                              Type elementType) {
+  return verifyMemoryElementType(emitError, "pointer", elementType);
+}
+
+//===----------------------------------------------------------------------===//
+// GlobalTensorType
+//===----------------------------------------------------------------------===//
+
+unsigned GlobalTensorType::getNumDynamicDims() const {
+  return llvm::count_if(getShape(), ShapedType::isDynamic);
+}
+
+LogicalResult GlobalTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> shape, Type elementType,
+                                 bool isMutable) {
+  if (shape.empty())
+    return emitError() << "global tensor needs at least one dimension";
+  for (auto [dim, extent] : llvm::enumerate(shape))
+    if (!ShapedType::isDynamic(extent) && extent < 1)
+      return emitError() << "global tensor extent " << extent
+                         << " in dimension " << dim << " must be positive";
+  return verifyMemoryElementType(emitError, "global tensor", elementType);
+}
+
+/// `!tile.tensor<?x128xbf16>` or `!tile.tensor<?x128xbf16, mut>`.
+Type GlobalTensorType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() || parser.parseDimensionList(shape) ||
+      parser.parseType(elementType))
+    return {};
+  bool isMutable = false;
+  if (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseKeyword("mut"))
+      return {};
+    isMutable = true;
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<GlobalTensorType>(parser.getContext(), shape, elementType,
+                                       isMutable);
+}
+
+static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape) {
+  for (int64_t extent : shape) {
+    if (ShapedType::isDynamic(extent))
+      printer << "?";
+    else
+      printer << extent;
+    printer << "x";
+  }
+}
+
+void GlobalTensorType::print(AsmPrinter &printer) const {
+  printer << "<";
+  printShape(printer, getShape());
+  printer << getElementType();
+  if (getIsMutable())
+    printer << ", mut";
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// PipelineType
+//===----------------------------------------------------------------------===//
+
+RankedTensorType PipelineType::getTileType() const {
+  return RankedTensorType::get(getShape(), getElementType());
+}
+
+int64_t PipelineType::getStageBytes() const {
+  int64_t elements = 1;
+  for (int64_t extent : getShape())
+    elements *= extent;
+  unsigned bits = getElementType().getIntOrFloatBitWidth();
+  return elements * std::max(1u, bits / 8);
+}
+
+LogicalResult PipelineType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ArrayRef<int64_t> shape, Type elementType,
+                                   unsigned stages) {
+  if (failed(verifyMemoryElementType(emitError, "pipeline", elementType)))
+    return failure();
+  if (shape.empty())
+    return emitError() << "pipeline block needs at least one dimension";
+  if (stages < 1)
+    return emitError() << "pipeline needs at least one stage, got " << stages;
+  return verifyBlockShape(emitError, "pipeline block",
+                          RankedTensorType::get(shape, elementType), shape);
+}
+
+/// `!tile.pipeline<64x128xbf16, stages = 2>`.
+Type PipelineType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  unsigned stages = 0;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseKeyword("stages") || parser.parseEqual() ||
+      parser.parseInteger(stages) || parser.parseGreater())
+    return {};
+  return parser.getChecked<PipelineType>(parser.getContext(), shape,
+                                         elementType, stages);
+}
+
+void PipelineType::print(AsmPrinter &printer) const {
+  printer << "<";
+  printShape(printer, getShape());
+  printer << getElementType() << ", stages = " << getStages() << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes the dialect owns on other dialects' ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kKernelAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    if (!isa<func::FuncOp>(op))
+      return op->emitError() << "'" << name
+                             << "' may only mark a func.func, not '"
+                             << op->getName() << "'";
+    return success();
+  }
+  if (name == kWarpsAttrName) {
+    auto warps = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!warps || !warps.getType().isInteger(32))
+      return op->emitError() << "'" << name << "' must be an i32 attribute";
+    int64_t value = warps.getInt();
+    if (value != 1 && value != 2 && value != 4 && value != 8 && value != 16)
+      return op->emitError() << "'" << name << "' is " << value
+                             << "; a kernel runs on 1, 2, 4, 8 or 16 warps";
+    return success();
+  }
+  if (name == kPipelineStagesAttrName) {
+    auto stages = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stages || !stages.getType().isInteger(32))
+      return op->emitError() << "'" << name << "' must be an i32 attribute";
+    if (!isa<scf::ForOp>(op))
+      return op->emitError() << "'" << name
+                             << "' may only mark an scf.for, not '"
+                             << op->getName() << "'";
+    if (stages.getInt() < 1)
+      return op->emitError() << "'" << name << "' is " << stages.getInt()
+                             << "; a pipelined loop needs at least 1 stage";
+    return success();
+  }
+  return op->emitError() << "unknown tile dialect attribute '" << name << "'";
+}

@@ -1,0 +1,286 @@
+//===- TileOps.cpp - Verifiers, folders and effects of tile ops -----------===//
+
+#include "Tile/TileOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+#include "Tile/TileEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "Tile/TileOps.cpp.inc"
+
+namespace {
+/// Global memory reached through !tile.tensor handles.
+struct GlobalMemoryResource
+    : public SideEffects::Resource::Base<GlobalMemoryResource> {
+  StringRef getName() final { return "tile::GlobalMemory"; }
+};
+/// The shared-memory rings behind !tile.pipeline handles.
+struct PipelineResource : public SideEffects::Resource::Base<PipelineResource> {
+  StringRef getName() final { return "tile::Pipeline"; }
+};
+} // namespace
+
+/// Prints a shape as `64x128`.
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(shape, os, "x");
+  return text;
+}
+
+/// Indexing shared by load, store and push: one index tile per tensor
+/// dimension, every index tile of the block's shape.
+static LogicalResult verifyIndices(Operation *op, GlobalTensorType tensor,
+                                   ValueRange indices,
+                                   ArrayRef<int64_t> blockShape) {
+  if (static_cast<int64_t>(indices.size()) != tensor.getRank())
+    return op->emitOpError()
+           << "indexes a rank-" << tensor.getRank() << " tensor " << tensor
+           << " with " << indices.size() << " index"
+           << (indices.size() == 1 ? "" : "es")
+           << "; give exactly one index per dimension";
+  for (auto [position, index] : llvm::enumerate(indices)) {
+    auto indexType = cast<RankedTensorType>(index.getType());
+    if (indexType.getShape() != blockShape)
+      return op->emitOpError()
+             << "index " << position << " has shape "
+             << shapeString(indexType.getShape())
+             << " but the block has shape " << shapeString(blockShape)
+             << "; broadcast every index to the block's shape";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastOp::verify() {
+  auto source = getSource().getType();
+  auto result = getResult().getType();
+  for (auto [dim, from, to] :
+       llvm::enumerate(source.getShape(), result.getShape()))
+    if (from != 1 && from != to)
+      return emitOpError() << "cannot broadcast extent " << from
+                           << " to " << to << " in dimension " << dim
+                           << "; only unit extents broadcast";
+  return success();
+}
+
+LogicalResult ExpandDimsOp::verify() {
+  auto source = getSource().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > source.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for a rank-"
+                         << source.getRank() << " tile; expected 0 to "
+                         << source.getRank();
+  SmallVector<int64_t> expected(source.getShape());
+  expected.insert(expected.begin() + axis, 1);
+  if (getResult().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape "
+                         << shapeString(getResult().getType().getShape())
+                         << " is not the source shape with a unit extent at "
+                         << axis << " (" << shapeString(expected) << ")";
+  return success();
+}
+
+LogicalResult TransOp::verify() {
+  ArrayRef<int64_t> from = getSource().getType().getShape();
+  ArrayRef<int64_t> to = getResult().getType().getShape();
+  if (from[0] != to[1] || from[1] != to[0])
+    return emitOpError() << "result shape " << shapeString(to)
+                         << " is not the transpose of " << shapeString(from);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Global tensors
+//===----------------------------------------------------------------------===//
+
+LogicalResult MakeTensorOp::verify() {
+  GlobalTensorType tensor = getResult().getType();
+  if (getBase().getType().getElementType() != tensor.getElementType())
+    return emitOpError() << "pointer element type "
+                         << getBase().getType().getElementType()
+                         << " differs from the tensor's "
+                         << tensor.getElementType();
+  if (getDynamicDims().size() != tensor.getNumDynamicDims())
+    return emitOpError() << "binds " << getDynamicDims().size()
+                         << " dynamic extents but " << tensor << " has "
+                         << tensor.getNumDynamicDims();
+  return success();
+}
+
+LogicalResult DimOp::verify() {
+  int64_t rank = getTensor().getType().getRank();
+  if (getDim() < 0 || getDim() >= rank)
+    return emitOpError() << "dimension " << getDim()
+                         << " is out of range for a rank-" << rank
+                         << " tensor";
+  return success();
+}
+
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  int64_t extent = getTensor().getType().getShape()[getDim()];
+  if (!ShapedType::isDynamic(extent))
+    return IntegerAttr::get(getType(), extent);
+  auto make = getTensor().getDefiningOp<MakeTensorOp>();
+  if (!make)
+    return {};
+  // The n-th `?` extent is bound by the n-th dynamic operand.
+  unsigned position = llvm::count_if(
+      getTensor().getType().getShape().take_front(getDim()),
+      ShapedType::isDynamic);
+  return make.getDynamicDims()[position];
+}
+
+LogicalResult LoadOp::verify() {
+  GlobalTensorType tensor = getTensor().getType();
+  RankedTensorType result = getResult().getType();
+  if (result.getElementType() != tensor.getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " differs from the tensor's "
+                         << tensor.getElementType();
+  return verifyIndices(*this, tensor, getIndices(), result.getShape());
+}
+
+void LoadOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(),
+                       GlobalMemoryResource::get());
+}
+
+LogicalResult StoreOp::verify() {
+  GlobalTensorType tensor = getTensor().getType();
+  if (!tensor.getIsMutable())
+    return emitOpError() << "stores to the read-only tensor " << tensor
+                         << "; declare the parameter 'mut tensor'";
+  RankedTensorType value = getValue().getType();
+  if (value.getElementType() != tensor.getElementType())
+    return emitOpError() << "stores " << value.getElementType()
+                         << " values into a tensor of "
+                         << tensor.getElementType() << "; cast them first";
+  return verifyIndices(*this, tensor, getIndices(), value.getShape());
+}
+
+void StoreOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(),
+                       GlobalMemoryResource::get());
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotOp::verify() {
+  RankedTensorType a = getA().getType();
+  RankedTensorType b = getB().getType();
+  RankedTensorType acc = getAcc().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError() << "operands must be 2-D tiles, got " << a << ", "
+                         << b << " and " << acc;
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "operands have different element types ("
+                         << a.getElementType() << " and "
+                         << b.getElementType() << "); cast one to the other";
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1);
+  int64_t kb = b.getDimSize(0), n = b.getDimSize(1);
+  if (k != kb)
+    return emitOpError() << "contracts a [" << m << ", " << k
+                         << "] tile with a [" << kb << ", " << n
+                         << "] tile: K differs (" << k << " vs " << kb << ")";
+  if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
+    return emitOpError() << "accumulator is [" << acc.getDimSize(0) << ", "
+                         << acc.getDimSize(1) << "] but a @ b is [" << m
+                         << ", " << n << "]";
+  for (auto [name, extent] :
+       {std::pair<StringRef, int64_t>{"M", m}, {"N", n}, {"K", k}})
+    if (extent < 16)
+      return emitOpError() << name << " = " << extent
+                           << " is below 16: tensor-core dot needs M, N and K "
+                              "of at least 16 (a is ["
+                           << m << ", " << k << "], b is [" << kb << ", " << n
+                           << "])";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  RankedTensorType source = getSource().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= source.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for a rank-"
+                         << source.getRank() << " tile";
+  SmallVector<int64_t> expected(source.getShape());
+  expected.erase(expected.begin() + axis);
+  auto resultTile = dyn_cast<RankedTensorType>(getResult().getType());
+  if (expected.empty()) {
+    if (resultTile)
+      return emitOpError() << "reducing the only axis gives a scalar, not "
+                           << resultTile;
+    return success();
+  }
+  if (!resultTile || resultTile.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result " << getResult().getType()
+                         << " is not the source with axis " << axis
+                         << " removed (" << shapeString(expected) << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pipelines
+//===----------------------------------------------------------------------===//
+
+void PipelineCreateOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Allocate::get(),
+                       PipelineResource::get());
+}
+
+LogicalResult PipelinePushOp::verify() {
+  PipelineType pipeline = getPipeline().getType();
+  GlobalTensorType tensor = getTensor().getType();
+  if (static_cast<int64_t>(getIndices().size()) != tensor.getRank())
+    return verifyIndices(*this, tensor, getIndices(), {});
+  auto firstIndex = cast<RankedTensorType>(getIndices().front().getType());
+  auto block =
+      RankedTensorType::get(firstIndex.getShape(), tensor.getElementType());
+  if (block != pipeline.getTileType())
+    return emitOpError() << "pushes a block of type " << block
+                         << " into a pipeline of type " << pipeline
+                         << ", whose stages hold " << pipeline.getTileType();
+  return verifyIndices(*this, tensor, getIndices(), block.getShape());
+}
+
+void PipelinePushOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(),
+                       GlobalMemoryResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), PipelineResource::get());
+}
+
+LogicalResult PipelinePopOp::verify() {
+  PipelineType pipeline = getPipeline().getType();
+  if (getResult().getType() != pipeline.getTileType())
+    return emitOpError() << "pops a " << getResult().getType()
+                         << " from a pipeline of type " << pipeline
+                         << ", whose stages hold " << pipeline.getTileType();
+  return success();
+}
+
+void PipelinePopOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), PipelineResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), PipelineResource::get());
+}
