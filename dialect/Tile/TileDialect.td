@@ -37,6 +37,8 @@ def Tile_Dialect : Dialect {
   }];
   let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let extraClassDeclaration = [{
     /// Attribute names the dialect owns on kernel functions.
@@ -45,6 +47,22 @@ def Tile_Dialect : Dialect {
     /// Marks an `scf.for` whose loads the compiler pipelines, S stages deep.
     static constexpr ::llvm::StringLiteral kPipelineStagesAttrName =
         "tile.pipeline_stages";
+
+    /// Launch description a kernel carries for its bundle (tools.md): grid,
+    /// requires, flops and bytes are integer expressions over size variables
+    /// and scalar parameters with template parameters folded in.
+    static constexpr ::llvm::StringLiteral kGridAttrName = "tile.grid";
+    static constexpr ::llvm::StringLiteral kRequiresAttrName = "tile.requires";
+    static constexpr ::llvm::StringLiteral kFlopsAttrName = "tile.flops";
+    static constexpr ::llvm::StringLiteral kBytesAttrName = "tile.bytes";
+    static constexpr ::llvm::StringLiteral kTemplateAttrName = "tile.template";
+
+    /// Kernel argument attributes: the source name of every parameter, the
+    /// declared dims and access of tensors, the size variable an i32 binds.
+    static constexpr ::llvm::StringLiteral kArgNameAttrName = "tile.name";
+    static constexpr ::llvm::StringLiteral kArgDimsAttrName = "tile.dims";
+    static constexpr ::llvm::StringLiteral kArgAccessAttrName = "tile.access";
+    static constexpr ::llvm::StringLiteral kSizeVarAttrName = "tile.size_var";
   }];
 }
 

@@ -24,8 +24,8 @@ mlir::LogicalResult verifyTileShape(mlir::Operation *op, mlir::Type type);
 /// The i1 tile of `type`'s shape: the type of a mask over `type`.
 inline mlir::Type getI1SameShape(mlir::Type type) {
   auto tile = llvm::cast<mlir::RankedTensorType>(type);
-  return mlir::RankedTensorType::get(tile.getShape(),
-                                     mlir::IntegerType::get(type.getContext(), 1));
+  return mlir::RankedTensorType::get(
+      tile.getShape(), mlir::IntegerType::get(type.getContext(), 1));
 }
 
 /// Checks every operand and result of `op` with verifyTileShape.

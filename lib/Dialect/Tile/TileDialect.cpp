@@ -29,6 +29,13 @@ void TileDialect::initialize() {
       >();
 }
 
+/// Folders (tile.dim of a static extent) produce integer attributes; they
+/// become arith constants.
+Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}
+
 //===----------------------------------------------------------------------===//
 // Shared checks
 //===----------------------------------------------------------------------===//
@@ -112,9 +119,10 @@ unsigned GlobalTensorType::getNumDynamicDims() const {
   return llvm::count_if(getShape(), ShapedType::isDynamic);
 }
 
-LogicalResult GlobalTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 ArrayRef<int64_t> shape, Type elementType,
-                                 bool isMutable) {
+LogicalResult
+GlobalTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
+                         ArrayRef<int64_t> shape, Type elementType,
+                         bool isMutable) {
   if (shape.empty())
     return emitError() << "global tensor needs at least one dimension";
   for (auto [dim, extent] : llvm::enumerate(shape))
@@ -139,8 +147,8 @@ Type GlobalTensorType::parse(AsmParser &parser) {
   }
   if (parser.parseGreater())
     return {};
-  return parser.getChecked<GlobalTensorType>(parser.getContext(), shape, elementType,
-                                       isMutable);
+  return parser.getChecked<GlobalTensorType>(parser.getContext(), shape,
+                                             elementType, isMutable);
 }
 
 static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape) {
@@ -223,9 +231,9 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
     if (!isa<func::FuncOp>(op))
-      return op->emitError() << "'" << name
-                             << "' may only mark a func.func, not '"
-                             << op->getName() << "'";
+      return op->emitError()
+             << "'" << name << "' may only mark a func.func, not '"
+             << op->getName() << "'";
     return success();
   }
   if (name == kWarpsAttrName) {
@@ -243,13 +251,71 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     if (!stages || !stages.getType().isInteger(32))
       return op->emitError() << "'" << name << "' must be an i32 attribute";
     if (!isa<scf::ForOp>(op))
-      return op->emitError() << "'" << name
-                             << "' may only mark an scf.for, not '"
-                             << op->getName() << "'";
+      return op->emitError()
+             << "'" << name << "' may only mark an scf.for, not '"
+             << op->getName() << "'";
     if (stages.getInt() < 1)
       return op->emitError() << "'" << name << "' is " << stages.getInt()
                              << "; a pipelined loop needs at least 1 stage";
     return success();
   }
+  auto isStringArray = [](Attribute value) {
+    auto array = dyn_cast<ArrayAttr>(value);
+    return array && llvm::all_of(array, llvm::IsaPred<StringAttr>);
+  };
+  if (name == kGridAttrName || name == kRequiresAttrName) {
+    auto array = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isStringArray(attr.getValue()))
+      return op->emitError()
+             << "'" << name << "' must be an array of expression strings";
+    if (name == kGridAttrName && array.size() != 3)
+      return op->emitError() << "'" << name << "' has " << array.size()
+                             << " extents; a bundle grid has exactly 3";
+    return success();
+  }
+  if (name == kFlopsAttrName || name == kBytesAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be an expression string";
+    return success();
+  }
+  if (name == kTemplateAttrName) {
+    if (!isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a dictionary";
+    return success();
+  }
   return op->emitError() << "unknown tile dialect attribute '" << name << "'";
+}
+
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  if (name == kArgNameAttrName || name == kSizeVarAttrName) {
+    if (!isa<StringAttr>(value))
+      return op->emitError() << "'" << name << "' of argument " << argIndex
+                             << " must be a string";
+    return success();
+  }
+  if (name == kArgAccessAttrName) {
+    auto access = dyn_cast<StringAttr>(value);
+    if (!access ||
+        !llvm::is_contained({"read", "write", "readwrite"}, access.getValue()))
+      return op->emitError() << "'" << name << "' of argument " << argIndex
+                             << " must be \"read\", \"write\" or "
+                                "\"readwrite\"";
+    return success();
+  }
+  if (name == kArgDimsAttrName) {
+    auto dims = dyn_cast<ArrayAttr>(value);
+    if (!dims || !llvm::all_of(dims, [](Attribute dim) {
+          return isa<StringAttr, IntegerAttr>(dim);
+        }))
+      return op->emitError() << "'" << name << "' of argument " << argIndex
+                             << " must list size-variable names and integers";
+    return success();
+  }
+  return op->emitError() << "unknown tile dialect argument attribute '" << name
+                         << "'";
 }

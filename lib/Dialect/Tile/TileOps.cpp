@@ -50,8 +50,8 @@ static LogicalResult verifyIndices(Operation *op, GlobalTensorType tensor,
     if (indexType.getShape() != blockShape)
       return op->emitOpError()
              << "index " << position << " has shape "
-             << shapeString(indexType.getShape())
-             << " but the block has shape " << shapeString(blockShape)
+             << shapeString(indexType.getShape()) << " but the block has shape "
+             << shapeString(blockShape)
              << "; broadcast every index to the block's shape";
   }
   return success();
@@ -67,8 +67,8 @@ LogicalResult BroadcastOp::verify() {
   for (auto [dim, from, to] :
        llvm::enumerate(source.getShape(), result.getShape()))
     if (from != 1 && from != to)
-      return emitOpError() << "cannot broadcast extent " << from
-                           << " to " << to << " in dimension " << dim
+      return emitOpError() << "cannot broadcast extent " << from << " to " << to
+                           << " in dimension " << dim
                            << "; only unit extents broadcast";
   return success();
 }
@@ -121,8 +121,7 @@ LogicalResult DimOp::verify() {
   int64_t rank = getTensor().getType().getRank();
   if (getDim() < 0 || getDim() >= rank)
     return emitOpError() << "dimension " << getDim()
-                         << " is out of range for a rank-" << rank
-                         << " tensor";
+                         << " is out of range for a rank-" << rank << " tensor";
   return success();
 }
 
@@ -134,9 +133,9 @@ OpFoldResult DimOp::fold(FoldAdaptor) {
   if (!make)
     return {};
   // The n-th `?` extent is bound by the n-th dynamic operand.
-  unsigned position = llvm::count_if(
-      getTensor().getType().getShape().take_front(getDim()),
-      ShapedType::isDynamic);
+  unsigned position =
+      llvm::count_if(getTensor().getType().getShape().take_front(getDim()),
+                     ShapedType::isDynamic);
   return make.getDynamicDims()[position];
 }
 
@@ -153,8 +152,7 @@ LogicalResult LoadOp::verify() {
 void LoadOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  effects.emplace_back(MemoryEffects::Read::get(),
-                       GlobalMemoryResource::get());
+  effects.emplace_back(MemoryEffects::Read::get(), GlobalMemoryResource::get());
 }
 
 LogicalResult StoreOp::verify() {
@@ -186,12 +184,12 @@ LogicalResult DotOp::verify() {
   RankedTensorType b = getB().getType();
   RankedTensorType acc = getAcc().getType();
   if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
-    return emitOpError() << "operands must be 2-D tiles, got " << a << ", "
-                         << b << " and " << acc;
+    return emitOpError() << "operands must be 2-D tiles, got " << a << ", " << b
+                         << " and " << acc;
   if (a.getElementType() != b.getElementType())
     return emitOpError() << "operands have different element types ("
-                         << a.getElementType() << " and "
-                         << b.getElementType() << "); cast one to the other";
+                         << a.getElementType() << " and " << b.getElementType()
+                         << "); cast one to the other";
   int64_t m = a.getDimSize(0), k = a.getDimSize(1);
   int64_t kb = b.getDimSize(0), n = b.getDimSize(1);
   if (k != kb)
@@ -200,8 +198,8 @@ LogicalResult DotOp::verify() {
                          << "] tile: K differs (" << k << " vs " << kb << ")";
   if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
     return emitOpError() << "accumulator is [" << acc.getDimSize(0) << ", "
-                         << acc.getDimSize(1) << "] but a @ b is [" << m
-                         << ", " << n << "]";
+                         << acc.getDimSize(1) << "] but a @ b is [" << m << ", "
+                         << n << "]";
   for (auto [name, extent] :
        {std::pair<StringRef, int64_t>{"M", m}, {"N", n}, {"K", k}})
     if (extent < 16)
@@ -242,8 +240,7 @@ LogicalResult ReduceOp::verify() {
 void PipelineCreateOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  effects.emplace_back(MemoryEffects::Allocate::get(),
-                       PipelineResource::get());
+  effects.emplace_back(MemoryEffects::Allocate::get(), PipelineResource::get());
 }
 
 LogicalResult PipelinePushOp::verify() {
@@ -264,8 +261,7 @@ LogicalResult PipelinePushOp::verify() {
 void PipelinePushOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  effects.emplace_back(MemoryEffects::Read::get(),
-                       GlobalMemoryResource::get());
+  effects.emplace_back(MemoryEffects::Read::get(), GlobalMemoryResource::get());
   effects.emplace_back(MemoryEffects::Write::get(), PipelineResource::get());
 }
 

@@ -1,0 +1,34 @@
+// RUN: tile-opt %s -canonicalize | FileCheck %s
+
+// tile.dim folds to a constant for a static extent and to the bound operand
+// of tile.make_tensor for a dynamic one.
+
+// CHECK-LABEL: func.func @dim_folds
+// CHECK-SAME: (%[[P:.*]]: !tile.ptr<f32>, %[[Z:.*]]: i32, %[[N:.*]]: i32)
+func.func @dim_folds(%p: !tile.ptr<f32>, %z: i32, %n: i32) -> (i32, i32, i32) {
+  %t = tile.make_tensor %p[%z, %n] : !tile.ptr<f32> -> !tile.tensor<?x8x?xf32>
+  %d0 = tile.dim %t, 0 : !tile.tensor<?x8x?xf32>
+  %d1 = tile.dim %t, 1 : !tile.tensor<?x8x?xf32>
+  %d2 = tile.dim %t, 2 : !tile.tensor<?x8x?xf32>
+  // CHECK: %[[C8:.*]] = arith.constant 8 : i32
+  // CHECK: return %[[Z]], %[[C8]], %[[N]]
+  return %d0, %d1, %d2 : i32, i32, i32
+}
+
+// CHECK-LABEL: func.func @dim_of_argument
+// CHECK: tile.dim
+func.func @dim_of_argument(%t: !tile.tensor<?xf32>) -> i32 {
+  %d = tile.dim %t, 0 : !tile.tensor<?xf32>
+  return %d : i32
+}
+
+// Pops are not merged or dropped even when they look alike: each one
+// advances the ring.
+// CHECK-LABEL: func.func @pops_stay
+// CHECK-COUNT-2: tile.pipeline.pop
+func.func @pops_stay() -> (tensor<16x16xf16>, tensor<16x16xf16>) {
+  %p = tile.pipeline.create : !tile.pipeline<16x16xf16, stages = 2>
+  %a = tile.pipeline.pop %p : !tile.pipeline<16x16xf16, stages = 2> -> tensor<16x16xf16>
+  %b = tile.pipeline.pop %p : !tile.pipeline<16x16xf16, stages = 2> -> tensor<16x16xf16>
+  return %a, %b : tensor<16x16xf16>, tensor<16x16xf16>
+}

@@ -1,0 +1,125 @@
+// RUN: tile-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'tile.kernel' must be a unit attribute}}
+func.func @kernel_not_unit() attributes {tile.kernel = 1 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' may only mark a func.func, not 'builtin.module'}}
+module attributes {tile.kernel} {
+}
+
+// -----
+
+// expected-error @+1 {{'tile.warps' is 3; a kernel runs on 1, 2, 4, 8 or 16 warps}}
+func.func @warps_value() attributes {tile.kernel, tile.warps = 3 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.warps' must be an i32 attribute}}
+func.func @warps_type() attributes {tile.kernel, tile.warps = 4 : i64} {
+  return
+}
+
+// -----
+
+func.func @stages_value(%n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  // expected-error @+1 {{'tile.pipeline_stages' is 0; a pipelined loop needs at least 1 stage}}
+  scf.for %i = %c0 to %n step %c1 : i32 {
+  } {tile.pipeline_stages = 0 : i32}
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.pipeline_stages' may only mark an scf.for, not 'func.func'}}
+func.func @stages_on_func() attributes {tile.pipeline_stages = 2 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.pipeline_stages' must be an i32 attribute}}
+func.func @stages_type() attributes {tile.pipeline_stages = "two"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.grid' has 2 extents; a bundle grid has exactly 3}}
+func.func @grid_size() attributes {tile.kernel, tile.grid = ["1", "1"]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.requires' must be an array of expression strings}}
+func.func @requires_type() attributes {tile.kernel, tile.requires = [1]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.flops' must be an expression string}}
+func.func @flops_type() attributes {tile.kernel, tile.flops = 12 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.template' must be a dictionary}}
+func.func @template_type() attributes {tile.kernel, tile.template = [1]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown tile dialect attribute 'tile.wraps'}}
+func.func @unknown() attributes {tile.kernel, tile.wraps = 4 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.name' of argument 0 must be a string}}
+func.func @arg_name(%a: !tile.ptr<f32> {tile.name = 1 : i32}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.access' of argument 0 must be "read", "write" or "readwrite"}}
+func.func @arg_access(%a: !tile.ptr<f32> {tile.access = "rw"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.dims' of argument 0 must list size-variable names and integers}}
+func.func @arg_dims(%a: !tile.ptr<f32> {tile.dims = [1.0 : f32]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown tile dialect argument attribute 'tile.shape'}}
+func.func @arg_unknown(%a: !tile.ptr<f32> {tile.shape = "N"}) {
+  return
+}
+
+// -----
+
+// Good: a kernel with every attribute the frontend attaches.
+func.func @good(%a: !tile.ptr<f32> {tile.name = "a", tile.dims = ["N", 4], tile.access = "readwrite"},
+                %n: i32 {tile.size_var = "N"})
+    attributes {tile.kernel, tile.warps = 16 : i32, tile.grid = ["N", "1", "1"],
+                tile.requires = [], tile.flops = "N", tile.bytes = "8 * N",
+                tile.template = {}} {
+  return
+}

@@ -1,0 +1,271 @@
+// RUN: tile-opt %s -split-input-file -verify-diagnostics
+
+func.func @arange_not_pow2() {
+  // expected-error @+1 {{'tile.arange' op tile 'tensor<48xi32>' has extent 48 in dimension 0, which is not a power of two}}
+  %r = tile.arange : tensor<48xi32>
+  return
+}
+
+// -----
+
+func.func @splat_too_big(%x: f32) {
+  // expected-error @+1 {{'tile.splat' op tile 'tensor<2048x1024xf32>' holds 2097152 elements, more than the limit of 1048576}}
+  %t = tile.splat %x : tensor<2048x1024xf32>
+  return
+}
+
+// -----
+
+func.func @splat_dynamic(%x: f32) {
+  // expected-error @+1 {{'tile.splat' op tile 'tensor<?xf32>' has a dynamic extent in dimension 0; tile extents are compile-time}}
+  %t = tile.splat %x : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @operand_not_pow2(%x: tensor<3x64xf32>) {
+  // expected-error @+1 {{'tile.reduce' op tile 'tensor<3x64xf32>' has extent 3 in dimension 0, which is not a power of two}}
+  %r = tile.reduce sum %x, 1 : tensor<3x64xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_non_unit(%x: tensor<2x64xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op cannot broadcast extent 2 to 4 in dimension 0; only unit extents broadcast}}
+  %b = tile.broadcast %x : tensor<2x64xf32> -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dims_axis(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.expand_dims' op axis 2 is out of range for a rank-1 tile; expected 0 to 1}}
+  %e = tile.expand_dims %x, 2 : tensor<64xf32> -> tensor<64x1xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dims_shape(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.expand_dims' op result shape 64x1 is not the source shape with a unit extent at 0 (1x64)}}
+  %e = tile.expand_dims %x, 0 : tensor<64xf32> -> tensor<64x1xf32>
+  return
+}
+
+// -----
+
+func.func @trans_shape(%x: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.trans' op result shape 32x64 is not the transpose of 32x64}}
+  %t = tile.trans %x : tensor<32x64xf32> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @make_tensor_element(%p: !tile.ptr<f16>, %n: i32) {
+  // expected-error @+1 {{'tile.make_tensor' op pointer element type 'f16' differs from the tensor's 'bf16'}}
+  %t = tile.make_tensor %p[%n] : !tile.ptr<f16> -> !tile.tensor<?xbf16>
+  return
+}
+
+// -----
+
+func.func @make_tensor_dims(%p: !tile.ptr<f32>, %n: i32) {
+  // expected-error @+1 {{'tile.make_tensor' op binds 1 dynamic extents but '!tile.tensor<?x?xf32>' has 2}}
+  %t = tile.make_tensor %p[%n] : !tile.ptr<f32> -> !tile.tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @dim_range(%t: !tile.tensor<?x64xf32>) {
+  // expected-error @+1 {{'tile.dim' op dimension 2 is out of range for a rank-2 tensor}}
+  %d = tile.dim %t, 2 : !tile.tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @load_rank(%t: !tile.tensor<?x64xf32>, %i: tensor<32xi32>) {
+  // expected-error @+1 {{'tile.load' op indexes a rank-2 tensor '!tile.tensor<?x64xf32>' with 1 index; give exactly one index per dimension}}
+  %v = tile.load %t[%i] : !tile.tensor<?x64xf32>[tensor<32xi32>] -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @load_index_shape(%t: !tile.tensor<?x64xf32>, %i: tensor<32x64xi32>, %j: tensor<1x64xi32>) {
+  // expected-error @+1 {{'tile.load' op index 1 has shape 1x64 but the block has shape 32x64; broadcast every index to the block's shape}}
+  %v = tile.load %t[%i, %j] : !tile.tensor<?x64xf32>[tensor<32x64xi32>, tensor<1x64xi32>] -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @load_element(%t: !tile.tensor<?xf32>, %i: tensor<32xi32>) {
+  // expected-error @+1 {{'tile.load' op result element type 'bf16' differs from the tensor's 'f32'}}
+  %v = tile.load %t[%i] : !tile.tensor<?xf32>[tensor<32xi32>] -> tensor<32xbf16>
+  return
+}
+
+// -----
+
+func.func @store_read_only(%t: !tile.tensor<?xf32>, %i: tensor<32xi32>, %v: tensor<32xf32>) {
+  // expected-error @+1 {{'tile.store' op stores to the read-only tensor '!tile.tensor<?xf32>'; declare the parameter 'mut tensor'}}
+  tile.store %t[%i], %v : !tile.tensor<?xf32>[tensor<32xi32>], tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @store_element(%t: !tile.tensor<?xf32, mut>, %i: tensor<32xi32>, %v: tensor<32xbf16>) {
+  // expected-error @+1 {{'tile.store' op stores 'bf16' values into a tensor of 'f32'; cast them first}}
+  tile.store %t[%i], %v : !tile.tensor<?xf32, mut>[tensor<32xi32>], tensor<32xbf16>
+  return
+}
+
+// -----
+
+func.func @store_rank(%t: !tile.tensor<?x4x4xf32, mut>, %i: tensor<32xi32>, %v: tensor<32xf32>) {
+  // expected-error @+1 {{'tile.store' op indexes a rank-3 tensor '!tile.tensor<?x4x4xf32, mut>' with 2 indexes; give exactly one index per dimension}}
+  tile.store %t[%i, %i], %v : !tile.tensor<?x4x4xf32, mut>[tensor<32xi32>, tensor<32xi32>], tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @dot_small_k(%a: tensor<64x8xbf16>, %b: tensor<8x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op K = 8 is below 16: tensor-core dot needs M, N and K of at least 16 (a is [64, 8], b is [8, 64])}}
+  %d = tile.dot %a, %b, %c : tensor<64x8xbf16>, tensor<8x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_small_m(%a: tensor<8x32xf16>, %b: tensor<32x64xf16>, %c: tensor<8x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op M = 8 is below 16}}
+  %d = tile.dot %a, %b, %c : tensor<8x32xf16>, tensor<32x64xf16> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_small_n(%a: tensor<16x32xf16>, %b: tensor<32x8xf16>, %c: tensor<16x8xf32>) {
+  // expected-error @+1 {{'tile.dot' op N = 8 is below 16}}
+  %d = tile.dot %a, %b, %c : tensor<16x32xf16>, tensor<32x8xf16> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @dot_mixed(%a: tensor<64x32xbf16>, %b: tensor<32x64xf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op operands have different element types ('bf16' and 'f16'); cast one to the other}}
+  %d = tile.dot %a, %b, %c : tensor<64x32xbf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_k_mismatch(%a: tensor<64x32xbf16>, %b: tensor<64x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op contracts a [64, 32] tile with a [64, 64] tile: K differs (32 vs 64)}}
+  %d = tile.dot %a, %b, %c : tensor<64x32xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_acc(%a: tensor<64x32xbf16>, %b: tensor<32x64xbf16>, %c: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op accumulator is [32, 64] but a @ b is [64, 64]}}
+  %d = tile.dot %a, %b, %c : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_rank(%a: tensor<64xbf16>, %b: tensor<64xbf16>, %c: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.dot' op operands must be 2-D tiles, got 'tensor<64xbf16>', 'tensor<64xbf16>' and 'tensor<64xf32>'}}
+  %d = tile.dot %a, %b, %c : tensor<64xbf16>, tensor<64xbf16> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%x: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.reduce' op axis 2 is out of range for a rank-2 tile}}
+  %r = tile.reduce sum %x, 2 : tensor<64x64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scalar(%x: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.reduce' op reducing the only axis gives a scalar, not 'tensor<1xf32>'}}
+  %r = tile.reduce sum %x, 0 : tensor<64xf32> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%x: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.reduce' op result 'tensor<64xf32>' is not the source with axis 1 removed (32)}}
+  %r = tile.reduce max %x, 1 : tensor<32x64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+// A K-tile pipeline does not take a V-tile block.
+func.func @push_mismatch(%v: !tile.tensor<?x64xbf16>, %i: tensor<64x64xi32>) {
+  %kp = tile.pipeline.create : !tile.pipeline<64x128xbf16, stages = 2>
+  // expected-error @+1 {{'tile.pipeline.push' op pushes a block of type 'tensor<64x64xbf16>' into a pipeline of type '!tile.pipeline<64x128xbf16, stages = 2>', whose stages hold 'tensor<64x128xbf16>'}}
+  tile.pipeline.push %kp, %v[%i, %i] : !tile.pipeline<64x128xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<64x64xi32>, tensor<64x64xi32>]
+  return
+}
+
+// -----
+
+func.func @push_dtype(%v: !tile.tensor<?x128xf16>, %i: tensor<64x128xi32>) {
+  %kp = tile.pipeline.create : !tile.pipeline<64x128xbf16, stages = 2>
+  // expected-error @+1 {{'tile.pipeline.push' op pushes a block of type 'tensor<64x128xf16>' into a pipeline of type '!tile.pipeline<64x128xbf16, stages = 2>'}}
+  tile.pipeline.push %kp, %v[%i, %i] : !tile.pipeline<64x128xbf16, stages = 2>, !tile.tensor<?x128xf16>[tensor<64x128xi32>, tensor<64x128xi32>]
+  return
+}
+
+// -----
+
+func.func @push_rank(%v: !tile.tensor<?x128xbf16>, %i: tensor<64x128xi32>) {
+  %kp = tile.pipeline.create : !tile.pipeline<64x128xbf16, stages = 2>
+  // expected-error @+1 {{'tile.pipeline.push' op indexes a rank-2 tensor '!tile.tensor<?x128xbf16>' with 1 index; give exactly one index per dimension}}
+  tile.pipeline.push %kp, %v[%i] : !tile.pipeline<64x128xbf16, stages = 2>, !tile.tensor<?x128xbf16>[tensor<64x128xi32>]
+  return
+}
+
+// -----
+
+func.func @pop_mismatch() {
+  %vp = tile.pipeline.create : !tile.pipeline<64x64xbf16, stages = 2>
+  // expected-error @+1 {{'tile.pipeline.pop' op pops a 'tensor<64x128xbf16>' from a pipeline of type '!tile.pipeline<64x64xbf16, stages = 2>', whose stages hold 'tensor<64x64xbf16>'}}
+  %t = tile.pipeline.pop %vp : !tile.pipeline<64x64xbf16, stages = 2> -> tensor<64x128xbf16>
+  return
+}
+
+// -----
+
+func.func @program_id_axis() {
+  // expected-error @+1 {{'tile.program_id' op attribute 'axis' failed to satisfy constraint: 32-bit signless integer attribute whose minimum value is 0 whose maximum value is 2}}
+  %p = tile.program_id 3
+  return
+}
+
+// -----
+
+// The mask's type follows from the result's, so a mask of another shape is
+// a type error at its use.
+// expected-note @+1 {{prior use here}}
+func.func @load_mask_shape(%t: !tile.tensor<?xf32>, %i: tensor<32xi32>, %m: tensor<16xi1>) {
+  // expected-error @+1 {{use of value '%m' expects different type than prior uses: 'tensor<32xi1>' vs 'tensor<16xi1>'}}
+  %v = tile.load %t[%i] mask %m : !tile.tensor<?xf32>[tensor<32xi32>] -> tensor<32xf32>
+  return
+}

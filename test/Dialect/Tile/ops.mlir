@@ -1,0 +1,124 @@
+// RUN: tile-opt %s | tile-opt | FileCheck %s
+// RUN: tile-opt %s --mlir-print-op-generic | tile-opt | FileCheck %s
+
+// Round trip of every type and op of the tile dialect.
+
+// CHECK-LABEL: func.func private @types
+// CHECK-SAME: !tile.ptr<bf16>
+// CHECK-SAME: !tile.tensor<?x?x128xbf16>
+// CHECK-SAME: !tile.tensor<4x?xf32, mut>
+// CHECK-SAME: !tile.pipeline<64x128xbf16, stages = 2>
+// CHECK-SAME: !tile.ptr<i1>, !tile.ptr<i32>, !tile.ptr<i64>, !tile.ptr<f16>
+func.func private @types(!tile.ptr<bf16>, !tile.tensor<?x?x128xbf16>,
+                         !tile.tensor<4x?xf32, mut>,
+                         !tile.pipeline<64x128xbf16, stages = 2>,
+                         !tile.ptr<i1>, !tile.ptr<i32>, !tile.ptr<i64>,
+                         !tile.ptr<f16>)
+
+// CHECK-LABEL: func.func @program_ids
+func.func @program_ids() -> (i32, i32) {
+  // CHECK: %[[PID:.*]] = tile.program_id 2
+  %pid = tile.program_id 2
+  // CHECK: %[[NUM:.*]] = tile.num_programs 0
+  %num = tile.num_programs 0
+  // CHECK: return %[[PID]], %[[NUM]]
+  return %pid, %num : i32, i32
+}
+
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%x: f32, %v: tensor<64xf32>, %m: tensor<32x64xbf16>)
+    -> (tensor<64xi32>, tensor<16x64xf32>, tensor<64x1xf32>,
+        tensor<64x64xf32>, tensor<64x32xbf16>) {
+  // CHECK: tile.arange : tensor<64xi32>
+  %r = tile.arange : tensor<64xi32>
+  // CHECK: tile.splat %{{.*}} : tensor<16x64xf32>
+  %s = tile.splat %x : tensor<16x64xf32>
+  // CHECK: %[[E:.*]] = tile.expand_dims %{{.*}}, 1 : tensor<64xf32> -> tensor<64x1xf32>
+  %e = tile.expand_dims %v, 1 : tensor<64xf32> -> tensor<64x1xf32>
+  // CHECK: tile.broadcast %[[E]] : tensor<64x1xf32> -> tensor<64x64xf32>
+  %b = tile.broadcast %e : tensor<64x1xf32> -> tensor<64x64xf32>
+  // CHECK: tile.trans %{{.*}} : tensor<32x64xbf16> -> tensor<64x32xbf16>
+  %t = tile.trans %m : tensor<32x64xbf16> -> tensor<64x32xbf16>
+  return %r, %s, %e, %b, %t : tensor<64xi32>, tensor<16x64xf32>,
+      tensor<64x1xf32>, tensor<64x64xf32>, tensor<64x32xbf16>
+}
+
+// CHECK-LABEL: func.func @memory
+func.func @memory(%qp: !tile.ptr<bf16>, %op: !tile.ptr<bf16>, %n: i32,
+                  %i: tensor<32x64xi32>, %j: tensor<32x64xi32>,
+                  %mask: tensor<32x64xi1>, %other: tensor<32x64xbf16>) -> i32 {
+  // CHECK: %[[Q:.*]] = tile.make_tensor %{{.*}}[%{{.*}}] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  %q = tile.make_tensor %qp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  // CHECK: %[[O:.*]] = tile.make_tensor %{{.*}}[%{{.*}}] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16, mut>
+  %o = tile.make_tensor %op[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16, mut>
+  // CHECK: tile.dim %[[Q]], 0 : !tile.tensor<?x64xbf16>
+  %d = tile.dim %q, 0 : !tile.tensor<?x64xbf16>
+  // CHECK: %[[B:.*]] = tile.load %[[Q]][%{{.*}}, %{{.*}}] : !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>] -> tensor<32x64xbf16>
+  %b = tile.load %q[%i, %j] : !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>] -> tensor<32x64xbf16>
+  // CHECK: tile.load %[[Q]][%{{.*}}, %{{.*}}] mask %{{.*}} other %{{.*}} : !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>] -> tensor<32x64xbf16>
+  %c = tile.load %q[%i, %j] mask %mask other %other : !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>] -> tensor<32x64xbf16>
+  // CHECK: tile.store %[[O]][%{{.*}}, %{{.*}}], %[[B]] : !tile.tensor<?x64xbf16, mut>[tensor<32x64xi32>, tensor<32x64xi32>], tensor<32x64xbf16>
+  tile.store %o[%i, %j], %b : !tile.tensor<?x64xbf16, mut>[tensor<32x64xi32>, tensor<32x64xi32>], tensor<32x64xbf16>
+  // CHECK: tile.store %[[O]][%{{.*}}, %{{.*}}], %{{.*}} mask %{{.*}} : !tile.tensor<?x64xbf16, mut>
+  tile.store %o[%i, %j], %c mask %mask : !tile.tensor<?x64xbf16, mut>[tensor<32x64xi32>, tensor<32x64xi32>], tensor<32x64xbf16>
+  return %d : i32
+}
+
+// CHECK-LABEL: func.func @compute
+func.func @compute(%a: tensor<64x32xf16>, %b: tensor<32x128xf16>,
+                   %acc: tensor<64x128xf32>, %v: tensor<16xi32>)
+    -> (tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>, i32) {
+  // CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+  %d = tile.dot %a, %b, %acc : tensor<64x32xf16>, tensor<32x128xf16> -> tensor<64x128xf32>
+  // CHECK: tile.reduce max %{{.*}}, 1 : tensor<64x128xf32> -> tensor<64xf32>
+  %m = tile.reduce max %d, 1 : tensor<64x128xf32> -> tensor<64xf32>
+  // CHECK: tile.reduce min %{{.*}}, 0 : tensor<64x128xf32> -> tensor<128xf32>
+  %n = tile.reduce min %d, 0 : tensor<64x128xf32> -> tensor<128xf32>
+  // CHECK: tile.reduce sum %{{.*}}, 0 : tensor<16xi32> -> i32
+  %s = tile.reduce sum %v, 0 : tensor<16xi32> -> i32
+  return %d, %m, %n, %s : tensor<64x128xf32>, tensor<64xf32>, tensor<128xf32>, i32
+}
+
+// CHECK-LABEL: func.func @pipelines
+func.func @pipelines(%kp: !tile.ptr<bf16>, %n: i32, %i: tensor<64x128xi32>,
+                     %j: tensor<64x128xi32>, %mask: tensor<64x128xi1>,
+                     %other: tensor<64x128xbf16>) -> tensor<64x128xbf16> {
+  %k = tile.make_tensor %kp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x128xbf16>
+  // CHECK: %[[P:.*]] = tile.pipeline.create : !tile.pipeline<64x128xbf16, stages = 3>
+  %p = tile.pipeline.create : !tile.pipeline<64x128xbf16, stages = 3>
+  // CHECK: tile.pipeline.push %[[P]], %{{.*}}[%{{.*}}, %{{.*}}] : !tile.pipeline<64x128xbf16, stages = 3>, !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
+  tile.pipeline.push %p, %k[%i, %j] : !tile.pipeline<64x128xbf16, stages = 3>, !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
+  // CHECK: tile.pipeline.push %[[P]], %{{.*}}[%{{.*}}, %{{.*}}] mask %{{.*}} other %{{.*}} :
+  tile.pipeline.push %p, %k[%i, %j] mask %mask other %other : !tile.pipeline<64x128xbf16, stages = 3>, !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
+  // CHECK: tile.pipeline.pop %[[P]] : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<64x128xbf16>
+  %t = tile.pipeline.pop %p : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<64x128xbf16>
+  %u = tile.pipeline.pop %p : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<64x128xbf16>
+  %s = arith.addf %t, %u : tensor<64x128xbf16>
+  return %s : tensor<64x128xbf16>
+}
+
+// CHECK-LABEL: func.func @kernel_attributes
+// CHECK-SAME: tile.access = "read", tile.dims = ["N", 64], tile.name = "q"
+// CHECK-SAME: tile.size_var = "N"
+// CHECK-SAME: tile.bytes = "4 * N", tile.flops = "2 * N"
+// CHECK-SAME: tile.grid = ["cdiv(N, 64)", "1", "1"]
+// CHECK-SAME: tile.kernel
+// CHECK-SAME: tile.requires = ["N > 0"]
+// CHECK-SAME: tile.template = {BLOCK = 64 : i64}
+// CHECK-SAME: tile.warps = 8 : i32
+func.func @kernel_attributes(
+    %q: !tile.ptr<f32> {tile.name = "q", tile.dims = ["N", 64], tile.access = "read"},
+    %n: i32 {tile.size_var = "N"})
+    attributes {tile.kernel, tile.warps = 8 : i32,
+                tile.grid = ["cdiv(N, 64)", "1", "1"], tile.requires = ["N > 0"],
+                tile.flops = "2 * N", tile.bytes = "4 * N",
+                tile.template = {BLOCK = 64 : i64}} {
+  %c0 = arith.constant 0 : i32
+  %c4 = arith.constant 4 : i32
+  %c1 = arith.constant 1 : i32
+  // CHECK: scf.for
+  // CHECK: tile.pipeline_stages = 2 : i32
+  scf.for %iv = %c0 to %c4 step %c1 : i32 {
+  } {tile.pipeline_stages = 2 : i32}
+  return
+}
