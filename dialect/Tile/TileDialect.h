@@ -12,7 +12,14 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 
+#include "Tile/LinearLayout.h"
+
 #include "Tile/TileDialect.h.inc"
+
+#include "Tile/TileAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "Tile/TileAttrs.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "Tile/TileTypes.h.inc"

@@ -36,11 +36,15 @@ def Tile_Dialect : Dialect {
     ```
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   let extraClassDeclaration = [{
+    /// Registers the layout attributes (TileAttrs.cpp owns their storage).
+    void registerAttributes();
+
     /// Attribute names the dialect owns on kernel functions.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
     static constexpr ::llvm::StringLiteral kWarpsAttrName = "tile.warps";

@@ -5,6 +5,7 @@
 
 include "Tile/TileDialect.td"
 include "Tile/TileTypes.td"
+include "Tile/TileAttrs.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -121,6 +122,29 @@ def Tile_TransOp : Tile_TileOp<"trans", [Pure,
   let results = (outs 2DTensorOf<[Tile_ElementType]>:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
+}
+
+def Tile_ConvertLayoutOp : Tile_TileOp<"convert_layout", [Pure,
+    SameOperandsAndResultShape, SameOperandsAndResultElementType]> {
+  let summary = "Move a tile's elements to another layout";
+  let description = [{
+    The same tile, held by other threads or registers. The layout pass
+    inserts these where a producer's layout differs from what a consumer
+    needs; the lowering moves data through registers, warp shuffles or
+    shared memory, whichever the two layouts allow.
+
+    ```mlir
+    %b = tile.convert_layout %a
+        : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+        -> tensor<64x64xf32, #tile.blocked<sizePerThread = [1, 4],
+               threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$source);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 //===- tile-opt.cpp - mlir-opt with the tile dialect and passes -----------===//
 
 #include "Tile/TileDialect.h"
+#include "Tile/TilePasses.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -10,6 +11,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  tegula::tile::registerTilePasses();
 
   mlir::DialectRegistry registry;
   registry.insert<tegula::tile::TileDialect>();

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -18,11 +19,46 @@ using namespace tegula::tile;
 #define GET_TYPEDEF_CLASSES
 #include "Tile/TileTypes.cpp.inc"
 
+namespace {
+/// Prints layouts as aliases (`#mma`, `#blocked1`, ...) so that tiles stay
+/// readable in IR dumps.
+struct TileOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    return TypeSwitch<Attribute, AliasResult>(attr)
+        .Case<BlockedLayoutAttr>([&](auto) {
+          os << "blocked";
+          return AliasResult::FinalAlias;
+        })
+        .Case<MmaLayoutAttr>([&](auto) {
+          os << "mma";
+          return AliasResult::FinalAlias;
+        })
+        .Case<DotOperandLayoutAttr>([&](auto) {
+          os << "dot_op";
+          return AliasResult::FinalAlias;
+        })
+        .Case<SliceLayoutAttr>([&](auto) {
+          os << "slice";
+          return AliasResult::FinalAlias;
+        })
+        .Case<SharedLayoutAttr>([&](auto) {
+          os << "shared";
+          return AliasResult::FinalAlias;
+        })
+        .Default([](Attribute) { return AliasResult::NoAlias; });
+  }
+};
+} // namespace
+
 void TileDialect::initialize() {
+  addInterfaces<TileOpAsmInterface>();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "Tile/TileTypes.cpp.inc"
       >();
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "Tile/TileOps.cpp.inc"
@@ -88,8 +124,16 @@ LogicalResult tegula::tile::verifyTileShape(Operation *op, Type type) {
   auto tile = dyn_cast<RankedTensorType>(type);
   if (!tile)
     return success();
-  return verifyBlockShape([op] { return op->emitOpError(); }, "tile", tile,
-                          tile.getShape());
+  auto emitError = [op] { return op->emitOpError(); };
+  if (failed(verifyBlockShape(emitError, "tile", tile, tile.getShape())))
+    return failure();
+  if (!tile.getEncoding())
+    return success();
+  auto layout = dyn_cast<LayoutAttrInterface>(tile.getEncoding());
+  if (!layout)
+    return op->emitOpError() << "tile " << tile << " has encoding "
+                             << tile.getEncoding() << ", which is not a layout";
+  return layout.toLinearLayout(tile.getShape(), emitError);
 }
 
 LogicalResult tegula::tile::verifyTileShapes(Operation *op) {

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -97,6 +98,62 @@ LogicalResult TransOp::verify() {
     return emitOpError() << "result shape " << shapeString(to)
                          << " is not the transpose of " << shapeString(from);
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConvertLayoutOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  if (getSource().getType() == getResult().getType())
+    return getSource();
+  // convert(convert(x)) moves the data once.
+  if (auto inner = getSource().getDefiningOp<ConvertLayoutOp>()) {
+    if (inner.getSource().getType() == getResult().getType())
+      return inner.getSource();
+    getSourceMutable().assign(inner.getSource());
+    return getResult();
+  }
+  return {};
+}
+
+namespace {
+/// Tiles that cost nothing to recreate (constants, splats, aranges) are
+/// built directly in the layout a conversion asks for.
+struct RematerializeCheapProducer : public OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvertLayoutOp convert,
+                                PatternRewriter &rewriter) const override {
+    Operation *producer = convert.getSource().getDefiningOp();
+    if (!producer)
+      return failure();
+    RankedTensorType type = convert.getResult().getType();
+    if (auto splat = dyn_cast<SplatOp>(producer)) {
+      rewriter.replaceOpWithNewOp<SplatOp>(convert, type, splat.getValue());
+      return success();
+    }
+    if (isa<ArangeOp>(producer)) {
+      rewriter.replaceOpWithNewOp<ArangeOp>(convert, type);
+      return success();
+    }
+    if (auto constant = dyn_cast<arith::ConstantOp>(producer)) {
+      auto dense = dyn_cast<SplatElementsAttr>(constant.getValue());
+      if (!dense)
+        return failure();
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          convert, type,
+          SplatElementsAttr::get(type, dense.getSplatValue<Attribute>()));
+      return success();
+    }
+    return failure();
+  }
+};
+} // namespace
+
+void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                  MLIRContext *context) {
+  results.add<RematerializeCheapProducer>(context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -208,6 +265,9 @@ LogicalResult DotOp::verify() {
                               "of at least 16 (a is ["
                            << m << ", " << k << "], b is [" << kb << ", " << n
                            << "])";
+  if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding()))
+    return checkWarpSplit(acc.getShape(), mma.getWarpsPerCTA(), 8,
+                          [this] { return emitOpError(); });
   return success();
 }
 

@@ -1,0 +1,141 @@
+//===- TileAttrs.td - Layout encodings of tiles -----------*- tablegen -*-===//
+//
+// A layout says which thread of which warp holds which elements of a tile.
+// Layouts are encodings on the tiles' ranked tensor types, attached by the
+// layout-assignment pass. Every layout converts to a LinearLayout (a map
+// over GF(2) from register, lane and warp bits to tile coordinates), which
+// is what the lowering works with.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_TILE_ATTRS
+#define TEGULA_TILE_ATTRS
+
+include "Tile/TileDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Tile_LayoutAttrInterface : AttrInterface<"LayoutAttrInterface"> {
+  let cppNamespace = "::tegula::tile";
+  let description = [{
+    A distribution of a tile's elements over registers, lanes and warps.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The linear layout of a tile of `shape` (every extent a power of two),
+        or failure with a message through `emitError` when `shape` cannot be
+        spread this way.
+      }], "::mlir::FailureOr<::tegula::tile::LinearLayout>", "toLinearLayout",
+      (ins "::llvm::ArrayRef<int64_t>":$shape,
+           "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError)>,
+    InterfaceMethod<"Number of warps the layout spreads a tile over.",
+      "unsigned", "getNumWarps">,
+  ];
+}
+
+class Tile_LayoutAttr<string name, string attrMnemonic>
+    : AttrDef<Tile_Dialect, name, [
+        DeclareAttrInterfaceMethods<Tile_LayoutAttrInterface>]> {
+  let mnemonic = attrMnemonic;
+}
+
+def Tile_BlockedLayoutAttr : Tile_LayoutAttr<"BlockedLayout", "blocked"> {
+  let summary = "Contiguous chunks per thread, threads and warps in a grid";
+  let description = [{
+    Each thread holds `sizePerThread` contiguous elements per dimension; a
+    warp's 32 lanes form a `threadsPerWarp` grid, and the warps a
+    `warpsPerCTA` grid. `order` lists dimensions fastest first. The pattern
+    repeats over larger tiles (more registers) and wraps over smaller ones
+    (replication). Loads and stores use it, with `sizePerThread` along the
+    contiguous dimension set for 16-byte accesses.
+
+    ```mlir
+    tensor<64x128xbf16, #tile.blocked<sizePerThread = [1, 8],
+        threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"unsigned">:$sizePerThread,
+                        ArrayRefParameter<"unsigned">:$threadsPerWarp,
+                        ArrayRefParameter<"unsigned">:$warpsPerCTA,
+                        ArrayRefParameter<"unsigned">:$order);
+  let assemblyFormat = [{
+    `<` `sizePerThread` `=` `[` $sizePerThread `]` `,`
+        `threadsPerWarp` `=` `[` $threadsPerWarp `]` `,`
+        `warpsPerCTA` `=` `[` $warpsPerCTA `]` `,`
+        `order` `=` `[` $order `]` `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
+  let summary = "Accumulator fragments of mma.sync m16n8k16";
+  let description = [{
+    The [M, N] result of a tensor-core dot as `mma.sync.m16n8k16` leaves it:
+    within one 16x8 block, lane `4 g + t` holds rows `g` and `g + 8`,
+    columns `2 t` and `2 t + 1`. Warps form a `warpsPerCTA = [wm, wn]` grid,
+    each owning a contiguous [M / wm, N / wn] block that its registers
+    cover in 16x8 steps.
+
+    ```mlir
+    tensor<128x64xf32, #tile.mma<warpsPerCTA = [8, 1]>>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"unsigned">:$warpsPerCTA);
+  let assemblyFormat = "`<` `warpsPerCTA` `=` `[` $warpsPerCTA `]` `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tile_DotOperandLayoutAttr
+    : Tile_LayoutAttr<"DotOperandLayout", "dot_operand"> {
+  let summary = "A or B fragments of mma.sync m16n8k16";
+  let description = [{
+    Operand `opIdx` (0 for A [M, K], 1 for B [K, N]) of a dot whose result
+    has the `parent` mma layout, as `ldmatrix` leaves it in registers. Warps
+    that share rows of A (or columns of B) hold the same fragments.
+
+    ```mlir
+    tensor<128x64xbf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [8, 1]>>>
+    ```
+  }];
+  let parameters = (ins "unsigned":$opIdx, "::mlir::Attribute":$parent);
+  let assemblyFormat = "`<` `opIdx` `=` $opIdx `,` `parent` `=` $parent `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tile_SliceLayoutAttr : Tile_LayoutAttr<"SliceLayout", "slice"> {
+  let summary = "A parent layout with one dimension projected away";
+  let description = [{
+    The layout of a reduction's result, or of a tile about to gain a unit
+    dimension at `dim`: the `parent` layout with dimension `dim` removed.
+    Threads that differed only along `dim` hold the same elements.
+
+    ```mlir
+    tensor<128xf32, #tile.slice<dim = 1, parent = #tile.mma<warpsPerCTA = [8, 1]>>>
+    ```
+  }];
+  let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent);
+  let assemblyFormat = "`<` `dim` `=` $dim `,` `parent` `=` $parent `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
+  let mnemonic = "shared";
+  let summary = "A tile in shared memory, swizzled against bank conflicts";
+  let description = [{
+    Row-major along `order` (fastest first), with `vec`-element groups of
+    each row XOR-swizzled by `(row / perPhase) % maxPhase`, so that the rows
+    an `ldmatrix` or a column access touches fall in different banks.
+
+    ```mlir
+    #tile.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+    ```
+  }];
+  let parameters = (ins "unsigned":$vec, "unsigned":$perPhase,
+                        "unsigned":$maxPhase,
+                        ArrayRefParameter<"unsigned">:$order);
+  let assemblyFormat = [{
+    `<` `vec` `=` $vec `,` `perPhase` `=` $perPhase `,` `maxPhase` `=`
+    $maxPhase `,` `order` `=` `[` $order `]` `>`
+  }];
+}
+
+#endif // TEGULA_TILE_ATTRS

@@ -1,0 +1,101 @@
+//===- LinearLayout.cpp - Linear layouts over GF(2) -----------------------===//
+
+#include "Tile/LinearLayout.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+using namespace tegula::tile;
+
+LinearLayout::Coords LinearLayout::apply(int64_t reg, int64_t lane,
+                                         int64_t warp) const {
+  Coords coords(shape.size(), 0);
+  auto accumulate = [&](llvm::ArrayRef<Coords> bases, int64_t index) {
+    for (auto [bit, basis] : llvm::enumerate(bases))
+      if (index & (int64_t(1) << bit))
+        for (auto [value, add] : llvm::zip(coords, basis))
+          value ^= add;
+  };
+  accumulate(regBases, reg);
+  accumulate(laneBases, lane);
+  accumulate(warpBases, warp);
+  return coords;
+}
+
+bool LinearLayout::isSurjective() const {
+  int64_t elements = 1;
+  for (int64_t extent : shape)
+    elements *= extent;
+  std::set<Coords> seen;
+  for (int64_t warp = 0; warp < getNumWarps(); ++warp)
+    for (int64_t lane = 0; lane < getNumLanes(); ++lane)
+      for (int64_t reg = 0; reg < getNumRegs(); ++reg)
+        seen.insert(apply(reg, lane, warp));
+  return static_cast<int64_t>(seen.size()) == elements;
+}
+
+LinearLayout LinearLayout::withoutDuplicateRegs() const {
+  LinearLayout result = *this;
+  llvm::erase_if(result.regBases, [](const Coords &basis) {
+    return llvm::all_of(basis, [](int64_t value) { return value == 0; });
+  });
+  return result;
+}
+
+LinearLayout LinearLayout::sliceDim(unsigned dim) const {
+  llvm::SmallVector<int64_t> newShape(shape.begin(), shape.end());
+  newShape.erase(newShape.begin() + dim);
+  LinearLayout result(newShape);
+  auto project = [dim](const Coords &basis) {
+    Coords out(basis);
+    out.erase(out.begin() + dim);
+    return out;
+  };
+  for (const Coords &basis : regBases)
+    result.addRegBasis(project(basis));
+  for (const Coords &basis : laneBases)
+    result.addLaneBasis(project(basis));
+  for (const Coords &basis : warpBases)
+    result.addWarpBasis(project(basis));
+  return result.withoutDuplicateRegs();
+}
+
+LinearLayout LinearLayout::insertUnitDim(unsigned dim) const {
+  llvm::SmallVector<int64_t> newShape(shape.begin(), shape.end());
+  newShape.insert(newShape.begin() + dim, 1);
+  LinearLayout result(newShape);
+  auto extend = [dim](const Coords &basis) {
+    Coords out(basis);
+    out.insert(out.begin() + dim, 0);
+    return out;
+  };
+  for (const Coords &basis : regBases)
+    result.addRegBasis(extend(basis));
+  for (const Coords &basis : laneBases)
+    result.addLaneBasis(extend(basis));
+  for (const Coords &basis : warpBases)
+    result.addWarpBasis(extend(basis));
+  return result;
+}
+
+std::string LinearLayout::str() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto printBases = [&](llvm::StringRef name, llvm::ArrayRef<Coords> bases) {
+    os << name << " = [";
+    llvm::interleaveComma(bases, os, [&](const Coords &basis) {
+      os << "[";
+      llvm::interleaveComma(basis, os);
+      os << "]";
+    });
+    os << "]";
+  };
+  printBases("reg", regBases);
+  os << ", ";
+  printBases("lane", laneBases);
+  os << ", ";
+  printBases("warp", warpBases);
+  return text;
+}

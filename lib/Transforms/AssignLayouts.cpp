@@ -1,0 +1,332 @@
+//===- AssignLayouts.cpp - Give every tile a layout -----------------------===//
+//
+// Anchors first: dot results take an mma layout, memory accesses a blocked
+// layout with 16-byte chunks per thread. Everything else follows its
+// operands, preferring mma-derived layouts so that a dot's result stays in
+// the registers the tensor cores left it in. Loop-carried tiles take the
+// layout their loop yields. Conversions are then inserted wherever a
+// consumer needs another layout, and conversions of cheap producers
+// (splats, constants, aranges) are folded away by rebuilding them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tile/TileDialect.h"
+#include "Tile/TileOps.h"
+#include "Tile/TilePasses.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+
+namespace tegula::tile {
+#define GEN_PASS_DEF_TILEASSIGNLAYOUTS
+#include "Tile/TilePasses.h.inc"
+} // namespace tegula::tile
+
+using namespace tegula::tile;
+
+namespace {
+
+bool isTile(Type type) { return isa<RankedTensorType>(type); }
+
+/// True for layouts a dot produced (or slices of them): elementwise work
+/// follows these rather than moving the dot's result.
+bool isMmaDerived(Attribute layout) {
+  if (isa_and_nonnull<MmaLayoutAttr>(layout))
+    return true;
+  if (auto slice = dyn_cast_or_null<SliceLayoutAttr>(layout))
+    return isMmaDerived(slice.getParent());
+  return false;
+}
+
+class LayoutAssigner {
+public:
+  LayoutAssigner(func::FuncOp func, unsigned numWarps)
+      : func(func), numWarps(numWarps), context(func.getContext()) {}
+
+  LogicalResult run() {
+    for (BlockArgument arg : func.getArguments())
+      if (isTile(arg.getType()))
+        (void)layoutOf(arg);
+    if (failed(assignRegion(func.getBody())))
+      return failure();
+    rewriteTypes();
+    insertConversions();
+    return success();
+  }
+
+private:
+  /// A blocked layout for `type`: 16 bytes per thread along the last
+  /// dimension, lanes then warps spread from the last dimension inwards.
+  Attribute defaultBlocked(RankedTensorType type) {
+    ArrayRef<int64_t> shape = type.getShape();
+    unsigned rank = shape.size();
+    unsigned bits = std::max(8u, type.getElementTypeBitWidth());
+    SmallVector<unsigned> spt(rank, 1), tpw(rank, 1), wpc(rank, 1), order;
+    spt[rank - 1] = std::min<int64_t>(shape[rank - 1], 128 / bits);
+    unsigned lanes = 32;
+    for (int d = rank - 1; d >= 0 && lanes > 1; --d) {
+      int64_t room = std::max<int64_t>(1, shape[d] / spt[d]);
+      tpw[d] = std::min<int64_t>(lanes, room);
+      lanes /= tpw[d];
+    }
+    tpw[0] *= lanes;
+    unsigned warps = numWarps;
+    for (unsigned d = 0; d < rank && warps > 1; ++d) {
+      int64_t room =
+          std::max<int64_t>(1, shape[d] / (int64_t(spt[d]) * tpw[d]));
+      wpc[d] = std::min<int64_t>(warps, room);
+      warps /= wpc[d];
+    }
+    wpc[0] *= warps;
+    for (int d = rank - 1; d >= 0; --d)
+      order.push_back(d);
+    return BlockedLayoutAttr::get(context, spt, tpw, wpc, order);
+  }
+
+  /// Warps along M as far as 16-row blocks allow, the rest along N.
+  FailureOr<Attribute> mmaFor(DotOp dot) {
+    ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
+    unsigned wm = 1;
+    while (wm < numWarps && shape[0] / (2 * wm) >= 16)
+      wm *= 2;
+    unsigned wn = numWarps / wm;
+    SmallVector<unsigned> warps = {wm, wn};
+    if (failed(
+            checkWarpSplit(shape, warps, 8, [&] { return dot.emitOpError(); })))
+      return failure();
+    return Attribute(MmaLayoutAttr::get(context, warps));
+  }
+
+  Attribute layoutOf(Value value) {
+    auto it = layouts.find(value);
+    if (it != layouts.end())
+      return it->second;
+    auto type = cast<RankedTensorType>(value.getType());
+    Attribute layout =
+        type.getEncoding() ? type.getEncoding() : defaultBlocked(type);
+    layouts[value] = layout;
+    return layout;
+  }
+
+  LogicalResult assignRegion(Region &region) {
+    for (Block &block : region)
+      for (Operation &op : block)
+        if (failed(assignOp(&op)))
+          return failure();
+    return success();
+  }
+
+  LogicalResult assignFor(scf::ForOp loop) {
+    // Start from the initial values' layouts; if the body yields another
+    // anchored layout (a dot accumulator), carry that one instead and
+    // assign the body again.
+    for (auto [arg, init] :
+         llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
+      if (isTile(arg.getType()))
+        layouts[arg] = layoutOf(init);
+    for (int round = 0; round < 2; ++round) {
+      if (failed(assignRegion(loop.getRegion())))
+        return failure();
+      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      bool changed = false;
+      for (auto [arg, yielded] :
+           llvm::zip(loop.getRegionIterArgs(), yield.getOperands())) {
+        if (!isTile(arg.getType()))
+          continue;
+        Attribute carried = layoutOf(yielded);
+        if (carried != layouts[arg] && isMmaDerived(carried)) {
+          layouts[arg] = carried;
+          changed = true;
+        }
+      }
+      if (!changed)
+        break;
+    }
+    for (auto [result, arg] :
+         llvm::zip(loop.getResults(), loop.getRegionIterArgs()))
+      if (isTile(result.getType()))
+        layouts[result] = layouts[arg];
+    return success();
+  }
+
+  LogicalResult assignIf(scf::IfOp branch) {
+    for (Region &region : branch->getRegions())
+      if (failed(assignRegion(region)))
+        return failure();
+    if (branch.getNumResults() == 0)
+      return success();
+    auto yield = branch.thenYield();
+    for (auto [result, yielded] :
+         llvm::zip(branch.getResults(), yield.getOperands()))
+      if (isTile(result.getType()))
+        layouts[result] = layoutOf(yielded);
+    return success();
+  }
+
+  LogicalResult assignOp(Operation *op) {
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      return assignFor(loop);
+    if (auto branch = dyn_cast<scf::IfOp>(op))
+      return assignIf(branch);
+    for (Region &region : op->getRegions())
+      if (failed(assignRegion(region)))
+        return failure();
+    if (op->getNumResults() != 1 || !isTile(op->getResult(0).getType()))
+      return success();
+    Value result = op->getResult(0);
+    auto type = cast<RankedTensorType>(result.getType());
+
+    if (auto dot = dyn_cast<DotOp>(op)) {
+      FailureOr<Attribute> mma = mmaFor(dot);
+      if (failed(mma))
+        return failure();
+      layouts[result] = *mma;
+      return success();
+    }
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      layouts[result] = SliceLayoutAttr::get(context, reduce.getAxis(),
+                                             layoutOf(reduce.getSource()));
+      return success();
+    }
+    if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+      auto slice = dyn_cast<SliceLayoutAttr>(layoutOf(expand.getSource()));
+      layouts[result] = slice && slice.getDim() == expand.getAxis()
+                            ? slice.getParent()
+                            : defaultBlocked(type);
+      return success();
+    }
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      layouts[result] = layoutOf(broadcast.getSource());
+      return success();
+    }
+    if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
+      layouts[result] = layoutOf(result);
+      return success();
+    }
+    if (isa<LoadOp, TransOp, PipelinePopOp, ArangeOp, SplatOp,
+            arith::ConstantOp>(op)) {
+      layouts[result] = defaultBlocked(type);
+      return success();
+    }
+    // Elementwise: follow an mma-derived operand if any, else the first.
+    Attribute chosen;
+    for (Value operand : op->getOperands()) {
+      if (!isTile(operand.getType()))
+        continue;
+      Attribute layout = layoutOf(operand);
+      if (!chosen || (isMmaDerived(layout) && !isMmaDerived(chosen)))
+        chosen = layout;
+    }
+    layouts[result] = chosen ? chosen : defaultBlocked(type);
+    return success();
+  }
+
+  static RankedTensorType withLayout(Type type, Attribute layout) {
+    auto tile = cast<RankedTensorType>(type);
+    return RankedTensorType::get(tile.getShape(), tile.getElementType(),
+                                 layout);
+  }
+
+  void rewriteTypes() {
+    for (auto [value, layout] : layouts)
+      value.setType(withLayout(value.getType(), layout));
+    // Entry arguments and results keep the function type consistent.
+    SmallVector<Type> results;
+    func.walk([&](func::ReturnOp ret) {
+      results.assign(ret.getOperandTypes().begin(),
+                     ret.getOperandTypes().end());
+    });
+    func.setType(FunctionType::get(
+        context, func.getBody().front().getArgumentTypes(), results));
+  }
+
+  /// The layout `op` needs operand `index` in, or null for any.
+  Attribute requiredLayout(Operation *op, unsigned index) {
+    Value operand = op->getOperand(index);
+    if (auto dot = dyn_cast<DotOp>(op)) {
+      Attribute mma = layoutOf(dot.getResult());
+      if (index == 2)
+        return mma;
+      return DotOperandLayoutAttr::get(context, index, mma);
+    }
+    if (auto expand = dyn_cast<ExpandDimsOp>(op))
+      return SliceLayoutAttr::get(context, expand.getAxis(),
+                                  layoutOf(expand.getResult()));
+    if (auto broadcast = dyn_cast<BroadcastOp>(op))
+      return layoutOf(broadcast.getResult());
+    if (isa<ReduceOp, TransOp, ConvertLayoutOp, func::ReturnOp>(op))
+      return {};
+    if (auto load = dyn_cast<LoadOp>(op))
+      return layoutOf(load.getResult());
+    if (auto store = dyn_cast<StoreOp>(op))
+      return defaultBlocked(store.getValue().getType());
+    if (auto push = dyn_cast<PipelinePushOp>(op))
+      return defaultBlocked(
+          cast<RankedTensorType>(push.getIndices().front().getType()));
+    if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+      Operation *parent = yield->getParentOp();
+      if (auto loop = dyn_cast<scf::ForOp>(parent))
+        return layoutOf(loop.getRegionIterArgs()[index]);
+      return layoutOf(parent->getResult(index));
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      unsigned firstInit = loop.getNumControlOperands();
+      if (index < firstInit)
+        return {};
+      return layoutOf(loop.getRegionIterArgs()[index - firstInit]);
+    }
+    if (op->getNumResults() == 1 && isTile(op->getResult(0).getType()))
+      return layoutOf(op->getResult(0));
+    (void)operand;
+    return {};
+  }
+
+  void insertConversions() {
+    OpBuilder builder(context);
+    func.walk([&](Operation *op) {
+      for (OpOperand &use : op->getOpOperands()) {
+        if (!isTile(use.get().getType()))
+          continue;
+        Attribute required = requiredLayout(op, use.getOperandNumber());
+        auto type = cast<RankedTensorType>(use.get().getType());
+        if (!required || type.getEncoding() == required)
+          continue;
+        builder.setInsertionPoint(op);
+        Value converted = ConvertLayoutOp::create(
+            builder, op->getLoc(), withLayout(type, required), use.get());
+        use.set(converted);
+      }
+    });
+  }
+
+  func::FuncOp func;
+  unsigned numWarps;
+  MLIRContext *context;
+  llvm::MapVector<Value, Attribute> layouts;
+};
+
+struct AssignLayoutsPass
+    : public tegula::tile::impl::TileAssignLayoutsBase<AssignLayoutsPass> {
+  using TileAssignLayoutsBase::TileAssignLayoutsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    unsigned warps = defaultWarps;
+    if (auto attr =
+            func->getAttrOfType<IntegerAttr>(TileDialect::kWarpsAttrName))
+      warps = attr.getInt();
+    if (failed(LayoutAssigner(func, warps).run()))
+      return signalPassFailure();
+
+    RewritePatternSet patterns(&getContext());
+    ConvertLayoutOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace

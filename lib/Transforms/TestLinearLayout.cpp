@@ -1,0 +1,35 @@
+//===- TestLinearLayout.cpp - Print linear layouts for lit tests ----------===//
+
+#include "Tile/TilePasses.h"
+
+using namespace mlir;
+
+namespace tegula::tile {
+#define GEN_PASS_DEF_TILETESTLINEARLAYOUT
+#include "Tile/TilePasses.h.inc"
+} // namespace tegula::tile
+
+using namespace tegula::tile;
+
+namespace {
+struct TestLinearLayoutPass
+    : public tegula::tile::impl::TileTestLinearLayoutBase<
+          TestLinearLayoutPass> {
+  void runOnOperation() override {
+    getOperation().walk([](Operation *op) {
+      for (Value result : op->getResults()) {
+        auto tile = dyn_cast<RankedTensorType>(result.getType());
+        if (!tile || !tile.getEncoding())
+          continue;
+        auto layout = dyn_cast<LayoutAttrInterface>(tile.getEncoding());
+        if (!layout)
+          continue;
+        FailureOr<LinearLayout> linear = layout.toLinearLayout(
+            tile.getShape(), [op] { return op->emitError(); });
+        if (succeeded(linear))
+          op->emitRemark() << "layout: " << linear->str();
+      }
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,97 @@
+// RUN: tile-opt %s -split-input-file -tile-assign-layouts -verify-diagnostics | FileCheck %s --enable-var-scope
+
+// Attention's inner loop: scores stay in the mma layout through the
+// softmax, the row statistics in its slice, and the only conversions left
+// are into dot-operand fragments. Constants are built in place.
+
+// CHECK-DAG: #[[$MMA:.*]] = #tile.mma<warpsPerCTA = [8, 1]>
+// CHECK-DAG: #[[$ROWS:.*]] = #tile.slice<dim = 1, parent = #[[$MMA]]>
+// CHECK-DAG: #[[$OPA:.*]] = #tile.dot_operand<opIdx = 0, parent = #[[$MMA]]>
+// CHECK-DAG: #[[$OPB:.*]] = #tile.dot_operand<opIdx = 1, parent = #[[$MMA]]>
+// CHECK-LABEL: func.func @attention_loop
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<128x64xf32, #[[$MMA]]>
+// CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<128xf32, #[[$ROWS]]>
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]], %[[M:.*]] = %[[NINF]]) -> (tensor<128x64xf32, #[[$MMA]]>, tensor<128xf32, #[[$ROWS]]>)
+// CHECK: %[[QA:.*]] = tile.convert_layout %{{.*}} -> tensor<128x64xbf16, #[[$OPA]]>
+// CHECK: %[[KB:.*]] = tile.convert_layout %{{.*}} -> tensor<64x64xbf16, #[[$OPB]]>
+// CHECK: %[[S:.*]] = tile.dot %[[QA]], %[[KB]], %[[ZERO]] {{.*}} -> tensor<128x64xf32, #[[$MMA]]>
+// CHECK: %[[MX:.*]] = tile.reduce max %[[S]], 1 {{.*}} -> tensor<128xf32, #[[$ROWS]]>
+// CHECK: %[[MN:.*]] = arith.maximumf %[[M]], %[[MX]] : tensor<128xf32, #[[$ROWS]]>
+// CHECK: tile.expand_dims %[[MN]], 1 {{.*}} -> tensor<128x1xf32, #[[$MMA]]>
+// CHECK: tile.broadcast {{.*}} -> tensor<128x64xf32, #[[$MMA]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[P:.*]] = arith.truncf {{.*}} to tensor<128x64xbf16, #[[$MMA]]>
+// CHECK: %[[PA:.*]] = tile.convert_layout %[[P]] : tensor<128x64xbf16, #[[$MMA]]> -> tensor<128x64xbf16, #[[$OPA]]>
+// CHECK: %[[VB:.*]] = tile.convert_layout %{{.*}} -> tensor<64x64xbf16, #[[$OPB]]>
+// CHECK: %[[ACC2:.*]] = tile.dot %[[PA]], %[[VB]], %[[ACC]]
+// CHECK: scf.yield %[[ACC2]], %[[MN]] : tensor<128x64xf32, #[[$MMA]]>, tensor<128xf32, #[[$ROWS]]>
+func.func @attention_loop(%q: tensor<128x64xbf16>, %k: tensor<64x64xbf16>,
+                          %v: tensor<64x64xbf16>, %n: i32) -> tensor<128x64xf32>
+    attributes {tile.warps = 8 : i32} {
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<128xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %m = %ninf)
+      -> (tensor<128x64xf32>, tensor<128xf32>) : i32 {
+    %kt = tile.trans %k : tensor<64x64xbf16> -> tensor<64x64xbf16>
+    %s = tile.dot %q, %kt, %zero : tensor<128x64xbf16>, tensor<64x64xbf16> -> tensor<128x64xf32>
+    %mx = tile.reduce max %s, 1 : tensor<128x64xf32> -> tensor<128xf32>
+    %mn = arith.maximumf %m, %mx : tensor<128xf32>
+    %mc = tile.expand_dims %mn, 1 : tensor<128xf32> -> tensor<128x1xf32>
+    %mb = tile.broadcast %mc : tensor<128x1xf32> -> tensor<128x64xf32>
+    %d = arith.subf %s, %mb : tensor<128x64xf32>
+    %p = math.exp2 %d : tensor<128x64xf32>
+    %pb = arith.truncf %p : tensor<128x64xf32> to tensor<128x64xbf16>
+    %acc2 = tile.dot %pb, %v, %acc : tensor<128x64xbf16>, tensor<64x64xbf16> -> tensor<128x64xf32>
+    scf.yield %acc2, %mn : tensor<128x64xf32>, tensor<128xf32>
+  }
+  return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
+// Memory accesses get 16-byte chunks along the contiguous dimension: 8
+// bf16 or 4 f32 per thread. Index tiles are built in the access's layout.
+
+// CHECK-DAG: #[[$F32:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-DAG: #[[$BF16:.*]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @copy_cast
+// CHECK: %[[I:.*]] = tile.splat %{{.*}} : tensor<32x64xi32, #[[$BF16]]>
+// CHECK: %[[X:.*]] = tile.load %{{.*}}[%[[I]], %{{.*}}] : !tile.tensor<?x64xbf16>[tensor<32x64xi32, #[[$BF16]]>, tensor<32x64xi32, #[[$BF16]]>] -> tensor<32x64xbf16, #[[$BF16]]>
+// CHECK: %[[Y:.*]] = arith.extf %[[X]] : tensor<32x64xbf16, #[[$BF16]]> to tensor<32x64xf32, #[[$BF16]]>
+// CHECK: %[[YS:.*]] = tile.convert_layout %[[Y]] : tensor<32x64xf32, #[[$BF16]]> -> tensor<32x64xf32, #[[$F32]]>
+// CHECK: tile.store %{{.*}}[%{{.*}}, %{{.*}}], %[[YS]] : !tile.tensor<?x64xf32, mut>[tensor<32x64xi32, #[[$F32]]>, tensor<32x64xi32, #[[$F32]]>], tensor<32x64xf32, #[[$F32]]>
+func.func @copy_cast(%xp: !tile.ptr<bf16>, %yp: !tile.ptr<f32>, %n: i32)
+    attributes {tile.kernel, tile.warps = 4 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  %y = tile.make_tensor %yp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32, mut>
+  %i = tile.splat %n : tensor<32x64xi32>
+  %v = tile.load %x[%i, %i] : !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>] -> tensor<32x64xbf16>
+  %w = arith.extf %v : tensor<32x64xbf16> to tensor<32x64xf32>
+  tile.store %y[%i, %i], %w : !tile.tensor<?x64xf32, mut>[tensor<32x64xi32>, tensor<32x64xi32>], tensor<32x64xf32>
+  return
+}
+
+// -----
+
+// Decoding: M = 16 with 4 warps spreads the warps along N.
+// CHECK: #[[$MMA4:.*]] = #tile.mma<warpsPerCTA = [1, 4]>
+// CHECK-LABEL: func.func @decode_dot
+// CHECK: tile.dot {{.*}} -> tensor<16x64xf32, #[[$MMA4]]>
+func.func @decode_dot(%a: tensor<16x64xf16>, %b: tensor<64x64xf16>, %c: tensor<16x64xf32>)
+    -> tensor<16x64xf32> attributes {tile.warps = 4 : i32} {
+  %d = tile.dot %a, %b, %c : tensor<16x64xf16>, tensor<64x64xf16> -> tensor<16x64xf32>
+  return %d : tensor<16x64xf32>
+}
+
+// -----
+
+// M = 16 and N = 32 over 8 warps: whatever the split, some warp gets fewer
+// than 16 rows or 8 columns.
+func.func @unsplittable_dot(%a: tensor<16x64xf16>, %b: tensor<64x32xf16>, %c: tensor<16x32xf32>)
+    -> tensor<16x32xf32> attributes {tile.warps = 8 : i32} {
+  // expected-error @+1 {{'tile.dot' op a [16, 32] tile spread over 1 x 8 warps gives each warp 16 / 1 = 16 rows and 32 / 8 = 4 columns; mma.sync needs at least 16 rows and 8 columns per warp}}
+  %d = tile.dot %a, %b, %c : tensor<16x64xf16>, tensor<64x32xf16> -> tensor<16x32xf32>
+  return %d : tensor<16x32xf32>
+}
