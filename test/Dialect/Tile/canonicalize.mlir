@@ -32,3 +32,27 @@ func.func @pops_stay() -> (tensor<16x16xf16>, tensor<16x16xf16>) {
   %b = tile.pipeline.pop %p : !tile.pipeline<16x16xf16, stages = 2> -> tensor<16x16xf16>
   return %a, %b : tensor<16x16xf16>, tensor<16x16xf16>
 }
+
+// Conversions: identity folds away, chains collapse, and cheap producers
+// are rebuilt in the wanted layout.
+#b = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#b2 = #tile.blocked<sizePerThread = [4, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]>
+#m = #tile.mma<warpsPerCTA = [4, 1]>
+// CHECK-LABEL: func.func @conversions
+// CHECK-SAME: (%[[X:.*]]: tensor<64x64xf32, #{{.*}}>, %[[S:.*]]: f32)
+func.func @conversions(%x: tensor<64x64xf32, #b>, %s: f32)
+    -> (tensor<64x64xf32, #b>, tensor<64x64xf32, #m>, tensor<64x64xf32, #m>,
+        tensor<64x64xf32, #m>) {
+  %same = tile.convert_layout %x : tensor<64x64xf32, #b> -> tensor<64x64xf32, #b>
+  // CHECK-DAG: %[[C:.*]] = tile.convert_layout %[[X]] : tensor<64x64xf32, #{{.*}}> -> tensor<64x64xf32, #{{.*}}mma>
+  %t = tile.convert_layout %x : tensor<64x64xf32, #b> -> tensor<64x64xf32, #b2>
+  %chain = tile.convert_layout %t : tensor<64x64xf32, #b2> -> tensor<64x64xf32, #m>
+  // CHECK-DAG: %[[SP:.*]] = tile.splat %[[S]] : tensor<64x64xf32, #{{.*}}mma>
+  %splat = tile.splat %s : tensor<64x64xf32, #b>
+  %ws = tile.convert_layout %splat : tensor<64x64xf32, #b> -> tensor<64x64xf32, #m>
+  // CHECK-DAG: %[[CST:.*]] = arith.constant dense<1.000000e+00> : tensor<64x64xf32, #{{.*}}mma>
+  %one = arith.constant dense<1.0> : tensor<64x64xf32, #b>
+  %wc = tile.convert_layout %one : tensor<64x64xf32, #b> -> tensor<64x64xf32, #m>
+  // CHECK: return %[[X]], %[[C]], %[[SP]], %[[CST]]
+  return %same, %chain, %ws, %wc : tensor<64x64xf32, #b>, tensor<64x64xf32, #m>, tensor<64x64xf32, #m>, tensor<64x64xf32, #m>
+}

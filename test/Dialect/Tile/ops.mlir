@@ -3,6 +3,13 @@
 
 // Round trip of every type and op of the tile dialect.
 
+// Layout aliases print first.
+// CHECK-DAG: #[[$BLOCKED:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-DAG: #[[$MMA:.*]] = #tile.mma<warpsPerCTA = [4, 1]>
+// CHECK-DAG: #[[$OPA:.*]] = #tile.dot_operand<opIdx = 0, parent = #[[$MMA]]>
+// CHECK-DAG: #[[$ROWS:.*]] = #tile.slice<dim = 1, parent = #[[$MMA]]>
+// CHECK-DAG: #[[$SHARED:.*]] = #tile.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+
 // CHECK-LABEL: func.func private @types
 // CHECK-SAME: !tile.ptr<bf16>
 // CHECK-SAME: !tile.tensor<?x?x128xbf16>
@@ -121,4 +128,21 @@ func.func @kernel_attributes(
   scf.for %iv = %c0 to %c4 step %c1 : i32 {
   } {tile.pipeline_stages = 2 : i32}
   return
+}
+
+// Layout encodings and conversions between them.
+// CHECK-LABEL: func.func @layouts
+// CHECK-SAME: shared = #[[$SHARED]]
+// CHECK: tile.convert_layout %{{.*}} : tensor<64x64xf32, #[[$BLOCKED]]> -> tensor<64x64xf32, #[[$MMA]]>
+// CHECK: tile.convert_layout %{{.*}} : tensor<64x64xf16, #[[$BLOCKED]]> -> tensor<64x64xf16, #[[$OPA]]>
+// CHECK: tile.reduce sum %{{.*}}, 1 : tensor<64x64xf32, #[[$MMA]]> -> tensor<64xf32, #[[$ROWS]]>
+func.func @layouts(%x: tensor<64x64xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>,
+                   %h: tensor<64x64xf16, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>)
+    -> (tensor<64xf32, #tile.slice<dim = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>,
+        tensor<64x64xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>)
+    attributes {shared = #tile.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>} {
+  %m = tile.convert_layout %x : tensor<64x64xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>> -> tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  %a = tile.convert_layout %h : tensor<64x64xf16, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>> -> tensor<64x64xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
+  %r = tile.reduce sum %m, 1 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>> -> tensor<64xf32, #tile.slice<dim = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
+  return %r, %a : tensor<64xf32, #tile.slice<dim = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>, tensor<64x64xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
 }
