@@ -1,0 +1,67 @@
+//===- Binding.h - Size variables, scalars and launch-time checks -*- C++
+//-*-===//
+//
+// Binds size variables from --dims and from the shapes of --in files, parses
+// scalar values, and runs every launch-time check of the language spec
+// (bound and positive sizes, agreement between tensors, fixed dims,
+// `requires`, grid limits) before anything touches the driver.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_RUNTIME_BINDING_H
+#define TEGULA_RUNTIME_BINDING_H
+
+#include "tegula/Runtime/Bundle.h"
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tegula::rt {
+
+/// A scalar argument as the kernel receives it.
+struct ScalarValue {
+  DType dtype = DType::F32;
+  int64_t i = 0; // i32, i64, bool
+  float f = 0;   // f32
+  double asDouble() const { return dtype == DType::F32 ? f : double(i); }
+};
+
+struct LaunchPlan {
+  /// Size variables and integer scalars, for expressions.
+  Env env;
+  /// Per parameter: the tensor shape, or the scalar value.
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<ScalarValue> scalars;
+  std::array<int64_t, 3> grid{};
+  std::optional<int64_t> flops, bytes;
+  /// The size variables in ABI order, as passed to the kernel.
+  std::vector<int32_t> sizeVarValues;
+};
+
+struct BindingInputs {
+  std::map<std::string, int64_t> dims;
+  std::map<std::string, std::string> scalars;
+  /// Shapes of --in files by parameter name.
+  std::map<std::string, std::vector<int64_t>> fileShapes;
+};
+
+/// Parses "N=4096,Z=2" into `dims`.
+bool parseDimsArg(const std::string &text, std::map<std::string, int64_t> &dims,
+                  std::string &error);
+/// Splits "NAME=VALUE".
+bool splitAssignment(const std::string &text, std::string &name,
+                     std::string &value);
+/// Parses a scalar of `type` ("0.088", "-3", "true").
+bool parseScalar(const std::string &text, DType type, ScalarValue &value,
+                 std::string &error);
+
+/// Runs every check that needs no GPU and fills `plan`.
+bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
+                  LaunchPlan &plan, std::string &error);
+
+} // namespace tegula::rt
+
+#endif // TEGULA_RUNTIME_BINDING_H

@@ -1,0 +1,71 @@
+//===- References.h - float64 host references and comparison ---*- C++ -*-===//
+//
+// Independent, deliberately naive float64 implementations of the kernels
+// the project ships, used by `tile-run --check`. A bundle names its
+// reference with a "reference" field (docs/runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_RUNTIME_REFERENCES_H
+#define TEGULA_RUNTIME_REFERENCES_H
+
+#include "tegula/Runtime/Binding.h"
+#include "tegula/Runtime/Bundle.h"
+#include "tegula/Runtime/Tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tegula::rt {
+
+/// softmax(scale * q k^T) v per (z, h). q is [Z, H, M, D], k [Z, H, N, D],
+/// v [Z, H, N, Dv], o [Z, H, M, Dv]. With `causal`, query row t sees keys
+/// s <= t. `lse` (nullable) is [Z, H, M]: log of the softmax denominator
+/// including the max, natural log or, with `lseBase2`, log2.
+void attentionForward(const double *q, const double *k, const double *v,
+                      int64_t Z, int64_t H, int64_t M, int64_t N, int64_t D,
+                      int64_t Dv, bool causal, double scale, double *o,
+                      double *lse, bool lseBase2);
+
+/// Causal linear attention in its quadratic form on [B, T, H, D] inputs:
+/// o_t = scale * sum_{s <= t} (q_t . k_s) v_s; v and o are [B, T, H, Dv].
+void linearAttention(const double *q, const double *k, const double *v,
+                     int64_t B, int64_t T, int64_t H, int64_t D, int64_t Dv,
+                     double scale, double *o);
+
+/// Rotary embedding of x [B, T, H, D] with cos/sin [T, R/2], rotating the
+/// first R features (R even, R <= D) and copying the rest. `interleaved`
+/// pairs (2i, 2i+1); otherwise pairs (i, i + R/2) ("halves", as GPT-NeoX).
+void rotary(const double *x, const double *cos, const double *sin, int64_t B,
+            int64_t T, int64_t H, int64_t D, int64_t R, bool interleaved,
+            double *out);
+
+/// Computes the bundle's reference outputs by tensor name from the inputs
+/// the kernel saw (`inputs[i]` is parameter i before the launch).
+bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
+                      const std::vector<HostTensor> &inputs,
+                      std::map<std::string, std::vector<double>> &outputs,
+                      std::string &error);
+
+struct Comparison {
+  double relL2 = 0;
+  double maxAbs = 0;
+  int64_t nonFinite = 0; // NaN or Inf in the output where the ref is finite
+  int64_t firstNonFinite = -1;
+  double tolerance = 0;
+  bool pass = false;
+};
+
+/// The relative-L2 tolerance for outputs of a kernel whose float tensors have
+/// the given dtypes: the loosest of them (docs/runtime.md justifies the
+/// values); 0 (exact) for integer-only kernels.
+double toleranceFor(const std::vector<DType> &dtypes);
+
+Comparison compare(const HostTensor &output, const std::vector<double> &ref,
+                   double tolerance);
+
+} // namespace tegula::rt
+
+#endif // TEGULA_RUNTIME_REFERENCES_H

@@ -1,0 +1,298 @@
+//===- Binding.cpp - Size variables, scalars and launch-time checks -------===//
+
+#include "tegula/Runtime/Binding.h"
+
+#include "tegula/Runtime/Tensor.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+namespace tegula::rt {
+
+namespace {
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+bool parseInt(const std::string &text, int64_t &value) {
+  std::string t = trim(text);
+  if (t.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(t.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  value = v;
+  return true;
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+
+/// "[T, R / 2]"
+std::string formatDims(const std::vector<Expr> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + dims[i].text();
+  return s + "]";
+}
+
+/// "N = 1000, D = 64" for the names an expression uses.
+std::string formatValues(const Expr &e, const Env &env) {
+  std::string s;
+  for (const std::string &n : e.names()) {
+    auto it = env.find(n);
+    s += (s.empty() ? "" : ", ") + n + " = " +
+         (it == env.end() ? "?" : std::to_string(it->second));
+  }
+  return s;
+}
+} // namespace
+
+bool splitAssignment(const std::string &text, std::string &name,
+                     std::string &value) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos)
+    return false;
+  name = trim(text.substr(0, eq));
+  value = trim(text.substr(eq + 1));
+  return !name.empty() && !value.empty();
+}
+
+bool parseDimsArg(const std::string &text, std::map<std::string, int64_t> &dims,
+                  std::string &error) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string name, value;
+    int64_t v;
+    if (!splitAssignment(item, name, value) || !parseInt(value, v)) {
+      error = "--dims expects NAME=INTEGER[,NAME=INTEGER...], got '" +
+              trim(item) + "'";
+      return false;
+    }
+    if (!dims.emplace(name, v).second) {
+      error = "--dims sets '" + name + "' twice";
+      return false;
+    }
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return true;
+}
+
+bool parseScalar(const std::string &text, DType type, ScalarValue &value,
+                 std::string &error) {
+  value.dtype = type;
+  std::string t = trim(text);
+  if (type == DType::Bool) {
+    if (t == "true" || t == "1")
+      value.i = 1;
+    else if (t == "false" || t == "0")
+      value.i = 0;
+    else
+      return error = "expects true, false, 1 or 0, got '" + t + "'", false;
+    return true;
+  }
+  if (type == DType::F32) {
+    errno = 0;
+    char *end = nullptr;
+    double d = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0')
+      return error = "expects a number, got '" + t + "'", false;
+    value.f = float(d);
+    return true;
+  }
+  int64_t v;
+  if (!parseInt(t, v))
+    return error = "expects an integer, got '" + t + "'", false;
+  if (type == DType::I32 && (v < INT32_MIN || v > INT32_MAX))
+    return error = "value " + t + " does not fit in i32", false;
+  value.i = v;
+  return true;
+}
+
+bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
+                  LaunchPlan &plan, std::string &error) {
+  LaunchPlan p;
+  std::map<std::string, std::string> boundBy;
+  for (const auto &[name, value] : inputs.dims) {
+    if (!bundle.isSizeVar(name)) {
+      error = "--dims sets '" + name + "', which is not a size variable of '" +
+              bundle.kernel +
+              "' (size variables: " + joinNames(bundle.sizeVars) + ")";
+      return false;
+    }
+    p.env[name] = value;
+    boundBy[name] = "--dims";
+  }
+  for (const auto &[name, value] : inputs.scalars) {
+    const Param *param = bundle.findParam(name);
+    if (!param || param->isTensor) {
+      error = "--scalar sets '" + name +
+              "', which is not a scalar parameter "
+              "of '" +
+              bundle.kernel + "'";
+      return false;
+    }
+  }
+  for (const auto &[name, shape] : inputs.fileShapes) {
+    const Param *param = bundle.findParam(name);
+    if (!param || !param->isTensor) {
+      error =
+          "'" + name + "' is not a tensor parameter of '" + bundle.kernel + "'";
+      return false;
+    }
+  }
+
+  // Lone-name dims of --in files bind size variables not set by --dims.
+  for (const Param &param : bundle.params) {
+    auto file = inputs.fileShapes.find(param.name);
+    if (!param.isTensor || file == inputs.fileShapes.end())
+      continue;
+    const std::vector<int64_t> &shape = file->second;
+    if (shape.size() != param.dims.size()) {
+      error = "argument '" + param.name + "' has shape " + formatShape(shape) +
+              " (rank " + std::to_string(shape.size()) +
+              ") but the kernel expects " + formatDims(param.dims) + " (rank " +
+              std::to_string(param.dims.size()) + ")";
+      return false;
+    }
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const Expr &dim = param.dims[i];
+      if (!dim.isName() || p.env.count(dim.text()))
+        continue;
+      p.env[dim.text()] = shape[i];
+      boundBy[dim.text()] = "the shape of argument '" + param.name + "'";
+    }
+  }
+
+  for (const std::string &var : bundle.sizeVars) {
+    auto it = p.env.find(var);
+    if (it == p.env.end()) {
+      error = "size variable '" + var + "' has no value: pass --dims " + var +
+              "=VALUE or an --in file for a tensor with " + var +
+              " in its shape";
+      return false;
+    }
+    if (it->second <= 0 || it->second > INT32_MAX) {
+      error = "size variable '" + var + "' = " + std::to_string(it->second) +
+              " (from " + boundBy[var] + ") must be in [1, 2147483647]: " +
+              "size variables are positive and passed as 32 bits";
+      return false;
+    }
+    p.sizeVarValues.push_back(int32_t(it->second));
+  }
+
+  p.shapes.resize(bundle.params.size());
+  p.scalars.resize(bundle.params.size());
+  for (size_t i = 0; i < bundle.params.size(); ++i) {
+    const Param &param = bundle.params[i];
+    if (param.isTensor)
+      continue;
+    auto given = inputs.scalars.find(param.name);
+    if (given == inputs.scalars.end()) {
+      error = "scalar '" + param.name + "' (" + dtypeName(param.dtype) +
+              ") has no value: pass --scalar " + param.name + "=VALUE";
+      return false;
+    }
+    std::string err;
+    if (!parseScalar(given->second, param.dtype, p.scalars[i], err)) {
+      error = "--scalar " + param.name + " (" + dtypeName(param.dtype) +
+              "): " + err;
+      return false;
+    }
+    if (param.dtype != DType::F32)
+      p.env[param.name] = p.scalars[i].i;
+  }
+
+  for (size_t i = 0; i < bundle.params.size(); ++i) {
+    const Param &param = bundle.params[i];
+    if (!param.isTensor)
+      continue;
+    std::vector<int64_t> shape;
+    int64_t bytes = int64_t(dtypeSize(param.dtype));
+    for (const Expr &dim : param.dims) {
+      int64_t v;
+      std::string err;
+      if (!dim.eval(p.env, v, err)) {
+        error = "argument '" + param.name + "': " + err;
+        return false;
+      }
+      shape.push_back(v);
+      if (v < 0 || __builtin_mul_overflow(bytes, v, &bytes) ||
+          bytes > (int64_t(1) << 40)) {
+        error = "argument '" + param.name + "' would have shape " +
+                formatDims(param.dims) + " = " + formatShape(shape) +
+                (v < 0 ? ", with a negative dim" : ", which is too large");
+        return false;
+      }
+    }
+    auto file = inputs.fileShapes.find(param.name);
+    if (file != inputs.fileShapes.end() && file->second != shape) {
+      error = "argument '" + param.name + "' has shape " +
+              formatShape(file->second) + " but the kernel expects " +
+              formatDims(param.dims) + " = " + formatShape(shape);
+      return false;
+    }
+    p.shapes[i] = std::move(shape);
+  }
+
+  for (const Expr &req : bundle.requires_) {
+    int64_t v;
+    std::string err;
+    if (!req.eval(p.env, v, err)) {
+      error = "requires: " + err;
+      return false;
+    }
+    if (v == 0) {
+      error = "requires '" + req.text() +
+              "' does not hold: " + formatValues(req, p.env);
+      return false;
+    }
+  }
+
+  static const int64_t gridLimit[3] = {INT32_MAX, 65535, 65535};
+  for (int d = 0; d < 3; ++d) {
+    std::string err;
+    if (!bundle.grid[d].eval(p.env, p.grid[d], err)) {
+      error = "grid[" + std::to_string(d) + "]: " + err;
+      return false;
+    }
+    if (p.grid[d] < 1 || p.grid[d] > gridLimit[d]) {
+      error = "grid[" + std::to_string(d) + "] '" + bundle.grid[d].text() +
+              "' = " + std::to_string(p.grid[d]) + " is outside [1, " +
+              std::to_string(gridLimit[d]) + "] (" +
+              formatValues(bundle.grid[d], p.env) + ")";
+      return false;
+    }
+  }
+
+  for (auto [expr, out] : {std::pair{&bundle.flops, &p.flops},
+                           std::pair{&bundle.bytes, &p.bytes}}) {
+    if (!*expr)
+      continue;
+    int64_t v;
+    std::string err;
+    if (!(*expr)->eval(p.env, v, err)) {
+      error = (expr == &bundle.flops ? "flops: " : "bytes: ") + err;
+      return false;
+    }
+    *out = v;
+  }
+  plan = std::move(p);
+  return true;
+}
+
+} // namespace tegula::rt

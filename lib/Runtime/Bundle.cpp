@@ -1,0 +1,409 @@
+//===- Bundle.cpp - Compiled-kernel bundles -------------------------------===//
+
+#include "tegula/Runtime/Bundle.h"
+
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+namespace tegula::rt {
+
+using nlohmann::json;
+
+const char *accessName(Access access) {
+  switch (access) {
+  case Access::Read:
+    return "read";
+  case Access::Write:
+    return "write";
+  case Access::ReadWrite:
+    return "readwrite";
+  }
+  return "?";
+}
+
+const Param *Bundle::findParam(std::string_view name) const {
+  for (const Param &p : params)
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+bool Bundle::isSizeVar(std::string_view name) const {
+  for (const std::string &v : sizeVars)
+    if (v == name)
+      return true;
+  return false;
+}
+
+std::vector<unsigned> Bundle::abiParamBits() const {
+  std::vector<unsigned> bits;
+  for (const Param &p : params) {
+    if (p.isTensor || p.dtype == DType::I64)
+      bits.push_back(64);
+    else
+      bits.push_back(32);
+  }
+  bits.insert(bits.end(), sizeVars.size(), 32);
+  return bits;
+}
+
+namespace {
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || !(std::isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return false;
+  for (char c : s)
+    if (!(std::isalnum((unsigned char)c) || c == '_'))
+      return false;
+  return true;
+}
+
+/// Collects the first problem found; later ones are ignored.
+struct Validator {
+  std::string prefix;
+  std::string error;
+
+  bool fail(const std::string &message) {
+    if (error.empty())
+      error = prefix + message;
+    return false;
+  }
+
+  bool getString(const json &obj, const char *key, std::string &out,
+                 bool required = true) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null())
+      return !required || fail(std::string("missing field '") + key + "'");
+    if (!it->is_string())
+      return fail(std::string("field '") + key + "' must be a string");
+    out = it->get<std::string>();
+    return true;
+  }
+
+  bool getInt(const json &obj, const char *key, int64_t &out) {
+    auto it = obj.find(key);
+    if (it == obj.end())
+      return fail(std::string("missing field '") + key + "'");
+    if (!it->is_number_integer())
+      return fail(std::string("field '") + key + "' must be an integer");
+    out = it->get<int64_t>();
+    return true;
+  }
+
+  /// An expression field: a string or an integer.
+  bool getExpr(const json &value, const std::string &what, Expr &out) {
+    std::string text;
+    if (value.is_number_integer())
+      text = std::to_string(value.get<int64_t>());
+    else if (value.is_string())
+      text = value.get<std::string>();
+    else
+      return fail(what + " must be a string or an integer");
+    std::string err;
+    if (!Expr::parse(text, out, err))
+      return fail(what + ": " + err);
+    return true;
+  }
+};
+} // namespace
+
+bool parseBundleJson(const std::string &text, const std::string &jsonPath,
+                     Bundle &bundle, std::string &error) {
+  Validator v{"bundle '" + jsonPath + "': ", ""};
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception &e) {
+    error = v.prefix + "invalid JSON: " + e.what();
+    return false;
+  }
+  if (!root.is_object()) {
+    error = v.prefix + "the top level must be an object";
+    return false;
+  }
+  Bundle b;
+  b.jsonPath = jsonPath;
+  v.getString(root, "kernel", b.kernel);
+  b.entry = b.kernel;
+  v.getString(root, "entry", b.entry, /*required=*/false);
+  v.getString(root, "target", b.target);
+  v.getInt(root, "threads", b.threads);
+  v.getInt(root, "shared_bytes", b.sharedBytes);
+  if (!v.error.empty()) {
+    error = v.error;
+    return false;
+  }
+  if (b.target.rfind("sm_", 0) != 0 || b.target.size() < 5 ||
+      !std::isdigit((unsigned char)b.target[3]) ||
+      !std::isdigit((unsigned char)b.target[4]))
+    v.fail("target '" + b.target + "' is not of the form sm_XY");
+  if (b.threads < 1 || b.threads > 1024)
+    v.fail("threads must be in [1, 1024], got " + std::to_string(b.threads));
+  if (b.sharedBytes < 0 || b.sharedBytes > (int64_t(1) << 30))
+    v.fail("shared_bytes out of range: " + std::to_string(b.sharedBytes));
+
+  if (auto it = root.find("template"); it != root.end() && !it->is_null()) {
+    if (!it->is_object())
+      v.fail("field 'template' must be an object");
+    else
+      b.templateParams = *it;
+  }
+  if (auto it = root.find("reference"); it != root.end() && !it->is_null()) {
+    if (it->is_string())
+      b.reference = json{{"name", *it}};
+    else if (it->is_object() && it->contains("name") &&
+             (*it)["name"].is_string())
+      b.reference = *it;
+    else
+      v.fail("field 'reference' must be a name or an object with a string "
+             "'name'");
+  }
+
+  auto sizeVars = root.find("size_vars");
+  if (sizeVars == root.end() || !sizeVars->is_array()) {
+    v.fail("missing array field 'size_vars'");
+  } else {
+    for (const json &s : *sizeVars) {
+      if (!s.is_string() || !isIdentifier(s.get<std::string>())) {
+        v.fail("size_vars entries must be identifiers, got " + s.dump());
+        break;
+      }
+      if (b.isSizeVar(s.get<std::string>()))
+        v.fail("size variable '" + s.get<std::string>() + "' listed twice");
+      b.sizeVars.push_back(s.get<std::string>());
+    }
+  }
+
+  auto params = root.find("params");
+  if (params == root.end() || !params->is_array()) {
+    v.fail("missing array field 'params'");
+    error = v.error;
+    return false;
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < params->size() && v.error.empty(); ++i) {
+    const json &pj = (*params)[i];
+    std::string where = "params[" + std::to_string(i) + "]";
+    if (!pj.is_object()) {
+      v.fail(where + " must be an object");
+      break;
+    }
+    Param p;
+    std::string kind, dtype, access;
+    if (!v.getString(pj, "name", p.name) || !v.getString(pj, "kind", kind) ||
+        !v.getString(pj, "dtype", dtype))
+      break;
+    where = "parameter '" + p.name + "'";
+    if (!isIdentifier(p.name) || !names.insert(p.name).second ||
+        b.isSizeVar(p.name)) {
+      v.fail(where + ": the name is not an identifier or is used twice");
+      break;
+    }
+    auto type = parseDType(dtype);
+    if (!type) {
+      v.fail(where + ": unknown dtype '" + dtype +
+             "' (expected f16, bf16, f32, i32, i64 or bool)");
+      break;
+    }
+    p.dtype = *type;
+    if (kind == "scalar") {
+      if (p.dtype == DType::F16 || p.dtype == DType::BF16)
+        v.fail(where + ": scalar parameters are i32, i64, f32 or bool");
+      b.params.push_back(std::move(p));
+      continue;
+    }
+    if (kind != "tensor") {
+      v.fail(where + ": kind must be 'tensor' or 'scalar', got '" + kind + "'");
+      break;
+    }
+    p.isTensor = true;
+    v.getString(pj, "access", access);
+    if (access == "read")
+      p.access = Access::Read;
+    else if (access == "write")
+      p.access = Access::Write;
+    else if (access == "readwrite")
+      p.access = Access::ReadWrite;
+    else
+      v.fail(where + ": access must be read, write or readwrite, got '" +
+             access + "'");
+    auto dims = pj.find("dims");
+    if (dims == pj.end() || !dims->is_array() || dims->empty()) {
+      v.fail(where + ": 'dims' must be a non-empty array");
+      break;
+    }
+    for (size_t d = 0; d < dims->size(); ++d) {
+      Expr e;
+      if (!v.getExpr((*dims)[d], where + " dims[" + std::to_string(d) + "]", e))
+        break;
+      for (const std::string &n : e.names())
+        if (!b.isSizeVar(n))
+          v.fail(where + " dims[" + std::to_string(d) + "] '" + e.text() +
+                 "' uses '" + n + "', which is not in size_vars");
+      p.dims.push_back(std::move(e));
+    }
+    b.params.push_back(std::move(p));
+  }
+
+  // grid, requires, flops and bytes may also use integer scalars.
+  auto checkNames = [&](const Expr &e, const std::string &what) {
+    for (const std::string &n : e.names()) {
+      const Param *p = b.findParam(n);
+      if (b.isSizeVar(n) || (p && !p->isTensor && p->dtype != DType::F32))
+        continue;
+      v.fail(what + " '" + e.text() + "' uses '" + n +
+             "', which is neither a size variable nor an integer scalar "
+             "parameter");
+    }
+  };
+  auto grid = root.find("grid");
+  if (grid == root.end() || !grid->is_array() || grid->size() != 3) {
+    v.fail("'grid' must be an array of 3 expressions");
+  } else {
+    for (size_t i = 0; i < 3; ++i) {
+      std::string what = "grid[" + std::to_string(i) + "]";
+      if (v.getExpr((*grid)[i], what, b.grid[i]))
+        checkNames(b.grid[i], what);
+    }
+  }
+  if (auto req = root.find("requires"); req != root.end() && !req->is_null()) {
+    if (!req->is_array())
+      v.fail("'requires' must be an array of expressions");
+    else
+      for (size_t i = 0; i < req->size(); ++i) {
+        Expr e;
+        std::string what = "requires[" + std::to_string(i) + "]";
+        if (v.getExpr((*req)[i], what, e))
+          checkNames(e, what);
+        b.requires_.push_back(std::move(e));
+      }
+  }
+  for (const char *key : {"flops", "bytes"}) {
+    auto it = root.find(key);
+    if (it == root.end() || it->is_null())
+      continue;
+    Expr e;
+    if (v.getExpr(*it, key, e))
+      checkNames(e, key);
+    (std::string(key) == "flops" ? b.flops : b.bytes) = std::move(e);
+  }
+
+  if (!v.error.empty()) {
+    error = v.error;
+    return false;
+  }
+  bundle = std::move(b);
+  return true;
+}
+
+bool ptxEntryParams(const std::string &ptx, const std::string &entry,
+                    std::vector<unsigned> &bits) {
+  size_t at = 0;
+  for (;;) {
+    at = ptx.find(".entry", at);
+    if (at == std::string::npos)
+      return false;
+    at += 6;
+    size_t nameStart = ptx.find_first_not_of(" \t\r\n", at);
+    if (nameStart == std::string::npos)
+      return false;
+    if (ptx.compare(nameStart, entry.size(), entry) != 0)
+      continue;
+    size_t after = ptx.find_first_not_of(" \t\r\n", nameStart + entry.size());
+    if (after != std::string::npos && ptx[after] == '(') {
+      at = after + 1;
+      break;
+    }
+  }
+  size_t close = ptx.find(')', at);
+  if (close == std::string::npos)
+    return false;
+  bits.clear();
+  std::stringstream list(ptx.substr(at, close - at));
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    std::stringstream tokens(item);
+    std::string tok, type, name;
+    while (tokens >> tok) {
+      if (tok == ".param" || tok == ".ptr" || tok == ".global" ||
+          tok == ".const" || tok == ".shared" || tok == ".local")
+        continue;
+      if (tok == ".align") {
+        tokens >> tok;
+        continue;
+      }
+      if (type.empty() && tok.size() >= 3 && tok[0] == '.' &&
+          std::string("bsuf").find(tok[1]) != std::string::npos &&
+          std::isdigit((unsigned char)tok[2])) {
+        type = tok;
+        continue;
+      }
+      name = tok;
+    }
+    if (type.empty())
+      continue; // Whitespace after the last comma.
+    unsigned width = unsigned(std::stoul(type.substr(2)));
+    size_t bracket = name.find('[');
+    if (bracket != std::string::npos)
+      width *= unsigned(std::strtoul(name.c_str() + bracket + 1, nullptr, 10));
+    bits.push_back(width);
+  }
+  return true;
+}
+
+namespace {
+std::string formatBits(const std::vector<unsigned> &bits) {
+  std::string s = "(";
+  for (size_t i = 0; i < bits.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(bits[i]);
+  return s + ")";
+}
+} // namespace
+
+bool loadBundle(const std::string &jsonPath, Bundle &bundle,
+                std::string &error) {
+  std::ifstream in(jsonPath, std::ios::binary);
+  if (!in) {
+    error = "cannot open bundle '" + jsonPath + "'";
+    return false;
+  }
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  if (!parseBundleJson(text, jsonPath, bundle, error))
+    return false;
+
+  // KERNEL.ptx sits beside KERNEL.json.
+  std::string base = jsonPath;
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0)
+    base.resize(base.size() - 5);
+  bundle.ptxPath = base + ".ptx";
+  std::ifstream ptxIn(bundle.ptxPath, std::ios::binary);
+  if (!ptxIn) {
+    error = "bundle '" + jsonPath + "': cannot open the PTX '" +
+            bundle.ptxPath + "'";
+    return false;
+  }
+  bundle.ptx.assign((std::istreambuf_iterator<char>(ptxIn)),
+                    std::istreambuf_iterator<char>());
+
+  std::vector<unsigned> bits;
+  if (!ptxEntryParams(bundle.ptx, bundle.entry, bits)) {
+    error = "bundle '" + jsonPath + "': '" + bundle.ptxPath +
+            "' has no .entry '" + bundle.entry + "'";
+    return false;
+  }
+  std::vector<unsigned> expected = bundle.abiParamBits();
+  if (bits != expected) {
+    error = "bundle '" + jsonPath + "': the PTX entry '" + bundle.entry +
+            "' takes parameters of " + formatBits(bits) +
+            " bits but KERNEL.json describes " + formatBits(expected) +
+            " (tensors 64, i32/bool/f32 32, i64 64, then one 32 per size "
+            "variable)";
+    return false;
+  }
+  return true;
+}
+
+} // namespace tegula::rt

@@ -1,0 +1,270 @@
+//===- Reference.cpp - Choosing a bundle's reference; comparing outputs ---===//
+//
+// The bundle's "reference" object names the reference and may map its roles
+// to parameter names and set options; unset options fall back to the
+// template parameters (CAUSAL, INTERLEAVED) and then to defaults.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tegula/Runtime/References.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tegula::rt {
+
+using nlohmann::json;
+
+namespace {
+struct RefContext {
+  const Bundle &bundle;
+  const LaunchPlan &plan;
+  const std::vector<HostTensor> &inputs;
+  const json &options;
+  std::string error;
+
+  bool fail(const std::string &message) {
+    if (error.empty())
+      error = "reference '" + options.value("name", std::string()) +
+              "': " + message;
+    return false;
+  }
+
+  /// The parameter playing `role`: options.tensors[role], else `role`.
+  std::string nameOf(const std::string &role) const {
+    auto map = options.find("tensors");
+    if (map != options.end() && map->is_object() && map->contains(role) &&
+        (*map)[role].is_string())
+      return (*map)[role].get<std::string>();
+    return role;
+  }
+
+  int index(const std::string &role) const {
+    std::string name = nameOf(role);
+    for (size_t i = 0; i < bundle.params.size(); ++i)
+      if (bundle.params[i].name == name && bundle.params[i].isTensor)
+        return int(i);
+    return -1;
+  }
+
+  /// A tensor for `role` of the given rank; its index or -1 after an error.
+  int tensor(const std::string &role, size_t rank) {
+    int i = index(role);
+    if (i < 0)
+      return fail("the kernel has no tensor parameter '" + nameOf(role) +
+                  "' (set \"tensors\": {\"" + role + "\": NAME})"),
+             -1;
+    if (plan.shapes[size_t(i)].size() != rank)
+      return fail("tensor '" + nameOf(role) + "' must have rank " +
+                  std::to_string(rank)),
+             -1;
+    return i;
+  }
+
+  const std::vector<int64_t> &shape(int i) const {
+    return plan.shapes[size_t(i)];
+  }
+
+  std::vector<double> values(int i) const {
+    return inputs[size_t(i)].toDoubles();
+  }
+
+  bool flag(const std::string &key, const std::string &templateKey,
+            bool fallback) const {
+    if (auto it = options.find(key); it != options.end() && it->is_boolean())
+      return it->get<bool>();
+    const json &t = bundle.templateParams;
+    if (auto it = t.find(templateKey); it != t.end()) {
+      if (it->is_boolean())
+        return it->get<bool>();
+      if (it->is_number_integer())
+        return it->get<int64_t>() != 0;
+    }
+    return fallback;
+  }
+
+  /// options.scale: a number or a scalar's name; else the scalar 'scale';
+  /// else 1/sqrt(D).
+  bool scale(int64_t D, double &out) {
+    std::string name = "scale";
+    if (auto it = options.find("scale"); it != options.end()) {
+      if (it->is_number()) {
+        out = it->get<double>();
+        return true;
+      }
+      if (!it->is_string())
+        return fail("'scale' must be a number or a scalar parameter's name");
+      name = it->get<std::string>();
+    }
+    for (size_t i = 0; i < bundle.params.size(); ++i)
+      if (bundle.params[i].name == name && !bundle.params[i].isTensor) {
+        out = plan.scalars[i].asDouble();
+        return true;
+      }
+    if (options.contains("scale"))
+      return fail("no scalar parameter '" + name + "'");
+    out = 1 / std::sqrt(double(D));
+    return true;
+  }
+
+  bool same(int a, size_t da, int b, size_t db) {
+    if (shape(a)[da] == shape(b)[db])
+      return true;
+    return fail("tensors '" + bundle.params[size_t(a)].name + "' " +
+                formatShape(shape(a)) + " and '" +
+                bundle.params[size_t(b)].name + "' " + formatShape(shape(b)) +
+                " do not fit together");
+  }
+};
+
+bool attentionRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs) {
+  int q = c.tensor("q", 4), k = c.tensor("k", 4), v = c.tensor("v", 4),
+      o = c.tensor("o", 4);
+  if (q < 0 || k < 0 || v < 0 || o < 0)
+    return false;
+  const auto &qs = c.shape(q), &ks = c.shape(k), &vs = c.shape(v);
+  for (size_t d : {0, 1})
+    if (!c.same(q, d, k, d) || !c.same(q, d, v, d) || !c.same(q, d, o, d))
+      return false;
+  if (!c.same(q, 3, k, 3) || !c.same(k, 2, v, 2) || !c.same(q, 2, o, 2) ||
+      !c.same(v, 3, o, 3))
+    return false;
+  int lse = c.index("lse");
+  if (lse >= 0 && (c.shape(lse).size() != 3 || c.shape(lse)[0] != qs[0] ||
+                   c.shape(lse)[1] != qs[1] || c.shape(lse)[2] != qs[2]))
+    return c.fail("tensor '" + c.nameOf("lse") + "' must be [Z, H, M]");
+  std::string base = c.options.value("lse_base", std::string("e"));
+  if (base != "e" && base != "2")
+    return c.fail("'lse_base' must be \"e\" or \"2\"");
+  double scale;
+  if (!c.scale(qs[3], scale))
+    return false;
+  bool causal = c.flag("causal", "CAUSAL", false);
+  std::vector<double> out(size_t(qs[0] * qs[1] * qs[2] * vs[3]));
+  std::vector<double> lseOut(lse >= 0 ? size_t(qs[0] * qs[1] * qs[2]) : 0);
+  std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
+  attentionForward(qv.data(), kv.data(), vv.data(), qs[0], qs[1], qs[2], ks[2],
+                   qs[3], vs[3], causal, scale, out.data(),
+                   lse >= 0 ? lseOut.data() : nullptr, base == "2");
+  outputs[c.nameOf("o")] = std::move(out);
+  if (lse >= 0)
+    outputs[c.nameOf("lse")] = std::move(lseOut);
+  return true;
+}
+
+bool linearAttentionRef(RefContext &c,
+                        std::map<std::string, std::vector<double>> &outputs) {
+  int q = c.tensor("q", 4), k = c.tensor("k", 4), v = c.tensor("v", 4),
+      o = c.tensor("o", 4);
+  if (q < 0 || k < 0 || v < 0 || o < 0)
+    return false;
+  for (size_t d : {0, 1, 2})
+    if (!c.same(q, d, k, d) || !c.same(q, d, v, d) || !c.same(q, d, o, d))
+      return false;
+  if (!c.same(q, 3, k, 3) || !c.same(v, 3, o, 3))
+    return false;
+  const auto &qs = c.shape(q), &vs = c.shape(v);
+  double scale;
+  if (!c.scale(qs[3], scale))
+    return false;
+  std::vector<double> out(size_t(qs[0] * qs[1] * qs[2] * vs[3]));
+  std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
+  linearAttention(qv.data(), kv.data(), vv.data(), qs[0], qs[1], qs[2], qs[3],
+                  vs[3], scale, out.data());
+  outputs[c.nameOf("o")] = std::move(out);
+  return true;
+}
+
+bool rotaryRef(RefContext &c,
+               std::map<std::string, std::vector<double>> &outputs) {
+  int x = c.tensor("x", 4), cs = c.tensor("cos", 2), sn = c.tensor("sin", 2);
+  if (x < 0 || cs < 0 || sn < 0)
+    return false;
+  const auto &xs = c.shape(x);
+  if (c.shape(cs) != c.shape(sn) || c.shape(cs)[0] != xs[1] ||
+      2 * c.shape(cs)[1] > xs[3])
+    return c.fail("cos and sin must both be [T, R/2] with R <= D; x is " +
+                  formatShape(xs) + ", cos " + formatShape(c.shape(cs)) +
+                  ", sin " + formatShape(c.shape(sn)));
+  // Out of place into 'out' if the kernel has it, else in place in x.
+  int out = c.index("out");
+  if (out < 0 && c.bundle.params[size_t(x)].access != Access::ReadWrite)
+    return c.fail("the kernel has no '" + c.nameOf("out") + "' tensor and '" +
+                  c.nameOf("x") + "' is not readwrite");
+  if (out >= 0 && c.shape(out) != xs)
+    return c.fail("'" + c.nameOf("out") + "' must have the shape of x");
+  bool interleaved = c.flag("interleaved", "INTERLEAVED", false);
+  std::vector<double> result(size_t(xs[0] * xs[1] * xs[2] * xs[3]));
+  std::vector<double> xv = c.values(x), cv = c.values(cs), sv = c.values(sn);
+  rotary(xv.data(), cv.data(), sv.data(), xs[0], xs[1], xs[2], xs[3],
+         2 * c.shape(cs)[1], interleaved, result.data());
+  outputs[out >= 0 ? c.nameOf("out") : c.nameOf("x")] = std::move(result);
+  return true;
+}
+} // namespace
+
+bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
+                      const std::vector<HostTensor> &inputs,
+                      std::map<std::string, std::vector<double>> &outputs,
+                      std::string &error) {
+  if (bundle.reference.is_null()) {
+    error = "the bundle names no reference; pass --ref NAME=FILE.npy";
+    return false;
+  }
+  RefContext c{bundle, plan, inputs, bundle.reference, ""};
+  std::string name = bundle.reference["name"].get<std::string>();
+  bool ok;
+  if (name == "attention_fwd")
+    ok = attentionRef(c, outputs);
+  else if (name == "linear_attention")
+    ok = linearAttentionRef(c, outputs);
+  else if (name == "rotary")
+    ok = rotaryRef(c, outputs);
+  else
+    ok = c.fail("unknown reference (expected attention_fwd, "
+                "linear_attention or rotary)");
+  if (!ok)
+    error = c.error;
+  return ok;
+}
+
+double toleranceFor(const std::vector<DType> &dtypes) {
+  double tol = 0;
+  for (DType t : dtypes) {
+    if (t == DType::BF16)
+      tol = std::max(tol, 1e-2);
+    else if (t == DType::F16)
+      tol = std::max(tol, 2e-3);
+    else if (t == DType::F32)
+      tol = std::max(tol, 1e-5);
+  }
+  return tol;
+}
+
+Comparison compare(const HostTensor &output, const std::vector<double> &ref,
+                   double tolerance) {
+  Comparison c;
+  c.tolerance = tolerance;
+  double errSq = 0, refSq = 0;
+  for (int64_t i = 0; i < output.numel(); ++i) {
+    double o = output.get(i), r = ref[size_t(i)];
+    if (!std::isfinite(o) || !std::isfinite(r)) {
+      // Matching infinities or NaNs in both are agreement.
+      if (o == r || (std::isnan(o) && std::isnan(r)))
+        continue;
+      if (c.nonFinite++ == 0)
+        c.firstNonFinite = i;
+      continue;
+    }
+    errSq += (o - r) * (o - r);
+    refSq += r * r;
+    c.maxAbs = std::max(c.maxAbs, std::fabs(o - r));
+  }
+  // An all-zero reference falls back to the absolute L2 error.
+  c.relL2 = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  c.pass = c.nonFinite == 0 && c.relL2 <= tolerance;
+  return c;
+}
+
+} // namespace tegula::rt

@@ -1,0 +1,400 @@
+//===- RuntimeUnitTests.cpp - Unit tests of lib/Runtime -------------------===//
+//
+// Known answers worked out by hand (in the comments) for the float64
+// references, the expression evaluator, the f16/bf16 conversions and .npy.
+// Prints one line per failure and exits non-zero if any.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tegula/Runtime/Bundle.h"
+#include "tegula/Runtime/DType.h"
+#include "tegula/Runtime/Expr.h"
+#include "tegula/Runtime/References.h"
+#include "tegula/Runtime/Tensor.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+using namespace tegula::rt;
+
+namespace {
+int failures = 0, checks = 0;
+
+void expect(bool ok, const std::string &what, int line) {
+  ++checks;
+  if (ok)
+    return;
+  ++failures;
+  std::printf("FAIL line %d: %s\n", line, what.c_str());
+}
+#define EXPECT(cond) expect((cond), #cond, __LINE__)
+
+void expectNear(double got, double want, const std::string &what, int line) {
+  bool ok = std::fabs(got - want) <= 1e-12 * std::max(1.0, std::fabs(want));
+  expect(ok,
+         what + ": got " + std::to_string(got) + ", want " +
+             std::to_string(want),
+         line);
+}
+#define EXPECT_NEAR(got, want) expectNear((got), (want), #got, __LINE__)
+
+void expectValue(const char *text, int64_t want, int line,
+                 const Env &env = {}) {
+  int64_t got = 0;
+  std::string error;
+  bool ok = evalExpr(text, env, got, error);
+  expect(ok && got == want,
+         std::string(text) + " = " + (ok ? std::to_string(got) : error) +
+             ", want " + std::to_string(want),
+         line);
+}
+#define EXPECT_VALUE(text, want, ...)                                          \
+  expectValue(text, want, __LINE__, ##__VA_ARGS__)
+
+void expectError(const char *text, const char *message, int line,
+                 const Env &env = {}) {
+  int64_t got = 0;
+  std::string error;
+  bool ok = evalExpr(text, env, got, error);
+  expect(!ok && error.find(message) != std::string::npos,
+         std::string(text) + " should fail with '" + message + "', got '" +
+             (ok ? std::to_string(got) : error) + "'",
+         line);
+}
+#define EXPECT_ERROR(text, message, ...)                                       \
+  expectError(text, message, __LINE__, ##__VA_ARGS__)
+
+void testExpr() {
+  EXPECT_VALUE("1 + 2 * 3", 7);
+  EXPECT_VALUE("(1 + 2) * 3", 9);
+  EXPECT_VALUE("10 - 2 - 3", 5);   // left associative
+  EXPECT_VALUE("100 / 10 / 5", 2); // left associative
+  EXPECT_VALUE("7 / 2", 3);
+  EXPECT_VALUE("-7 / 2", -3); // truncates toward zero
+  EXPECT_VALUE("-7 % 2", -1);
+  EXPECT_VALUE("7 % -2", 1);
+  EXPECT_VALUE("cdiv(7, 2)", 4);
+  EXPECT_VALUE("cdiv(8, 2)", 4);
+  EXPECT_VALUE("cdiv(1, 128)", 1);
+  EXPECT_VALUE("min(3, -4)", -4);
+  EXPECT_VALUE("max(3, 4) * 2", 8);
+  EXPECT_VALUE("- -3", 3);
+  EXPECT_VALUE("-(2 + 3)", -5);
+  EXPECT_VALUE("1 + 2 < 4", 1);
+  EXPECT_VALUE("1 < 2 && 3 >= 3", 1);
+  EXPECT_VALUE("0 || 0 && 1", 0);
+  EXPECT_VALUE("1 || 0 && 0", 1); // && binds tighter than ||
+  EXPECT_VALUE("!0", 1);
+  EXPECT_VALUE("!(1 || 0)", 0);
+  EXPECT_VALUE("3 != 3", 0);
+  EXPECT_VALUE("2 == 2", 1);
+  EXPECT_VALUE("4 <= 3", 0);
+  EXPECT_VALUE("4 > 3", 1);
+  EXPECT_VALUE("true && !false", 1);
+  Env env = {{"N", 4096}, {"H", 8}, {"Z", 2}};
+  EXPECT_VALUE("cdiv(N, 128)", 32, env);
+  EXPECT_VALUE("Z * H", 16, env);
+  EXPECT_VALUE("4 * Z * H * N * N * 128",
+               int64_t(4) * 2 * 8 * 4096 * 4096 * 128, env);
+  EXPECT_VALUE("N % 128 == 0", 1, env);
+  EXPECT_ERROR("1 / 0", "division by zero");
+  EXPECT_ERROR("N % (H - 8)", "division by zero", env);
+  EXPECT_ERROR("cdiv(1, 0)", "division by zero");
+  EXPECT_ERROR("9223372036854775807 + 1", "overflow");
+  EXPECT_ERROR("99999999999999999999", "64 bits");
+  EXPECT_ERROR("(1 + 2", "expected ')'");
+  EXPECT_ERROR("1 +", "expected an expression");
+  EXPECT_ERROR("foo(1, 2)", "unknown function 'foo'");
+  EXPECT_ERROR("cdiv(1)", "takes 2 arguments");
+  EXPECT_ERROR("M + 1", "'M' has no value");
+  EXPECT_ERROR("1 $ 2", "unexpected '$'");
+  EXPECT_ERROR("", "expected an expression");
+
+  Expr e;
+  std::string error;
+  EXPECT(Expr::parse("N", e, error) && e.isName());
+  EXPECT(Expr::parse("R / 2 + N * R", e, error) && !e.isName() &&
+         e.names() == std::vector<std::string>({"R", "N"}));
+}
+
+void testConversions() {
+  EXPECT(floatToHalf(1.0f) == 0x3c00);
+  EXPECT(floatToHalf(-2.0f) == 0xc000);
+  EXPECT(floatToHalf(65504.0f) == 0x7bff); // largest half
+  EXPECT(floatToHalf(65519.0f) == 0x7bff);
+  EXPECT(floatToHalf(65520.0f) == 0x7c00); // halfway to 2^16 rounds to inf
+  EXPECT(floatToHalf(std::ldexp(1.0f, -24)) == 0x0001); // smallest subnormal
+  EXPECT(floatToHalf(std::ldexp(1.0f, -26)) == 0x0000); // under half of it
+  EXPECT(floatToHalf(std::ldexp(3.0f, -25)) == 0x0002); // 1.5 ulp: to even
+  EXPECT(floatToHalf(std::ldexp(1.0f, -14)) == 0x0400); // smallest normal
+  EXPECT(floatToHalf(1.0f + std::ldexp(1.0f, -11)) == 0x3c00); // tie: even
+  EXPECT(floatToHalf(1.0f + std::ldexp(3.0f, -11)) == 0x3c02); // tie: even
+  EXPECT(floatToHalf(1.0f + std::ldexp(1.0f, -10)) == 0x3c01);
+  EXPECT(std::isnan(halfToFloat(floatToHalf(NAN))));
+  EXPECT(halfToFloat(0x3555) == 0.333251953125f); // 1365/4096
+  EXPECT(halfToFloat(0x8001) == -std::ldexp(1.0f, -24));
+  // Every non-NaN half survives a round trip through float.
+  int bad = 0;
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+    if (!nan && floatToHalf(halfToFloat(uint16_t(h))) != h)
+      ++bad;
+  }
+  EXPECT(bad == 0);
+
+  EXPECT(floatToBF16(1.0f) == 0x3f80);
+  EXPECT(floatToBF16(1.0f + std::ldexp(1.0f, -8)) == 0x3f80); // tie: even
+  EXPECT(floatToBF16(1.0f + std::ldexp(3.0f, -8)) == 0x3f82); // tie: even
+  EXPECT(floatToBF16(1.0f + std::ldexp(1.0f, -7)) == 0x3f81);
+  EXPECT(bf16ToFloat(0xc040) == -3.0f);
+  EXPECT(std::isnan(bf16ToFloat(floatToBF16(NAN))));
+}
+
+std::vector<uint8_t> npyBytes(const std::string &dict,
+                              const std::vector<uint8_t> &data) {
+  std::vector<uint8_t> b = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, uint8_t(dict.size()), 0};
+  b.insert(b.end(), dict.begin(), dict.end());
+  b.insert(b.end(), data.begin(), data.end());
+  return b;
+}
+
+void testNpy() {
+  // f16 [1.0, -2.0] as numpy writes it.
+  NpyArray a;
+  std::string error;
+  EXPECT(parseNpy(npyBytes("{'descr': '<f2', 'fortran_order': False, "
+                           "'shape': (2,), }\n",
+                           {0x00, 0x3c, 0x00, 0xc0}),
+                  a, error));
+  EXPECT(a.descr == "<f2" && a.shape == std::vector<int64_t>({2}));
+  EXPECT(npyElement(a, 0) == 1.0 && npyElement(a, 1) == -2.0);
+
+  // Round trip; the header is padded so the data is 64-byte aligned.
+  NpyArray b;
+  b.descr = "<i4";
+  b.shape = {2, 3};
+  for (int32_t v = -3; v < 3; ++v)
+    b.data.insert(b.data.end(), reinterpret_cast<uint8_t *>(&v),
+                  reinterpret_cast<uint8_t *>(&v) + 4);
+  std::vector<uint8_t> bytes = serializeNpy(b);
+  EXPECT((bytes.size() - 24) % 64 == 0);
+  NpyArray c;
+  EXPECT(parseNpy(bytes, c, error) && c.shape == b.shape && c.data == b.data);
+  EXPECT(npyElement(c, 5) == 2);
+
+  // Scalars (shape ()) and Python 2 long suffixes.
+  EXPECT(parseNpy(npyBytes("{'descr': '<f8', 'fortran_order': False, "
+                           "'shape': (), }\n",
+                           {0, 0, 0, 0, 0, 0, 0xf0, 0x3f}),
+                  c, error) &&
+         c.shape.empty() && npyElement(c, 0) == 1.0);
+  EXPECT(parseNpy(npyBytes("{'descr': '|b1', 'fortran_order': False, "
+                           "'shape': (1L, 2L), }\n",
+                           {1, 0}),
+                  c, error) &&
+         c.shape == std::vector<int64_t>({1, 2}));
+
+  EXPECT(!parseNpy(npyBytes("{'descr': '>f4', 'fortran_order': False, "
+                            "'shape': (1,), }\n",
+                            {0, 0, 0, 0}),
+                   c, error) &&
+         error.find("unsupported .npy dtype '>f4'") != std::string::npos);
+  EXPECT(!parseNpy(npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                            "'shape': (2,), }\n",
+                            {0, 0, 0, 0}),
+                   c, error) &&
+         error.find("does not match shape [2]") != std::string::npos);
+  EXPECT(!parseNpy({'x', 'y'}, c, error));
+
+  // bf16 from <f4 rounds to nearest even; back to <f4 is exact.
+  NpyArray f;
+  f.descr = "<f4";
+  f.shape = {2};
+  for (float v : {1.00390625f, 1.01171875f}) // 1 + 2^-8, 1 + 3 * 2^-8
+    f.data.insert(f.data.end(), reinterpret_cast<uint8_t *>(&v),
+                  reinterpret_cast<uint8_t *>(&v) + 4);
+  HostTensor t;
+  EXPECT(tensorFromNpy(f, DType::BF16, t, error));
+  EXPECT(t.get(0) == 1.0 && t.get(1) == 1.015625);
+  NpyArray back = tensorToNpy(t);
+  float v1;
+  std::memcpy(&v1, back.data.data() + 4, 4);
+  EXPECT(back.descr == "<f4" && v1 == 1.015625f);
+  EXPECT(!tensorFromNpy(f, DType::F16, t, error) &&
+         error.find("f16 tensor is read from <f2") != std::string::npos);
+}
+
+void testFill() {
+  for (DType type :
+       {DType::F16, DType::BF16, DType::F32, DType::I32, DType::I64}) {
+    HostTensor t(type, {1000});
+    fillRandom(t, 7);
+    bool ok = true;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double v = t.get(i);
+      ok &= v != 0 && std::fabs(v) <= (isFloat(type) ? 1.0 : 8.0) &&
+            std::fabs(v) >= (isFloat(type) ? 1.0 / 64 : 1.0);
+    }
+    expect(ok, std::string("random ") + dtypeName(type) + " in range",
+           __LINE__);
+    HostTensor u(type, {1000});
+    fillRandom(u, 7);
+    EXPECT(u.bytes == t.bytes); // seeded
+    fillRandom(u, 8);
+    EXPECT(u.bytes != t.bytes);
+
+    fillPoison(t);
+    int64_t first;
+    EXPECT(countPoison(t, first) == 1000 && first == 0);
+    t.set(0, 0.5);
+    t.set(1, 1);
+    EXPECT(countPoison(t, first) == 998 && first == 2);
+    if (isFloat(type))
+      EXPECT(std::isnan(t.get(5)));
+  }
+  EXPECT(formatIndex({2, 3, 4}, 23) == "[1, 2, 3]");
+}
+
+void testAttention() {
+  // One head, D = 1, scale 1, q = [1, 1], k = [0, ln 3], v = [4, 8].
+  // Row 1 weights: e^0 = 1 and e^(ln 3) = 3, so o = (4 + 3 * 8) / 4 = 7 and
+  // lse = ln(1 + 3) = ln 4. Row 0 is the same without the causal mask; with
+  // it, row 0 sees key 0 only: o = 4, lse = ln 1 = 0.
+  double q[] = {1, 1}, k[] = {0, std::log(3.0)}, v[] = {4, 8};
+  double o[2], lse[2];
+  attentionForward(q, k, v, 1, 1, 2, 2, 1, 1, false, 1.0, o, lse, false);
+  EXPECT_NEAR(o[0], 7);
+  EXPECT_NEAR(o[1], 7);
+  EXPECT_NEAR(lse[1], std::log(4.0));
+  attentionForward(q, k, v, 1, 1, 2, 2, 1, 1, true, 1.0, o, lse, false);
+  EXPECT_NEAR(o[0], 4);
+  EXPECT_NEAR(lse[0], 0);
+  EXPECT_NEAR(o[1], 7);
+  attentionForward(q, k, v, 1, 1, 2, 2, 1, 1, true, 1.0, o, lse, true);
+  EXPECT_NEAR(lse[1], 2); // log2 4
+
+  // Scale and D = 2 with Dv = 2: q = [1, 1], k0 = [0, 0], k1 = [1, 1],
+  // scale ln(2) / 2: scores 0 and ln 2, weights 1/3 and 2/3.
+  // v0 = [3, 0], v1 = [0, 6]: o = [1, 4]; lse = ln 3.
+  double q2[] = {1, 1}, k2[] = {0, 0, 1, 1}, v2[] = {3, 0, 0, 6};
+  double o2[2], lse2[1];
+  attentionForward(q2, k2, v2, 1, 1, 1, 2, 2, 2, false, std::log(2.0) / 2, o2,
+                   lse2, false);
+  EXPECT_NEAR(o2[0], 1);
+  EXPECT_NEAR(o2[1], 4);
+  EXPECT_NEAR(lse2[0], std::log(3.0));
+
+  // Two heads are independent: head 1 is head 0 of the first case.
+  double qh[] = {5, 5, 1, 1}, kh[] = {0, 0, 0, std::log(3.0)},
+         vh[] = {1, 1, 4, 8};
+  double oh[4];
+  attentionForward(qh, kh, vh, 1, 2, 2, 2, 1, 1, false, 1.0, oh, nullptr,
+                   false);
+  EXPECT_NEAR(oh[0], 1);
+  EXPECT_NEAR(oh[2], 7);
+}
+
+void testLinearAttention() {
+  // [B=1, T=2, H=1, D=1], scale 0.5, q = [1, 2], k = [3, 4], v = [5, 6]:
+  // o0 = 0.5 * (1*3) * 5 = 7.5; o1 = 0.5 * ((2*3) * 5 + (2*4) * 6) = 39.
+  double q[] = {1, 2}, k[] = {3, 4}, v[] = {5, 6}, o[2];
+  linearAttention(q, k, v, 1, 2, 1, 1, 1, 0.5, o);
+  EXPECT_NEAR(o[0], 7.5);
+  EXPECT_NEAR(o[1], 39);
+
+  // H = 2 interleaved in memory as [B, T, H, D]; D = 2, Dv = 1, scale 1.
+  // Head 0: q = [(1,0), (0,1)], k = [(1,1), (2,0)], v = [1, 10]:
+  //   o0 = (1)*1 = 1; o1 = (1)*1 + (0)*10 = 1.
+  // Head 1: q = [(1,1), (1,1)], k = [(1,0), (0,1)], v = [2, 3]:
+  //   o0 = 1*2 = 2; o1 = 1*2 + 1*3 = 5.
+  double q2[] = {1, 0, 1, 1, 0, 1, 1, 1};
+  double k2[] = {1, 1, 1, 0, 2, 0, 0, 1};
+  double v2[] = {1, 2, 10, 3};
+  double o2[4];
+  linearAttention(q2, k2, v2, 1, 2, 2, 2, 1, 1.0, o2);
+  EXPECT_NEAR(o2[0], 1);
+  EXPECT_NEAR(o2[1], 2);
+  EXPECT_NEAR(o2[2], 1);
+  EXPECT_NEAR(o2[3], 5);
+}
+
+void testRotary() {
+  // x = [1, 2, 3, 4], R = D = 4, angle 90 degrees for pair 0 (cos 0, sin 1)
+  // and 0 degrees for pair 1 (cos 1, sin 0).
+  double x[] = {1, 2, 3, 4}, c[] = {0, 1}, s[] = {1, 0}, out[4];
+  // Halves: pairs (0, 2) and (1, 3): (1, 3) -> (1*0 - 3*1, 3*0 + 1*1).
+  rotary(x, c, s, 1, 1, 1, 4, 4, false, out);
+  EXPECT_NEAR(out[0], -3);
+  EXPECT_NEAR(out[2], 1);
+  EXPECT_NEAR(out[1], 2);
+  EXPECT_NEAR(out[3], 4);
+  // Interleaved: pairs (0, 1) and (2, 3): (1, 2) -> (-2, 1).
+  rotary(x, c, s, 1, 1, 1, 4, 4, true, out);
+  EXPECT_NEAR(out[0], -2);
+  EXPECT_NEAR(out[1], 1);
+  EXPECT_NEAR(out[2], 3);
+  EXPECT_NEAR(out[3], 4);
+  // Partial, R = 2 of D = 4: pair (0, 1) rotated by 90 degrees, tail copied.
+  double c1[] = {0}, s1[] = {1};
+  rotary(x, c1, s1, 1, 1, 1, 4, 2, false, out);
+  EXPECT_NEAR(out[0], -2);
+  EXPECT_NEAR(out[1], 1);
+  EXPECT_NEAR(out[2], 3);
+  EXPECT_NEAR(out[3], 4);
+  // Position t uses row t of cos/sin: T = 2, D = R = 2, 180 degrees at t = 1.
+  double x2[] = {1, 2, 1, 2}, c2[] = {1, -1}, s2[] = {0, 0}, out2[4];
+  rotary(x2, c2, s2, 1, 2, 1, 2, 2, false, out2);
+  EXPECT_NEAR(out2[0], 1);
+  EXPECT_NEAR(out2[1], 2);
+  EXPECT_NEAR(out2[2], -1);
+  EXPECT_NEAR(out2[3], -2);
+}
+
+void testCompare() {
+  HostTensor t(DType::F32, {2});
+  t.set(0, 3);
+  t.set(1, 4.5);
+  // error (0, 0.5), ref norm 5: rel 0.1.
+  Comparison c = compare(t, {3, 4}, 0.2);
+  EXPECT_NEAR(c.relL2, 0.1);
+  EXPECT_NEAR(c.maxAbs, 0.5);
+  EXPECT(c.pass);
+  EXPECT(!compare(t, {3, 4}, 0.05).pass);
+  t.set(1, NAN);
+  c = compare(t, {3, 4}, 1);
+  EXPECT(!c.pass && c.nonFinite == 1 && c.firstNonFinite == 1);
+  EXPECT(toleranceFor({DType::F32, DType::BF16}) == 1e-2);
+  EXPECT(toleranceFor({DType::F16, DType::F32}) == 2e-3);
+  EXPECT(toleranceFor({DType::I32}) == 0);
+}
+
+void testPtxParams() {
+  std::string ptx = ".visible .entry copy(\n"
+                    "\t.param .u64 .ptr .global .align 16 copy_param_0,\n"
+                    "\t.param .f32 copy_param_1,\n"
+                    "\t.param .align 8 .b8 copy_param_2[16],\n"
+                    "\t.param .u32 copy_param_3\n)\n{\n}\n"
+                    ".visible .entry copy2()\n{\n}\n";
+  std::vector<unsigned> bits;
+  EXPECT(ptxEntryParams(ptx, "copy", bits) &&
+         bits == std::vector<unsigned>({64, 32, 128, 32}));
+  EXPECT(ptxEntryParams(ptx, "copy2", bits) && bits.empty());
+  EXPECT(!ptxEntryParams(ptx, "cop", bits));
+}
+} // namespace
+
+int main() {
+  testExpr();
+  testConversions();
+  testNpy();
+  testFill();
+  testAttention();
+  testLinearAttention();
+  testRotary();
+  testCompare();
+  testPtxParams();
+  std::printf("%d checks, %d failures\n", checks, failures);
+  return failures ? 1 : 0;
+}
