@@ -18,7 +18,7 @@ llvm_config.use_default_substitutions()
 
 # FileCheck, not, count come from the LLVM tools directory; ours from bin/.
 tool_dirs = [config.tegula_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst(t, unresolved="ignore") for t in ["tile-opt", "tilec", "tile-run"]]
+tools = [ToolSubst(t, unresolved="ignore") for t in ["tile-opt", "tilec", "tile-run", "tile-interp"]]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.tegula_tools_dir, append_path=True)
