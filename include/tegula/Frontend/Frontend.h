@@ -1,0 +1,48 @@
+//===- Frontend.h - Source to tile-dialect IR -------------------*- C++ -*-===//
+//
+// The frontend entry points: parse a `.tile` buffer, check it, and generate
+// verified tile-dialect IR for its kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_FRONTEND_FRONTEND_H
+#define TEGULA_FRONTEND_FRONTEND_H
+
+#include "tegula/Frontend/AST.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tegula::frontend {
+
+struct CompileOptions {
+  /// Compile only this kernel; empty compiles every kernel of the file.
+  std::string kernel;
+  /// `-D NAME=VALUE` template parameter values, in command-line order.
+  std::vector<std::pair<std::string, std::string>> defines;
+  /// `sm_90a` or `sm_80`: sets the shared-memory budget.
+  std::string target = "sm_90a";
+};
+
+/// Loads the dialects the frontend generates into `context`.
+void registerFrontendDialects(mlir::MLIRContext &context);
+
+/// Semantic analysis and IR generation of `program`. Every user error is
+/// reported to `diags`; the module is returned only when there were none
+/// and it verifies. A verifier failure is reported as an internal error.
+mlir::OwningOpRef<mlir::ModuleOp> compileProgram(const Program &program,
+                                                 DiagEngine &diags,
+                                                 mlir::MLIRContext &context,
+                                                 const CompileOptions &options);
+
+/// Shared-memory bytes a target offers one block.
+int64_t sharedMemoryLimit(llvm::StringRef target);
+
+} // namespace tegula::frontend
+
+#endif // TEGULA_FRONTEND_FRONTEND_H
