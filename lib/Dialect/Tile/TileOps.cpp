@@ -6,6 +6,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace tegula::tile;
@@ -149,11 +150,77 @@ struct RematerializeCheapProducer : public OpRewritePattern<ConvertLayoutOp> {
     return failure();
   }
 };
+
+static RankedTensorType withEncoding(Type type, Attribute encoding) {
+  auto tile = cast<RankedTensorType>(type);
+  return RankedTensorType::get(tile.getShape(), tile.getElementType(),
+                               encoding);
+}
+
+/// Moves a conversion above shape ops and single-use integer arithmetic, so
+/// that index and mask tiles are computed in the layout of the access that
+/// uses them: the conversion ends at a splat or arange, where it vanishes.
+struct HoistConversionAboveIndexMath
+    : public OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvertLayoutOp convert,
+                                PatternRewriter &rewriter) const override {
+    Operation *producer = convert.getSource().getDefiningOp();
+    if (!producer || !producer->hasOneUse())
+      return failure();
+    Attribute target = convert.getResult().getType().getEncoding();
+    if (!target)
+      return failure();
+    Location loc = convert.getLoc();
+    if (auto broadcast = dyn_cast<BroadcastOp>(producer)) {
+      Value source = ConvertLayoutOp::create(
+          rewriter, loc, withEncoding(broadcast.getSource().getType(), target),
+          broadcast.getSource());
+      rewriter.replaceOpWithNewOp<BroadcastOp>(
+          convert, convert.getResult().getType(), source);
+      return success();
+    }
+    if (auto expand = dyn_cast<ExpandDimsOp>(producer)) {
+      auto slice = SliceLayoutAttr::get(getContext(), expand.getAxis(), target);
+      Value source = ConvertLayoutOp::create(
+          rewriter, loc, withEncoding(expand.getSource().getType(), slice),
+          expand.getSource());
+      rewriter.replaceOpWithNewOp<ExpandDimsOp>(
+          convert, convert.getResult().getType(), source, expand.getAxis());
+      return success();
+    }
+    // Elementwise integer and boolean arithmetic (index and mask math).
+    if (producer->getDialect() !=
+            rewriter.getContext()->getLoadedDialect(
+                arith::ArithDialect::getDialectNamespace()) ||
+        producer->getNumResults() != 1 || producer->getNumRegions() != 0 ||
+        !isPure(producer))
+      return failure();
+    auto resultType = cast<RankedTensorType>(producer->getResult(0).getType());
+    if (!resultType.getElementType().isIntOrIndex())
+      return failure();
+    SmallVector<Value> operands;
+    for (Value operand : producer->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (!type || type.getShape() != resultType.getShape())
+        return failure();
+      operands.push_back(ConvertLayoutOp::create(
+          rewriter, loc, withEncoding(type, target), operand));
+    }
+    OperationState state(producer->getLoc(), producer->getName(), operands,
+                         TypeRange{convert.getResult().getType()},
+                         producer->getAttrs());
+    rewriter.replaceOp(convert, rewriter.create(state)->getResults());
+    return success();
+  }
+};
 } // namespace
 
 void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                   MLIRContext *context) {
-  results.add<RematerializeCheapProducer>(context);
+  results.add<RematerializeCheapProducer, HoistConversionAboveIndexMath>(
+      context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -327,7 +394,10 @@ void PipelinePushOp::getEffects(
 
 LogicalResult PipelinePopOp::verify() {
   PipelineType pipeline = getPipeline().getType();
-  if (getResult().getType() != pipeline.getTileType())
+  // The popped tile may carry a layout; the ring holds shape and dtype.
+  RankedTensorType result = getResult().getType();
+  if (result.getShape() != pipeline.getShape() ||
+      result.getElementType() != pipeline.getElementType())
     return emitOpError() << "pops a " << getResult().getType()
                          << " from a pipeline of type " << pipeline
                          << ", whose stages hold " << pipeline.getTileType();

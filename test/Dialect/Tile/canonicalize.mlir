@@ -1,5 +1,8 @@
 // RUN: tile-opt %s -canonicalize | FileCheck %s
 
+// CHECK-DAG: #[[$ACC:.*]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-DAG: #[[$SLICE:.*]] = #tile.slice<dim = 1, parent = #[[$ACC]]>
+
 // tile.dim folds to a constant for a static extent and to the bound operand
 // of tile.make_tensor for a dynamic one.
 
@@ -55,4 +58,28 @@ func.func @conversions(%x: tensor<64x64xf32, #b>, %s: f32)
   %wc = tile.convert_layout %one : tensor<64x64xf32, #b> -> tensor<64x64xf32, #m>
   // CHECK: return %[[X]], %[[C]], %[[SP]], %[[CST]]
   return %same, %chain, %ws, %wc : tensor<64x64xf32, #b>, tensor<64x64xf32, #m>, tensor<64x64xf32, #m>, tensor<64x64xf32, #m>
+}
+
+// A conversion of index math moves up to the aranges and splats it came
+// from, where it disappears: indices are built in the access's layout.
+#row = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]>
+#acc = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#vec = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @index_math
+// CHECK-NOT: tile.convert_layout
+// CHECK-DAG: %[[R:.*]] = tile.arange : tensor<32xi32, #[[$SLICE]]>
+// CHECK-DAG: %[[S:.*]] = tile.splat %{{.*}} : tensor<32xi32, #[[$SLICE]]>
+// CHECK: %[[A:.*]] = arith.addi %[[S]], %[[R]] : tensor<32xi32, #[[$SLICE]]>
+// CHECK: %[[E:.*]] = tile.expand_dims %[[A]], 1 : {{.*}} -> tensor<32x1xi32, #[[$ACC]]>
+// CHECK: %[[B:.*]] = tile.broadcast %[[E]] : tensor<32x1xi32, #[[$ACC]]> -> tensor<32x64xi32, #[[$ACC]]>
+// CHECK: return %[[B]]
+func.func @index_math(%n: i32) -> tensor<32x64xi32, #acc> {
+  %r = tile.arange : tensor<32xi32, #vec>
+  %s = tile.splat %n : tensor<32xi32, #vec>
+  %a = arith.addi %s, %r : tensor<32xi32, #vec>
+  %c = tile.convert_layout %a : tensor<32xi32, #vec> -> tensor<32xi32, #tile.slice<dim = 1, parent = #row>>
+  %e = tile.expand_dims %c, 1 : tensor<32xi32, #tile.slice<dim = 1, parent = #row>> -> tensor<32x1xi32, #row>
+  %b = tile.broadcast %e : tensor<32x1xi32, #row> -> tensor<32x64xi32, #row>
+  %w = tile.convert_layout %b : tensor<32x64xi32, #row> -> tensor<32x64xi32, #acc>
+  return %w : tensor<32x64xi32, #acc>
 }
