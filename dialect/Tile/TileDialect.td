@@ -60,6 +60,9 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kFlopsAttrName = "tile.flops";
     static constexpr ::llvm::StringLiteral kBytesAttrName = "tile.bytes";
     static constexpr ::llvm::StringLiteral kTemplateAttrName = "tile.template";
+    /// Dynamic shared memory the lowered kernel needs, in bytes.
+    static constexpr ::llvm::StringLiteral kSharedBytesAttrName =
+        "tile.shared_bytes";
 
     /// Kernel argument attributes: the source name of every parameter, the
     /// declared dims and access of tensors, the size variable an i32 binds.

@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -274,9 +275,9 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
   if (name == kKernelAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
-    if (!isa<func::FuncOp>(op))
+    if (!isa<FunctionOpInterface>(op))
       return op->emitError()
-             << "'" << name << "' may only mark a func.func, not '"
+             << "'" << name << "' may only mark a function, not '"
              << op->getName() << "'";
     return success();
   }
@@ -320,6 +321,13 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
   if (name == kFlopsAttrName || name == kBytesAttrName) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be an expression string";
+    return success();
+  }
+  if (name == kSharedBytesAttrName) {
+    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!bytes || bytes.getInt() < 0)
+      return op->emitError()
+             << "'" << name << "' must be a non-negative integer";
     return success();
   }
   if (name == kTemplateAttrName) {

@@ -7,7 +7,7 @@ func.func @kernel_not_unit() attributes {tile.kernel = 1 : i32} {
 
 // -----
 
-// expected-error @+1 {{'tile.kernel' may only mark a func.func, not 'builtin.module'}}
+// expected-error @+1 {{'tile.kernel' may only mark a function, not 'builtin.module'}}
 module attributes {tile.kernel} {
 }
 

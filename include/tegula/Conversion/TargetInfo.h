@@ -1,0 +1,37 @@
+//===- TargetInfo.h - What differs between GPU targets ----------*- C++ -*-===//
+//
+// Every target difference the lowering and the driver consult lives here,
+// so that sm_90a can grow wgmma and TMA paths behind the same questions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_CONVERSION_TARGETINFO_H
+#define TEGULA_CONVERSION_TARGETINFO_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace tegula {
+
+struct TargetInfo {
+  /// The chip name for PTX (`sm_80`, `sm_90a`).
+  llvm::StringRef chip;
+  /// PTX ISA feature string for the NVPTX back end.
+  llvm::StringRef ptxFeatures;
+  /// Dynamic shared memory a block may opt into, in bytes.
+  int64_t maxSharedBytes;
+  /// Whether cp.async (sm_80+) is available for pipelined loads.
+  bool hasAsyncCopy;
+  /// Whether warpgroup MMA (wgmma) is available; the mma.sync path is used
+  /// on every target until the wgmma lowering lands.
+  bool hasWarpgroupMma;
+
+  /// The target named `name`, or none if it is not supported.
+  static std::optional<TargetInfo> lookup(llvm::StringRef name);
+};
+
+} // namespace tegula
+
+#endif // TEGULA_CONVERSION_TARGETINFO_H

@@ -1,0 +1,216 @@
+//===- Common.cpp - Shared pieces of the tile-to-NVVM lowering ------------===//
+
+#include "Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+LinearLayout tegula::tile::getLinearLayout(RankedTensorType type) {
+  auto layout = cast<LayoutAttrInterface>(type.getEncoding());
+  FailureOr<LinearLayout> linear = layout.toLinearLayout(
+      type.getShape(), [] { return InFlightDiagnostic(); });
+  assert(succeeded(linear) && "verified tiles have valid layouts");
+  return *linear;
+}
+
+KernelPlan &LoweringState::planFor(Operation *op) {
+  Operation *func = op->getParentOfType<FunctionOpInterface>();
+  return plans[func ? func : op];
+}
+
+/// Finds the value an entry-block op marked `name` defines, or null.
+static Value findMarked(Block &entry, StringRef name) {
+  for (Operation &op : entry)
+    if (op.hasAttr(name))
+      return op.getResult(0);
+  return {};
+}
+
+ThreadPosition tegula::tile::getThreadPosition(OpBuilder &builder,
+                                               Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  Block &entry = func.getFunctionBody().front();
+  // The marks are plain (undialected) attributes that the LLVM conversion
+  // drops; they let every pattern share one computation per kernel.
+  if (Value lane = findMarked(entry, "tegula.lane"))
+    return {lane, findMarked(entry, "tegula.warp")};
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&entry);
+  Location loc = func.getLoc();
+  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
+  Value lane =
+      arith::AndIOp::create(builder, loc, tid, i32Const(builder, loc, 31));
+  Value warp =
+      arith::ShRUIOp::create(builder, loc, tid, i32Const(builder, loc, 5));
+  lane.getDefiningOp()->setAttr("tegula.lane", builder.getUnitAttr());
+  warp.getDefiningOp()->setAttr("tegula.warp", builder.getUnitAttr());
+  return {lane, warp};
+}
+
+Value tegula::tile::i32Const(OpBuilder &builder, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(builder, loc, builder.getI32Type(),
+                                      value);
+}
+
+Value tegula::tile::i64Const(OpBuilder &builder, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(builder, loc, builder.getI64Type(),
+                                      value);
+}
+
+SmallVector<SmallVector<Value>>
+tegula::tile::emitRegisterCoords(OpBuilder &builder, Location loc,
+                                 const LinearLayout &layout,
+                                 ThreadPosition position) {
+  unsigned rank = layout.getRank();
+  SmallVector<Value> base;
+  for (unsigned dim = 0; dim < rank; ++dim) {
+    Value coord = i32Const(builder, loc, 0);
+    auto accumulate = [&](ArrayRef<LinearLayout::Coords> bases, Value index) {
+      for (auto [bit, basis] : llvm::enumerate(bases)) {
+        if (basis[dim] == 0)
+          continue;
+        Value shifted = arith::ShRUIOp::create(builder, loc, index,
+                                               i32Const(builder, loc, bit));
+        Value isSet = arith::AndIOp::create(builder, loc, shifted,
+                                            i32Const(builder, loc, 1));
+        Value contribution = arith::MulIOp::create(
+            builder, loc, isSet, i32Const(builder, loc, basis[dim]));
+        coord = arith::XOrIOp::create(builder, loc, coord, contribution);
+      }
+    };
+    accumulate(layout.getLaneBases(), position.lane);
+    accumulate(layout.getWarpBases(), position.warp);
+    base.push_back(coord);
+  }
+  SmallVector<SmallVector<Value>> coords;
+  for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg) {
+    LinearLayout::Coords offset = layout.regOffset(reg);
+    SmallVector<Value> regCoords;
+    for (unsigned dim = 0; dim < rank; ++dim)
+      regCoords.push_back(
+          offset[dim] == 0
+              ? base[dim]
+              : arith::XOrIOp::create(builder, loc, base[dim],
+                                      i32Const(builder, loc, offset[dim]))
+                    .getResult());
+    coords.push_back(std::move(regCoords));
+  }
+  return coords;
+}
+
+Value tegula::tile::getSharedBase(OpBuilder &builder, Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto global = module.lookupSymbol<LLVM::GlobalOp>("__tegula_shared");
+  assert(global && "the pass declares the shared-memory global first");
+  return LLVM::AddressOfOp::create(builder, op->getLoc(), global);
+}
+
+SmallVector<Value> tegula::tile::unpackVector(OpBuilder &builder, Location loc,
+                                              Value vector) {
+  auto type = dyn_cast<VectorType>(vector.getType());
+  if (!type)
+    return {vector};
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    elements.push_back(vector::ExtractOp::create(builder, loc, vector, i));
+  return elements;
+}
+
+Value tegula::tile::packVector(OpBuilder &builder, Location loc, Type type,
+                               ValueRange elements) {
+  auto vectorType = dyn_cast<VectorType>(type);
+  if (!vectorType)
+    return elements.front();
+  return vector::FromElementsOp::create(builder, loc, vectorType, elements);
+}
+
+void tegula::tile::emitBarrier(OpBuilder &builder, Location loc) {
+  NVVM::Barrier0Op::create(builder, loc);
+}
+
+Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
+                                            Value sharedBase,
+                                            ArrayRef<int64_t> shape,
+                                            ArrayRef<Value> coords,
+                                            Type storedType, Value byteOffset) {
+  Value linear = i32Const(builder, loc, 0);
+  for (auto [extent, coord] : llvm::zip(shape, coords)) {
+    linear = arith::MulIOp::create(builder, loc, linear,
+                                   i32Const(builder, loc, extent));
+    linear = arith::AddIOp::create(builder, loc, linear, coord);
+  }
+  Value start = LLVM::GEPOp::create(builder, loc, sharedBase.getType(),
+                                    builder.getI8Type(), sharedBase,
+                                    ValueRange{byteOffset});
+  return LLVM::GEPOp::create(builder, loc, sharedBase.getType(), storedType,
+                             start, ValueRange{linear});
+}
+
+Value tegula::tile::convertThroughShared(OpBuilder &builder, Location loc,
+                                         Operation *anchor, Value source,
+                                         const LinearLayout &from,
+                                         const LinearLayout &to,
+                                         Type elementType, Type resultType,
+                                         int64_t byteOffset) {
+  ThreadPosition position = getThreadPosition(builder, anchor);
+  Value shared = getSharedBase(builder, anchor);
+  // Booleans travel as bytes.
+  Type storedType =
+      elementType.isInteger(1) ? builder.getI8Type() : elementType;
+  SmallVector<Value> values = unpackVector(builder, loc, source);
+  Value offset = i32Const(builder, loc, byteOffset);
+  auto fromCoords = emitRegisterCoords(builder, loc, from, position);
+  for (auto [value, coords] : llvm::zip(values, fromCoords)) {
+    Value stored = value;
+    if (storedType != elementType)
+      stored = arith::ExtUIOp::create(builder, loc, storedType, value);
+    Value address = getSharedElementAddress(
+        builder, loc, shared, from.getShape(), coords, storedType, offset);
+    LLVM::StoreOp::create(builder, loc, stored, address);
+  }
+  emitBarrier(builder, loc);
+  SmallVector<Value> results;
+  for (auto &coords : emitRegisterCoords(builder, loc, to, position)) {
+    Value address = getSharedElementAddress(builder, loc, shared, to.getShape(),
+                                            coords, storedType, offset);
+    Value loaded = LLVM::LoadOp::create(builder, loc, storedType, address);
+    if (storedType != elementType)
+      loaded = arith::TruncIOp::create(builder, loc, elementType, loaded);
+    results.push_back(loaded);
+  }
+  emitBarrier(builder, loc);
+  return packVector(builder, loc, resultType, results);
+}
+
+std::optional<SmallVector<int64_t>> tegula::tile::getRegisterMapping(
+    const LinearLayout &from, const LinearLayout &to,
+    function_ref<LinearLayout::Coords(const LinearLayout::Coords &)> project) {
+  if (from.getLaneBases().size() != to.getLaneBases().size() ||
+      from.getWarpBases().size() != to.getWarpBases().size())
+    return std::nullopt;
+  for (auto [a, b] : llvm::zip(from.getLaneBases(), to.getLaneBases()))
+    if (a != project(b))
+      return std::nullopt;
+  for (auto [a, b] : llvm::zip(from.getWarpBases(), to.getWarpBases()))
+    if (a != project(b))
+      return std::nullopt;
+  DenseMap<LinearLayout::Coords, int64_t> fromRegs;
+  for (int64_t reg = from.getNumRegs() - 1; reg >= 0; --reg)
+    fromRegs[from.regOffset(reg)] = reg;
+  SmallVector<int64_t> mapping;
+  for (int64_t reg = 0; reg < to.getNumRegs(); ++reg) {
+    auto it = fromRegs.find(project(to.regOffset(reg)));
+    if (it == fromRegs.end())
+      return std::nullopt;
+    mapping.push_back(it->second);
+  }
+  return mapping;
+}
+
+int64_t tegula::tile::getStoredBytes(Type type) {
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}

@@ -1,0 +1,163 @@
+//===- ElementwiseToNVVM.cpp - arith and math on tiles --------------------===//
+//
+// Elementwise work on a tile is the same op on the thread's register
+// vector: arith ops are rebuilt over vectors and left to the standard LLVM
+// lowering. Transcendentals use the GPU's approximate instructions
+// (ex2.approx, lg2.approx, ...) in f32, element by element, as Triton does;
+// narrower floats are widened around them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+namespace {
+
+bool touchesTiles(Operation *op) {
+  auto isTile = [](Type type) { return isa<RankedTensorType>(type); };
+  return llvm::any_of(op->getOperandTypes(), isTile) ||
+         llvm::any_of(op->getResultTypes(), isTile);
+}
+
+/// Any arith op on tiles becomes the same op on register vectors.
+struct ArithOnTilesLowering : public ConversionPattern {
+  ArithOnTilesLowering(const TypeConverter &converter, MLIRContext *context)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
+                          context) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<arith::ArithDialect>(op->getDialect()) || !touchesTiles(op) ||
+        op->getNumRegions() != 0)
+      return failure();
+    SmallVector<Type> resultTypes;
+    if (failed(getTypeConverter()->convertTypes(op->getResultTypes(),
+                                                resultTypes)))
+      return failure();
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      auto dense = dyn_cast<SplatElementsAttr>(constant.getValue());
+      if (!dense)
+        return rewriter.notifyMatchFailure(op, "only splat tile constants");
+      auto vectorType = cast<VectorType>(resultTypes.front());
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, vectorType,
+          DenseElementsAttr::get(vectorType, dense.getSplatValue<Attribute>()));
+      return success();
+    }
+    OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
+                         op->getAttrs());
+    rewriter.replaceOp(op, rewriter.create(state)->getResults());
+    return success();
+  }
+};
+
+/// Which f32 computation a math op becomes.
+enum class Approx { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos, AbsF };
+
+template <typename MathOp, Approx kind>
+struct MathLowering : public OpConversionPattern<MathOp> {
+  using OpConversionPattern<MathOp>::OpConversionPattern;
+
+  static Value intrinsic(OpBuilder &builder, Location loc, StringRef name,
+                         Value x) {
+    return LLVM::CallIntrinsicOp::create(builder, loc, x.getType(),
+                                         builder.getStringAttr(name),
+                                         ValueRange{x})
+        .getResult(0);
+  }
+
+  static Value compute(OpBuilder &builder, Location loc, Value x) {
+    Type f32 = x.getType();
+    auto constant = [&](double value) {
+      return arith::ConstantOp::create(builder, loc, f32,
+                                       builder.getF32FloatAttr(value));
+    };
+    switch (kind) {
+    case Approx::Exp: {
+      Value scaled =
+          arith::MulFOp::create(builder, loc, x, constant(1.4426950408889634));
+      return intrinsic(builder, loc, "llvm.nvvm.ex2.approx.f32", scaled);
+    }
+    case Approx::Exp2:
+      return intrinsic(builder, loc, "llvm.nvvm.ex2.approx.f32", x);
+    case Approx::Log: {
+      Value log2 = intrinsic(builder, loc, "llvm.nvvm.lg2.approx.f", x);
+      return arith::MulFOp::create(builder, loc, log2,
+                                   constant(0.6931471805599453));
+    }
+    case Approx::Log2:
+      return intrinsic(builder, loc, "llvm.nvvm.lg2.approx.f", x);
+    case Approx::Sqrt:
+      return LLVM::SqrtOp::create(builder, loc, x);
+    case Approx::Rsqrt:
+      return intrinsic(builder, loc, "llvm.nvvm.rsqrt.approx.f", x);
+    // NVPTX selects sin.approx / cos.approx for `afn` sine and cosine.
+    case Approx::Sin:
+      return LLVM::SinOp::create(builder, loc, x, LLVM::FastmathFlags::afn);
+    case Approx::Cos:
+      return LLVM::CosOp::create(builder, loc, x, LLVM::FastmathFlags::afn);
+    case Approx::AbsF:
+      return LLVM::FAbsOp::create(builder, loc, x);
+    }
+    llvm_unreachable("unknown math op");
+  }
+
+  LogicalResult
+  matchAndRewrite(MathOp op, typename MathOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
+    Type element = getElementTypeOrSelf(resultType);
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Value> results;
+    for (Value x : unpackVector(rewriter, loc, adaptor.getOperand())) {
+      if (element != f32)
+        x = arith::ExtFOp::create(rewriter, loc, f32, x);
+      Value y = compute(rewriter, loc, x);
+      if (element != f32)
+        y = arith::TruncFOp::create(rewriter, loc, element, y);
+      results.push_back(y);
+    }
+    rewriter.replaceOp(op, packVector(rewriter, loc, resultType, results));
+    return success();
+  }
+};
+
+struct AbsILowering : public OpConversionPattern<math::AbsIOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::AbsIOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getOperand();
+    Value zero = arith::ConstantOp::create(rewriter, loc, x.getType(),
+                                           rewriter.getZeroAttr(x.getType()));
+    Value negated = arith::SubIOp::create(rewriter, loc, zero, x);
+    rewriter.replaceOpWithNewOp<arith::MaxSIOp>(op, x, negated);
+    return success();
+  }
+};
+} // namespace
+
+void tegula::tile::populateElementwiseToNVVMPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<ArithOnTilesLowering>(converter, context);
+  patterns.add<MathLowering<math::ExpOp, Approx::Exp>,
+               MathLowering<math::Exp2Op, Approx::Exp2>,
+               MathLowering<math::LogOp, Approx::Log>,
+               MathLowering<math::Log2Op, Approx::Log2>,
+               MathLowering<math::SqrtOp, Approx::Sqrt>,
+               MathLowering<math::RsqrtOp, Approx::Rsqrt>,
+               MathLowering<math::SinOp, Approx::Sin>,
+               MathLowering<math::CosOp, Approx::Cos>,
+               MathLowering<math::AbsFOp, Approx::AbsF>, AbsILowering>(
+      converter, context);
+}

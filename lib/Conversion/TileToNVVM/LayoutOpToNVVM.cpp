@@ -1,0 +1,144 @@
+//===- LayoutOpToNVVM.cpp - Broadcasts, unit dims, conversions, trans -----===//
+//
+// When two layouts agree on what each lane and warp holds, moving between
+// them is a register permutation (a vector.shuffle, free after register
+// allocation); otherwise the tile goes through shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+namespace {
+using Coords = LinearLayout::Coords;
+
+Value shuffleRegisters(OpBuilder &builder, Location loc, Value source,
+                       Type resultType, ArrayRef<int64_t> mapping) {
+  return vector::ShuffleOp::create(builder, loc, resultType, source, source,
+                                   mapping);
+}
+
+struct BroadcastLowering : public OpConversionPattern<BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> sourceShape = op.getSource().getType().getShape();
+    auto mapping = getRegisterMapping(
+        getLinearLayout(op.getSource().getType()),
+        getLinearLayout(op.getType()), [&](const Coords &coords) {
+          Coords projected(coords);
+          for (auto [dim, extent] : llvm::enumerate(sourceShape))
+            if (extent == 1)
+              projected[dim] = 0;
+          return projected;
+        });
+    if (!mapping)
+      return rewriter.notifyMatchFailure(
+          op, "source layout does not replicate along the broadcast dims");
+    rewriter.replaceOp(
+        op, shuffleRegisters(rewriter, op.getLoc(), adaptor.getSource(),
+                             getTypeConverter()->convertType(op.getType()),
+                             *mapping));
+    return success();
+  }
+};
+
+struct ExpandDimsLowering : public OpConversionPattern<ExpandDimsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ExpandDimsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    unsigned axis = op.getAxis();
+    auto mapping = getRegisterMapping(
+        getLinearLayout(op.getSource().getType()),
+        getLinearLayout(op.getType()), [&](const Coords &coords) {
+          Coords projected(coords);
+          projected.erase(projected.begin() + axis);
+          return projected;
+        });
+    if (!mapping)
+      return rewriter.notifyMatchFailure(
+          op, "source layout is not the result's slice along the new axis");
+    rewriter.replaceOp(
+        op, shuffleRegisters(rewriter, op.getLoc(), adaptor.getSource(),
+                             getTypeConverter()->convertType(op.getType()),
+                             *mapping));
+    return success();
+  }
+};
+
+struct ConvertLayoutLowering : public OpConversionPattern<ConvertLayoutOp> {
+  ConvertLayoutLowering(const TypeConverter &converter, MLIRContext *context,
+                        LoweringState &state)
+      : OpConversionPattern(converter, context), state(state) {}
+
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    LinearLayout from = getLinearLayout(op.getSource().getType());
+    LinearLayout to = getLinearLayout(op.getType());
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    auto mapping = getRegisterMapping(
+        from, to, [](const Coords &coords) { return coords; });
+    if (mapping) {
+      rewriter.replaceOp(op, shuffleRegisters(rewriter, op.getLoc(),
+                                              adaptor.getSource(), resultType,
+                                              *mapping));
+      return success();
+    }
+    rewriter.replaceOp(
+        op, convertThroughShared(rewriter, op.getLoc(), op, adaptor.getSource(),
+                                 from, to, op.getType().getElementType(),
+                                 resultType, state.planFor(op).scratchOffset));
+    return success();
+  }
+
+  LoweringState &state;
+};
+
+struct TransLowering : public OpConversionPattern<TransOp> {
+  TransLowering(const TypeConverter &converter, MLIRContext *context,
+                LoweringState &state)
+      : OpConversionPattern(converter, context), state(state) {}
+
+  LogicalResult
+  matchAndRewrite(TransOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    LinearLayout from = getLinearLayout(op.getSource().getType());
+    LinearLayout result = getLinearLayout(op.getType());
+    // The result's layout, in the source's coordinates.
+    LinearLayout to(op.getSource().getType().getShape());
+    auto swap = [](const Coords &coords) {
+      return Coords{coords[1], coords[0]};
+    };
+    for (const Coords &basis : result.getRegBases())
+      to.addRegBasis(swap(basis));
+    for (const Coords &basis : result.getLaneBases())
+      to.addLaneBasis(swap(basis));
+    for (const Coords &basis : result.getWarpBases())
+      to.addWarpBasis(swap(basis));
+    rewriter.replaceOp(
+        op, convertThroughShared(rewriter, op.getLoc(), op, adaptor.getSource(),
+                                 from, to, op.getType().getElementType(),
+                                 getTypeConverter()->convertType(op.getType()),
+                                 state.planFor(op).scratchOffset));
+    return success();
+  }
+
+  LoweringState &state;
+};
+} // namespace
+
+void tegula::tile::populateLayoutOpToNVVMPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    LoweringState &state) {
+  patterns.add<BroadcastLowering, ExpandDimsLowering>(converter,
+                                                      patterns.getContext());
+  patterns.add<ConvertLayoutLowering, TransLowering>(
+      converter, patterns.getContext(), state);
+}

@@ -1,0 +1,202 @@
+//===- ReduceOpToNVVM.cpp - Reductions over registers, lanes, warps -------===//
+//
+// A reduction along `axis` combines, in order: the registers of a thread
+// whose layout bases move along the axis, then lanes with butterfly
+// shuffles over the lane bits that move along it, then warps through
+// shared memory. What is left is the result in the slice layout. Replicated
+// registers and lanes (zero bases) are never combined, so sums count every
+// element once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+namespace {
+using Coords = LinearLayout::Coords;
+
+Value combine(OpBuilder &builder, Location loc, ReduceKind kind, Value a,
+              Value b) {
+  bool isFloat = isa<FloatType>(a.getType());
+  switch (kind) {
+  case ReduceKind::Sum:
+    return isFloat ? arith::AddFOp::create(builder, loc, a, b).getResult()
+                   : arith::AddIOp::create(builder, loc, a, b).getResult();
+  case ReduceKind::Max:
+    return isFloat ? arith::MaximumFOp::create(builder, loc, a, b).getResult()
+                   : arith::MaxSIOp::create(builder, loc, a, b).getResult();
+  case ReduceKind::Min:
+    return isFloat ? arith::MinimumFOp::create(builder, loc, a, b).getResult()
+                   : arith::MinSIOp::create(builder, loc, a, b).getResult();
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+/// Butterfly shuffle of a 32-bit value with the lane `mask` away.
+Value shuffleXor(OpBuilder &builder, Location loc, Value value, int64_t mask) {
+  Type type = value.getType();
+  Value all = i32Const(builder, loc, -1);
+  Value clamp = i32Const(builder, loc, 31);
+  return NVVM::ShflOp::create(builder, loc, type, all, value,
+                              i32Const(builder, loc, mask), clamp,
+                              NVVM::ShflKind::bfly, UnitAttr());
+}
+
+bool isZero(const Coords &coords) {
+  return llvm::all_of(coords, [](int64_t v) { return v == 0; });
+}
+
+struct ReduceLowering : public OpConversionPattern<ReduceOp> {
+  ReduceLowering(const TypeConverter &converter, MLIRContext *context,
+                 LoweringState &state)
+      : OpConversionPattern(converter, context), state(state) {}
+
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    unsigned axis = op.getAxis();
+    ReduceKind kind = op.getKind();
+    LinearLayout layout = getLinearLayout(op.getSource().getType());
+    LinearLayout sliced = layout.sliceDim(axis);
+    auto resultTile = dyn_cast<RankedTensorType>(op.getType());
+    if (resultTile && getLinearLayout(resultTile) != sliced)
+      return rewriter.notifyMatchFailure(
+          op, "result layout is not the source's slice along the axis");
+    for (const Coords &basis : llvm::concat<const Coords>(
+             layout.getLaneBases(), layout.getWarpBases())) {
+      bool alongAxis = basis[axis] != 0;
+      Coords rest(basis);
+      rest[axis] = 0;
+      if (alongAxis && !isZero(rest))
+        return rewriter.notifyMatchFailure(
+            op, "a lane or warp basis moves along the axis and another dim");
+    }
+
+    // Shuffles move 32-bit values: narrower floats widen to f32.
+    Type elementType = op.getSource().getType().getElementType();
+    Type work = elementType;
+    if (elementType.isF16() || elementType.isBF16())
+      work = rewriter.getF32Type();
+    else if (!elementType.isF32() && !elementType.isInteger(32))
+      return rewriter.notifyMatchFailure(op, "unsupported reduction type");
+
+    // 1. Registers.
+    int64_t duplicateBits = 0;
+    for (auto [bit, basis] : llvm::enumerate(layout.getRegBases()))
+      if (isZero(basis))
+        duplicateBits |= int64_t(1) << bit;
+    DenseMap<Coords, int64_t> outputIndex;
+    for (int64_t reg = 0; reg < sliced.getNumRegs(); ++reg)
+      outputIndex[sliced.regOffset(reg)] = reg;
+    SmallVector<Value> inputs =
+        unpackVector(rewriter, loc, adaptor.getSource());
+    SmallVector<Value> partial(sliced.getNumRegs());
+    for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg) {
+      if (reg & duplicateBits)
+        continue;
+      Coords key = layout.regOffset(reg);
+      key.erase(key.begin() + axis);
+      int64_t out = outputIndex.lookup(key);
+      Value value = inputs[reg];
+      if (work != elementType)
+        value = arith::ExtFOp::create(rewriter, loc, work, value);
+      partial[out] = partial[out]
+                         ? combine(rewriter, loc, kind, partial[out], value)
+                         : value;
+    }
+
+    // 2. Lanes.
+    for (auto [bit, basis] : llvm::enumerate(layout.getLaneBases()))
+      if (basis[axis] != 0)
+        for (Value &value : partial)
+          value = combine(rewriter, loc, kind, value,
+                          shuffleXor(rewriter, loc, value, int64_t(1) << bit));
+
+    // 3. Warps, through shared memory.
+    SmallVector<unsigned> warpBits;
+    for (auto [bit, basis] : llvm::enumerate(layout.getWarpBases()))
+      if (basis[axis] != 0)
+        warpBits.push_back(bit);
+    if (!warpBits.empty()) {
+      ThreadPosition position = getThreadPosition(rewriter, op);
+      Value shared = getSharedBase(rewriter, op);
+      int64_t offset = state.planFor(op).scratchOffset;
+      int64_t outputs = 1;
+      for (int64_t extent : sliced.getShape())
+        outputs *= extent;
+      // This warp's slot among the warps along the axis.
+      Value slot = i32Const(rewriter, loc, 0);
+      for (auto [k, bit] : llvm::enumerate(warpBits)) {
+        Value b = arith::ShRUIOp::create(rewriter, loc, position.warp,
+                                         i32Const(rewriter, loc, bit));
+        b = arith::AndIOp::create(rewriter, loc, b, i32Const(rewriter, loc, 1));
+        b = arith::ShLIOp::create(rewriter, loc, b, i32Const(rewriter, loc, k));
+        slot = arith::OrIOp::create(rewriter, loc, slot, b);
+      }
+      auto coords = emitRegisterCoords(rewriter, loc, sliced, position);
+      SmallVector<Value> linear;
+      for (auto &regCoords : coords) {
+        Value index = i32Const(rewriter, loc, 0);
+        for (auto [extent, coord] : llvm::zip(sliced.getShape(), regCoords)) {
+          index = arith::MulIOp::create(rewriter, loc, index,
+                                        i32Const(rewriter, loc, extent));
+          index = arith::AddIOp::create(rewriter, loc, index, coord);
+        }
+        linear.push_back(index);
+      }
+      if (linear.empty())
+        linear.push_back(i32Const(rewriter, loc, 0));
+      auto address = [&](Value slotIndex, Value element) {
+        Value index = arith::MulIOp::create(rewriter, loc, slotIndex,
+                                            i32Const(rewriter, loc, outputs));
+        index = arith::AddIOp::create(rewriter, loc, index, element);
+        Value start = LLVM::GEPOp::create(
+            rewriter, loc, shared.getType(), rewriter.getI8Type(), shared,
+            ArrayRef<LLVM::GEPArg>{int32_t(offset)});
+        return LLVM::GEPOp::create(rewriter, loc, shared.getType(), work, start,
+                                   ValueRange{index});
+      };
+      for (auto [value, element] : llvm::zip(partial, linear))
+        LLVM::StoreOp::create(rewriter, loc, value, address(slot, element));
+      emitBarrier(rewriter, loc);
+      for (auto [value, element] : llvm::zip(partial, linear)) {
+        Value total;
+        for (int64_t s = 0; s < (int64_t(1) << warpBits.size()); ++s) {
+          Value loaded = LLVM::LoadOp::create(
+              rewriter, loc, work,
+              address(i32Const(rewriter, loc, s), element));
+          total = total ? combine(rewriter, loc, kind, total, loaded) : loaded;
+        }
+        value = total;
+      }
+      emitBarrier(rewriter, loc);
+    }
+
+    for (Value &value : partial)
+      if (work != elementType)
+        value = arith::TruncFOp::create(rewriter, loc, elementType, value);
+    if (!resultTile) {
+      rewriter.replaceOp(op, partial.front());
+      return success();
+    }
+    rewriter.replaceOp(
+        op, packVector(rewriter, loc,
+                       getTypeConverter()->convertType(resultTile), partial));
+    return success();
+  }
+
+  LoweringState &state;
+};
+} // namespace
+
+void tegula::tile::populateReduceOpToNVVMPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    LoweringState &state) {
+  patterns.add<ReduceLowering>(converter, patterns.getContext(), state);
+}

@@ -1,0 +1,306 @@
+//===- TileToNVVM.cpp - The convert-tile-to-nvvm pass ---------------------===//
+
+#include "Common.h"
+
+#include "Tile/TilePasses.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace tegula::tile {
+#define GEN_PASS_DEF_CONVERTTILETONVVM
+#include "Tile/TilePasses.h.inc"
+} // namespace tegula::tile
+
+using namespace tegula;
+using namespace tegula::tile;
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+void tegula::tile::populateTileToNVVMTypeConversions(TypeConverter &converter) {
+  converter.addConversion([](Type type) { return type; });
+  // A tile is this thread's registers, in register order.
+  converter.addConversion([](RankedTensorType type) -> std::optional<Type> {
+    if (!type.getEncoding())
+      return std::nullopt;
+    LinearLayout layout = getLinearLayout(type);
+    return VectorType::get({layout.getNumRegs()}, type.getElementType());
+  });
+  converter.addConversion([](PtrType type) -> Type {
+    return LLVM::LLVMPointerType::get(type.getContext(), /*addressSpace=*/1);
+  });
+  // A global tensor is its address and every extent.
+  converter.addConversion([](GlobalTensorType type) -> Type {
+    MLIRContext *context = type.getContext();
+    SmallVector<Type> fields = {LLVM::LLVMPointerType::get(context, 1)};
+    fields.append(type.getRank(), IntegerType::get(context, 32));
+    return LLVM::LLVMStructType::getLiteral(context, fields);
+  });
+  // A pipeline is the byte offset of its ring in shared memory and the
+  // addresses of its push and pop counters (registers after mem2reg).
+  converter.addConversion([](PipelineType type) -> Type {
+    MLIRContext *context = type.getContext();
+    auto i32 = IntegerType::get(context, 32);
+    auto local = LLVM::LLVMPointerType::get(context);
+    return LLVM::LLVMStructType::getLiteral(context, {i32, local, local});
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Program identity and tensors
+//===----------------------------------------------------------------------===//
+
+namespace {
+template <typename SourceOp, typename X, typename Y, typename Z>
+struct GridIndexLowering : public OpConversionPattern<SourceOp> {
+  using OpConversionPattern<SourceOp>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SourceOp op, typename SourceOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type i32 = rewriter.getI32Type();
+    Value result;
+    switch (op.getAxis()) {
+    case 0:
+      result = X::create(rewriter, op.getLoc(), i32);
+      break;
+    case 1:
+      result = Y::create(rewriter, op.getLoc(), i32);
+      break;
+    default:
+      result = Z::create(rewriter, op.getLoc(), i32);
+      break;
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct MakeTensorLowering : public OpConversionPattern<MakeTensorOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MakeTensorOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type structType = getTypeConverter()->convertType(op.getType());
+    Value result = LLVM::UndefOp::create(rewriter, loc, structType);
+    result = LLVM::InsertValueOp::create(
+        rewriter, loc, result, adaptor.getBase(), ArrayRef<int64_t>{0});
+    unsigned dynamic = 0;
+    for (auto [dim, extent] : llvm::enumerate(op.getType().getShape())) {
+      Value value = ShapedType::isDynamic(extent)
+                        ? adaptor.getDynamicDims()[dynamic++]
+                        : i32Const(rewriter, loc, extent);
+      result = LLVM::InsertValueOp::create(
+          rewriter, loc, result, value,
+          ArrayRef<int64_t>{static_cast<int64_t>(dim + 1)});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct DimLowering : public OpConversionPattern<DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::ExtractValueOp>(
+        op, adaptor.getTensor(), ArrayRef<int64_t>{op.getDim() + 1});
+    return success();
+  }
+};
+
+struct SplatLowering : public OpConversionPattern<SplatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SplatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = getTypeConverter()->convertType(op.getType());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, type,
+                                                     adaptor.getValue());
+    return success();
+  }
+};
+
+struct ArangeLowering : public OpConversionPattern<ArangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    LinearLayout layout = getLinearLayout(op.getType());
+    auto coords = emitRegisterCoords(rewriter, loc, layout,
+                                     getThreadPosition(rewriter, op));
+    SmallVector<Value> elements;
+    for (auto &regCoords : coords)
+      elements.push_back(regCoords[0]);
+    rewriter.replaceOp(op,
+                       packVector(rewriter, loc,
+                                  getTypeConverter()->convertType(op.getType()),
+                                  elements));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Shared-memory planning
+//===----------------------------------------------------------------------===//
+
+int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+/// Bytes of scratch `op` needs while it runs, 0 if none.
+int64_t scratchBytesOf(Operation *op) {
+  auto bytesOf = [](RankedTensorType type) {
+    return type.getNumElements() * getStoredBytes(type.getElementType());
+  };
+  if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
+    auto mapping = getRegisterMapping(
+        getLinearLayout(convert.getSource().getType()),
+        getLinearLayout(convert.getResult().getType()),
+        [](const LinearLayout::Coords &coords) { return coords; });
+    return mapping ? 0 : bytesOf(convert.getSource().getType());
+  }
+  if (auto trans = dyn_cast<TransOp>(op))
+    return bytesOf(trans.getSource().getType());
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    LinearLayout layout = getLinearLayout(reduce.getSource().getType());
+    int64_t warpsAlongAxis = 1;
+    for (const auto &basis : layout.getWarpBases())
+      if (basis[reduce.getAxis()] != 0)
+        warpsAlongAxis *= 2;
+    if (warpsAlongAxis == 1)
+      return 0;
+    int64_t outputs = reduce.getSource().getType().getNumElements() /
+                      reduce.getSource().getType().getDimSize(reduce.getAxis());
+    return warpsAlongAxis * outputs *
+           getStoredBytes(reduce.getSource().getType().getElementType());
+  }
+  return 0;
+}
+
+KernelPlan planSharedMemory(func::FuncOp func) {
+  KernelPlan plan;
+  if (auto warps =
+          func->getAttrOfType<IntegerAttr>(TileDialect::kWarpsAttrName))
+    plan.numWarps = warps.getInt();
+  int64_t cursor = 0;
+  func.walk([&](Operation *op) {
+    if (auto create = dyn_cast<PipelineCreateOp>(op)) {
+      PipelineType type = create.getType();
+      plan.pipelineOffsets[op] = cursor;
+      cursor = alignTo16(cursor + type.getStages() * type.getStageBytes());
+      return;
+    }
+    plan.scratchBytes = std::max(plan.scratchBytes, scratchBytesOf(op));
+  });
+  plan.scratchOffset = cursor;
+  plan.sharedBytes = alignTo16(cursor + plan.scratchBytes);
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+bool hasTileTypes(Operation *op) {
+  auto isTileType = [](Type type) {
+    return isa<RankedTensorType, PtrType, GlobalTensorType, PipelineType>(type);
+  };
+  return llvm::any_of(op->getOperandTypes(), isTileType) ||
+         llvm::any_of(op->getResultTypes(), isTileType);
+}
+
+struct ConvertTileToNVVMPass
+    : public tegula::tile::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
+  using ConvertTileToNVVMBase::ConvertTileToNVVMBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<TargetInfo> targetInfo = TargetInfo::lookup(target);
+    if (!targetInfo) {
+      module.emitError() << "unknown target '" << target
+                         << "'; expected sm_80 or sm_90a";
+      return signalPassFailure();
+    }
+    LoweringState state(*targetInfo);
+
+    // Plan shared memory before any op is rewritten.
+    bool overBudget = false;
+    module.walk([&](func::FuncOp func) {
+      KernelPlan plan = planSharedMemory(func);
+      if (plan.sharedBytes > targetInfo->maxSharedBytes) {
+        func.emitError() << "kernel needs " << plan.sharedBytes
+                         << " bytes of shared memory but " << targetInfo->chip
+                         << " allows " << targetInfo->maxSharedBytes
+                         << " per block; use fewer stages or smaller blocks";
+        overBudget = true;
+      }
+      func->setAttr(TileDialect::kSharedBytesAttrName,
+                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                     plan.sharedBytes));
+      state.plans[func] = plan;
+    });
+    if (overBudget)
+      return signalPassFailure();
+
+    OpBuilder builder(module.getBodyRegion());
+    if (!module.lookupSymbol("__tegula_shared")) {
+      // Dynamic shared memory: the launcher passes its size.
+      auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
+      LLVM::GlobalOp::create(builder, module.getLoc(), type,
+                             /*isConstant=*/false, LLVM::Linkage::External,
+                             "__tegula_shared", Attribute(), /*alignment=*/16,
+                             /*addrSpace=*/3);
+    }
+
+    TypeConverter converter;
+    populateTileToNVVMTypeConversions(converter);
+
+    ConversionTarget conversionTarget(getContext());
+    conversionTarget.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect,
+                                     vector::VectorDialect>();
+    conversionTarget.addIllegalDialect<TileDialect, math::MathDialect>();
+    // arith stays for the standard lowering, but not on tiles.
+    conversionTarget.addDynamicallyLegalDialect<arith::ArithDialect>(
+        [](Operation *op) { return !hasTileTypes(op); });
+    conversionTarget.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
+      return converter.isSignatureLegal(f.getFunctionType()) &&
+             converter.isLegal(&f.getBody());
+    });
+    conversionTarget.addDynamicallyLegalOp<func::ReturnOp, func::CallOp>(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    RewritePatternSet patterns(&getContext());
+    patterns
+        .add<GridIndexLowering<ProgramIdOp, NVVM::BlockIdXOp, NVVM::BlockIdYOp,
+                               NVVM::BlockIdZOp>,
+             GridIndexLowering<NumProgramsOp, NVVM::GridDimXOp,
+                               NVVM::GridDimYOp, NVVM::GridDimZOp>,
+             MakeTensorLowering, DimLowering, SplatLowering, ArangeLowering>(
+            converter, &getContext());
+    populateMemoryOpToNVVMPatterns(converter, patterns, state);
+    populateLayoutOpToNVVMPatterns(converter, patterns, state);
+    populateReduceOpToNVVMPatterns(converter, patterns, state);
+    populateDotOpToNVVMPatterns(converter, patterns, state);
+    populateElementwiseToNVVMPatterns(converter, patterns);
+    populatePipelineOpToNVVMPatterns(converter, patterns, state);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         conversionTarget);
+
+    if (failed(applyPartialConversion(module, conversionTarget,
+                                      std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
