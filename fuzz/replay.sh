@@ -6,7 +6,7 @@ tilec=$1
 status=0
 for f in "$2"/*; do
   [ -f "$f" ] || continue
-  "$tilec" "$f" -D D=64 -o /dev/null >/dev/null 2>&1
+  "$tilec" "$f" --emit tile -D D=64 -o /dev/null >/dev/null 2>&1
   rc=$?
   if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
     echo "CRASH ($rc): $f"

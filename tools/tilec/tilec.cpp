@@ -1,37 +1,116 @@
 //===- tilec.cpp - The Tegula compiler driver -----------------------------===//
 //
 // tilec FILE.tile [-k KERNEL] [-D NAME=VALUE]... [--target sm_80|sm_90a]
-//       [--emit ast|tile] [-o PATH]
+//       [--emit ast|tile|gpu|llvm|ptx|bundle] [-o PATH] [--reference REF]
+//       [--run [tile-run's options]]
 //
 //===----------------------------------------------------------------------===//
 
 #include "tegula/Frontend/Frontend.h"
+#include "tegula/Interpreter/CLIOptions.h"
+#include "tegula/Interpreter/Interpreter.h"
+#include "tegula/Target/Target.h"
 
+#include "Tile/TileOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <CLI/CLI.hpp>
 
+using namespace tegula;
 using namespace tegula::frontend;
+
+namespace {
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "tilec: error: " << message << "\n";
+  return 1;
+}
+
+/// Writes `text` to `path` ("-" is stdout).
+bool writeFile(llvm::StringRef path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    fail("cannot write '" + path + "': " + ec.message());
+    return false;
+  }
+  out.os() << text;
+  out.keep();
+  return true;
+}
+
+std::string printModule(mlir::ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/false);
+  module->print(os, flags);
+  return text;
+}
+
+/// The names of the kernels (tile.kernel functions) of `module`.
+std::vector<std::string> kernelNames(mlir::ModuleOp module) {
+  std::vector<std::string> names;
+  module.walk([&](mlir::func::FuncOp func) {
+    if (func->hasAttr(tile::TileDialect::kKernelAttrName))
+      names.push_back(func.getSymName().str());
+  });
+  return names;
+}
+
+/// The LLVM-dialect module with only kernel `keep` left.
+mlir::OwningOpRef<mlir::ModuleOp> onlyKernel(mlir::ModuleOp llvmModule,
+                                             llvm::StringRef keep) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = llvmModule.clone();
+  llvm::SmallVector<mlir::LLVM::LLVMFuncOp> others;
+  copy->walk([&](mlir::LLVM::LLVMFuncOp func) {
+    if (func.getSymName() != keep &&
+        func->hasAttr(tile::TileDialect::kKernelAttrName))
+      others.push_back(func);
+  });
+  for (auto func : others)
+    func.erase();
+  return copy;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   CLI::App app{"tilec: the Tegula tile-language compiler"};
-  std::string input, kernel, target = "sm_90a", emit = "tile", output = "-";
+  std::string input, kernel, target = "sm_90a", emit = "bundle", output;
   std::vector<std::string> defines;
+  bool run = false;
+  interp::RunOptions runOptions;
   app.add_option("file", input, "the .tile source file")->required();
   app.add_option("-k,--kernel", kernel, "compile only this kernel");
   app.add_option("-D", defines, "set a template parameter: -D NAME=VALUE")
       ->allow_extra_args(false);
   app.add_option("--target", target, "sm_90a (default) or sm_80")
       ->check(CLI::IsMember({"sm_80", "sm_90a"}));
-  app.add_option("--emit", emit, "stop after a stage and print it: ast or tile")
-      ->check(CLI::IsMember({"ast", "tile"}));
-  app.add_option("-o", output, "output file (default: stdout)");
+  app.add_option("--emit", emit,
+                 "stop after a stage: ast, tile, gpu, llvm, ptx, or bundle "
+                 "(default: KERNEL.ptx and KERNEL.json in the -o directory)")
+      ->check(CLI::IsMember({"ast", "tile", "gpu", "llvm", "ptx", "bundle"}));
+  app.add_option("-o", output,
+                 "output file (default: stdout), or the bundle directory "
+                 "(default: .)");
+  app.add_flag("--run", run,
+               "run the kernel in the tile-IR interpreter instead of "
+               "compiling it for the GPU");
+  interp::addRunOptions(app, runOptions, "--run options (as tile-run)");
+  // --reference (from the run options) also names the bundle's reference.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -44,45 +123,110 @@ int main(int argc, char **argv) {
   options.target = target;
   for (const std::string &d : defines) {
     size_t eq = d.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      llvm::errs() << "tilec: error: -D expects NAME=VALUE, got '" << d << "'\n";
-      return 1;
-    }
+    if (eq == std::string::npos || eq == 0)
+      return fail("-D expects NAME=VALUE, got '" + d + "'");
     options.defines.emplace_back(d.substr(0, eq), d.substr(eq + 1));
   }
+  std::optional<TargetInfo> targetInfo = TargetInfo::lookup(target);
+  if (!targetInfo)
+    return fail("unknown target '" + target + "'");
 
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(input);
-  if (!buffer) {
-    llvm::errs() << "tilec: error: cannot read '" << input
-                 << "': " << buffer.getError().message() << "\n";
-    return 1;
-  }
+  if (!buffer)
+    return fail("cannot read '" + input + "': " + buffer.getError().message());
   DiagEngine diags(input, (*buffer)->getBuffer().str(), llvm::errs());
   Program program = parseProgram(diags);
 
   // Checks run whatever --emit asks for: the AST is printed only for a
   // program that compiles.
   mlir::MLIRContext context;
+  target::registerLowering(context);
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (!diags.hasErrors())
     module = compileProgram(program, diags, context, options);
   if (diags.hasErrors() || !module)
     return 1;
 
-  std::error_code ec;
-  llvm::ToolOutputFile out(output, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    llvm::errs() << "tilec: error: cannot write '" << output
-                 << "': " << ec.message() << "\n";
-    return 1;
+  if (run) {
+    std::vector<std::string> names = kernelNames(*module);
+    if (names.size() != 1)
+      return fail("--run needs exactly one kernel; pick one with -k");
+    mlir::func::FuncOp func =
+        module->lookupSymbol<mlir::func::FuncOp>(names[0]);
+    interp::RunOptions withReference = runOptions;
+    if (withReference.reference.empty() &&
+        (names[0] == "attention_fwd" || names[0] == "linear_attention" ||
+         names[0] == "rotary"))
+      withReference.reference = names[0];
+    return interp::runKernel(func, withReference).exitCode;
   }
+
   if (emit == "ast") {
-    dumpAST(program, out.os());
-  } else {
-    mlir::OpPrintingFlags flags;
-    flags.enableDebugInfo(/*enable=*/false);
-    module->print(out.os(), flags);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    dumpAST(program, os);
+    return writeFile(output.empty() ? "-" : output, text) ? 0 : 1;
   }
-  out.keep();
+  if (emit == "tile")
+    return writeFile(output.empty() ? "-" : output, printModule(*module)) ? 0
+                                                                          : 1;
+
+  std::map<std::string, std::string> descriptions =
+      target::describeKernels(*module, *targetInfo, runOptions.reference);
+  if (failed(target::lowerToGPU(*module, *targetInfo)))
+    return 1;
+  if (emit == "gpu")
+    return writeFile(output.empty() ? "-" : output, printModule(*module)) ? 0
+                                                                          : 1;
+  std::map<std::string, int64_t> sharedBytes;
+  module->walk([&](mlir::func::FuncOp func) {
+    if (auto bytes = func->getAttrOfType<mlir::IntegerAttr>(
+            tile::TileDialect::kSharedBytesAttrName))
+      sharedBytes[func.getSymName().str()] = bytes.getInt();
+  });
+  if (failed(target::lowerToLLVMDialect(*module)))
+    return 1;
+
+  std::string error;
+  if (emit == "llvm" || emit == "ptx") {
+    llvm::LLVMContext llvmContext;
+    auto llvmModule =
+        target::translateToLLVMIR(*module, llvmContext, *targetInfo, error);
+    if (!llvmModule)
+      return fail(error);
+    std::string text;
+    if (emit == "llvm") {
+      llvm::raw_string_ostream os(text);
+      llvmModule->print(os, nullptr);
+    } else {
+      text = target::emitPTX(*llvmModule, *targetInfo, error);
+      if (text.empty())
+        return fail(error);
+    }
+    return writeFile(output.empty() ? "-" : output, text) ? 0 : 1;
+  }
+
+  // The bundle: one KERNEL.ptx with a single .entry and KERNEL.json each.
+  std::string directory = output.empty() ? "." : output;
+  if (std::error_code ec = llvm::sys::fs::create_directories(directory))
+    return fail("cannot create '" + directory + "': " + ec.message());
+  for (const auto &[name, description] : descriptions) {
+    mlir::OwningOpRef<mlir::ModuleOp> single = onlyKernel(*module, name);
+    llvm::LLVMContext llvmContext;
+    auto llvmModule =
+        target::translateToLLVMIR(*single, llvmContext, *targetInfo, error);
+    if (!llvmModule)
+      return fail(error);
+    std::string ptx = target::emitPTX(*llvmModule, *targetInfo, error);
+    if (ptx.empty())
+      return fail(error);
+    llvm::SmallString<256> ptxPath(directory), jsonPath(directory);
+    llvm::sys::path::append(ptxPath, name + ".ptx");
+    llvm::sys::path::append(jsonPath, name + ".json");
+    if (!writeFile(ptxPath, ptx) ||
+        !writeFile(jsonPath,
+                   target::finishDescription(description, sharedBytes[name])))
+      return 1;
+  }
   return 0;
 }

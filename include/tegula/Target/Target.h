@@ -1,0 +1,60 @@
+//===- Target.h - Tile IR to PTX and kernel bundles -------------*- C++ -*-===//
+//
+// The back half of tilec: lowering of verified tile IR to GPU-level MLIR
+// (layouts, NVVM), to the LLVM dialect, to LLVM IR, to PTX through LLVM's
+// NVPTX back end, and the bundle (KERNEL.ptx + KERNEL.json) of tools.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_TARGET_TARGET_H
+#define TEGULA_TARGET_TARGET_H
+
+#include "tegula/Conversion/TargetInfo.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace tegula::target {
+
+/// Registers the passes, dialects and LLVM IR translations the lowering
+/// uses in `context`.
+void registerLowering(mlir::MLIRContext &context);
+
+/// Layout assignment and conversion to per-thread NVVM-level MLIR.
+mlir::LogicalResult lowerToGPU(mlir::ModuleOp module, const TargetInfo &target);
+
+/// GPU-level MLIR to the LLVM dialect, kernels marked for NVVM.
+mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module);
+
+/// LLVM-dialect module to LLVM IR for the NVPTX target, optimized at -O3.
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                const TargetInfo &target,
+                                                std::string &error);
+
+/// PTX of an LLVM module, or an empty string and `error`.
+std::string emitPTX(llvm::Module &module, const TargetInfo &target,
+                    std::string &error);
+
+/// Bundle descriptions (tools.md's KERNEL.json) of every kernel of a
+/// tile-level module, keyed by kernel name. `reference` names the float64
+/// reference for tile-run --check (empty: the kernel's own name if it is
+/// one of the shipped references, else none).
+std::map<std::string, std::string>
+describeKernels(mlir::ModuleOp tileModule, const TargetInfo &target,
+                const std::string &reference);
+
+/// Adds the lowered kernel's shared-memory size to its description.
+std::string finishDescription(const std::string &description,
+                              int64_t sharedBytes);
+
+} // namespace tegula::target
+
+#endif // TEGULA_TARGET_TARGET_H
