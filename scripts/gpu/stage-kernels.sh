@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Compiles the shipped kernels here (tilec needs MLIR, the GPU machine has
+# none) into .device-bundle/kernels/CONFIG/ for scripts/gpu/check-kernels.sh,
+# and builds the MLIR-free runner next to them.
+#   scripts/gpu/stage-kernels.sh            (after scripts/build.sh)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${TEGULA_BUILD_DIR:-$root/build}
+stage=$root/.device-bundle
+"$root/scripts/gpu/run-gpu-tests.sh" >/dev/null
+rm -rf "$stage/kernels"
+tilec=$build/bin/tilec
+
+# NAME FILE TARGET ARGS...: one compiled configuration.
+compile() {
+  local name=$1 file=$2 target=$3
+  shift 3
+  mkdir -p "$stage/kernels/$name"
+  "$tilec" "$root/kernels/$file" --target "$target" -o "$stage/kernels/$name" "$@"
+}
+for target in sm_80 sm_90a; do
+  compile attn-d64-$target attention_fwd.tile $target -D D=64
+  compile attn-d128-causal-f16-$target attention_fwd.tile $target -D D=128 -D CAUSAL=true -D DT=f16
+  compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D D=64
+done
+cp "$root/scripts/gpu/check-kernels.sh" "$stage/"
+echo "staged $(ls "$stage/kernels" | wc -l) configurations in $stage/kernels"
