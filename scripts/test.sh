@@ -8,6 +8,12 @@ build=${TEGULA_BUILD_DIR:-$root/build}
 [ -f "$build/build.ninja" ] || "$root/scripts/build.sh"
 ninja -C "$build" >/dev/null
 
+# CI assembles generated PTX: the toolkit's ptxas must be there.
+if [ "${CI:-}" = true ] && ! command -v ptxas >/dev/null; then
+  echo "error: ptxas (CUDA toolkit) is not on PATH; CI assembles PTX with it" >&2
+  exit 1
+fi
+
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 status=0

@@ -22,3 +22,8 @@ tools = [ToolSubst(t, unresolved="ignore") for t in ["tile-opt", "tilec", "tile-
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.tegula_tools_dir, append_path=True)
+
+# ptxas (from the CUDA toolkit) assembles generated PTX in the Target tests.
+import shutil
+if shutil.which("ptxas"):
+    config.available_features.add("ptxas")

@@ -1,0 +1,214 @@
+// RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm | FileCheck %s --enable-var-scope
+
+// Loads and stores: a tile is one vector of registers per thread; each
+// register's address is computed in 64 bits from row-major strides, its mask
+// is one unsigned compare per dimension, a masked-off load reads the base
+// and selects zero, a masked-off store is skipped.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @load_store
+// CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1>, %[[Y:.*]]: !llvm.ptr<1>, %[[N:.*]]: i32, %[[I:.*]]: vector<4xi32>, %[[J:.*]]: vector<4xi32>)
+// CHECK-SAME: tile.shared_bytes = 0
+// CHECK: %[[ROWS:.*]] = llvm.extractvalue %{{.*}}[1] : !llvm.struct<(ptr<1>, i32, i32)>
+// CHECK: %[[COLS:.*]] = llvm.extractvalue %{{.*}}[2] : !llvm.struct<(ptr<1>, i32, i32)>
+// CHECK: %[[COLS64:.*]] = arith.extui %[[COLS]] : i32 to i64
+// CHECK: %[[ROWSTRIDE:.*]] = arith.muli %{{.*}}, %[[COLS64]] : i64
+// CHECK: %[[I0:.*]] = vector.extract %[[I]][0] : i32 from vector<4xi32>
+// CHECK: %[[J0:.*]] = vector.extract %[[J]][0] : i32 from vector<4xi32>
+// CHECK: %[[INROW:.*]] = arith.cmpi ult, %[[I0]], %[[ROWS]] : i32
+// CHECK: %[[I064:.*]] = arith.extsi %[[I0]] : i32 to i64
+// CHECK: arith.muli %[[I064]], %[[ROWSTRIDE]] : i64
+// CHECK: %[[INCOL:.*]] = arith.cmpi ult, %[[J0]], %[[COLS]] : i32
+// CHECK: %[[MASK:.*]] = arith.andi %[[INROW]], %[[INCOL]] : i1
+// CHECK: %[[OFF:.*]] = arith.select %[[MASK]], %{{.*}}, %{{.*}} : i64
+// CHECK: llvm.getelementptr %{{.*}}[%[[OFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: vector.from_elements {{.*}} : vector<4xf32>
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+func.func @load_store(%xp: !tile.ptr<f32>, %yp: !tile.ptr<f32>, %n: i32,
+                      %i: tensor<16x32xi32, #blocked>, %j: tensor<16x32xi32, #blocked>)
+    attributes {tile.kernel, tile.warps = 4 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?x32xf32>
+  %y = tile.make_tensor %yp[%n] : !tile.ptr<f32> -> !tile.tensor<?x32xf32, mut>
+  %v = tile.load %x[%i, %j] : !tile.tensor<?x32xf32>[tensor<16x32xi32, #blocked>, tensor<16x32xi32, #blocked>] -> tensor<16x32xf32, #blocked>
+  tile.store %y[%i, %j], %v : !tile.tensor<?x32xf32, mut>[tensor<16x32xi32, #blocked>, tensor<16x32xi32, #blocked>], tensor<16x32xf32, #blocked>
+  return
+}
+
+// -----
+
+// Program ids, aranges from lane and warp bits, splats.
+#row = #tile.blocked<sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]>
+// CHECK-LABEL: func.func @ids
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[LANE:.*]] = arith.andi %[[TID]], %{{.*}} {tegula.lane} : i32
+// CHECK: %[[WARP:.*]] = arith.shrui %[[TID]], %{{.*}} {tegula.warp} : i32
+// CHECK: nvvm.read.ptx.sreg.ctaid.y : i32
+// CHECK: nvvm.read.ptx.sreg.nctaid.z : i32
+// CHECK: arith.shrui %[[LANE]]
+// CHECK: arith.shrui %[[WARP]]
+// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<2xf32>
+func.func @ids(%s: f32) -> (i32, i32, tensor<128xi32, #row>, tensor<128xf32, #row>)
+    attributes {tile.warps = 2 : i32} {
+  %p = tile.program_id 1
+  %n = tile.num_programs 2
+  %r = tile.arange : tensor<128xi32, #row>
+  %f = tile.splat %s : tensor<128xf32, #row>
+  return %p, %n, %r, %f : i32, i32, tensor<128xi32, #row>, tensor<128xf32, #row>
+}
+
+// -----
+
+// A dot on tensor cores: bf16 pairs packed into 32-bit registers, one
+// mma.sync m16n8k16 per (16 rows, 8 columns, 16 K) fragment.
+#mma = #tile.mma<warpsPerCTA = [1, 1]>
+#a = #tile.dot_operand<opIdx = 0, parent = #mma>
+#b = #tile.dot_operand<opIdx = 1, parent = #mma>
+// CHECK-LABEL: func.func @dot
+// CHECK-SAME: (%{{.*}}: vector<16xbf16>, %{{.*}}: vector<16xbf16>, %{{.*}}: vector<8xf32>)
+// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
+// CHECK: nvvm.mma.sync A[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] B[%{{.*}}, %{{.*}}] C[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK-COUNT-3: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: return {{.*}} : vector<8xf32>
+func.func @dot(%a: tensor<16x32xbf16, #a>, %b: tensor<32x16xbf16, #b>,
+               %c: tensor<16x16xf32, #mma>) -> tensor<16x16xf32, #mma>
+    attributes {tile.warps = 1 : i32} {
+  %d = tile.dot %a, %b, %c : tensor<16x32xbf16, #a>, tensor<32x16xbf16, #b> -> tensor<16x16xf32, #mma>
+  return %d : tensor<16x16xf32, #mma>
+}
+
+// -----
+
+// f16 fragments go to mma.sync as vector<2xf16>.
+#mma = #tile.mma<warpsPerCTA = [1, 1]>
+#a = #tile.dot_operand<opIdx = 0, parent = #mma>
+#b = #tile.dot_operand<opIdx = 1, parent = #mma>
+// CHECK-LABEL: func.func @dot_f16
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+func.func @dot_f16(%a: tensor<16x16xf16, #a>, %b: tensor<16x16xf16, #b>,
+                   %c: tensor<16x16xf32, #mma>) -> tensor<16x16xf32, #mma>
+    attributes {tile.warps = 1 : i32} {
+  %d = tile.dot %a, %b, %c : tensor<16x16xf16, #a>, tensor<16x16xf16, #b> -> tensor<16x16xf32, #mma>
+  return %d : tensor<16x16xf32, #mma>
+}
+
+// -----
+
+// Row maxima of an mma tile: registers of a row first, then butterfly
+// shuffles over the two lane bits that move along columns; no shared memory.
+#mma = #tile.mma<warpsPerCTA = [4, 1]>
+// CHECK-LABEL: func.func @row_max
+// CHECK-SAME: tile.shared_bytes = 0
+// CHECK: arith.maximumf
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %[[ONE:.*]], %{{.*}} : f32 -> f32
+// CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %[[TWO:.*]], %{{.*}} : f32 -> f32
+// CHECK-NOT: nvvm.barrier0
+// CHECK: return
+func.func @row_max(%s: tensor<64x32xf32, #mma>) -> tensor<64xf32, #tile.slice<dim = 1, parent = #mma>>
+    attributes {tile.warps = 4 : i32} {
+  %m = tile.reduce max %s, 1 : tensor<64x32xf32, #mma> -> tensor<64xf32, #tile.slice<dim = 1, parent = #mma>>
+  return %m : tensor<64xf32, #tile.slice<dim = 1, parent = #mma>>
+}
+
+// -----
+
+// Column sums cross the warps: partials go through shared memory between
+// two barriers.
+#mma = #tile.mma<warpsPerCTA = [4, 1]>
+// CHECK-LABEL: func.func @column_sum
+// CHECK-SAME: tile.shared_bytes = 512
+// CHECK: nvvm.shfl.sync bfly
+// CHECK: llvm.mlir.addressof @__tegula_shared : !llvm.ptr<3>
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.barrier0
+func.func @column_sum(%s: tensor<64x32xf32, #mma>) -> tensor<32xf32, #tile.slice<dim = 0, parent = #mma>>
+    attributes {tile.warps = 4 : i32} {
+  %m = tile.reduce sum %s, 0 : tensor<64x32xf32, #mma> -> tensor<32xf32, #tile.slice<dim = 0, parent = #mma>>
+  return %m : tensor<32xf32, #tile.slice<dim = 0, parent = #mma>>
+}
+
+// -----
+
+// Unit dimensions and broadcasts stay in registers (shuffles of the
+// register vector); the accumulator-to-operand-A conversion of attention is
+// a register permutation too; a blocked-to-mma conversion goes through
+// shared memory.
+#mma = #tile.mma<warpsPerCTA = [4, 1]>
+#a = #tile.dot_operand<opIdx = 0, parent = #mma>
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// The row statistics hold rows g and g + 8 (2 registers); as a [64, 1]
+// column they gain a replicated column register, and broadcast over 16
+// columns each register feeds the column registers of its row.
+// CHECK-LABEL: func.func @layouts
+// CHECK-SAME: tile.shared_bytes = 4096
+// CHECK: %[[COL:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 0, 1, 1] : vector<2xf32>, vector<2xf32>
+// CHECK: vector.shuffle %[[COL]], %[[COL]] [0, 0, 2, 2, 0, 0, 2, 2] : vector<4xf32>, vector<4xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<8xbf16>, vector<8xbf16>
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.barrier0
+func.func @layouts(%rows: tensor<64xf32, #tile.slice<dim = 1, parent = #mma>>,
+                   %p: tensor<64x16xbf16, #mma>, %x: tensor<64x16xf32, #blocked>)
+    -> (tensor<64x16xf32, #mma>, tensor<64x16xbf16, #a>, tensor<64x16xf32, #mma>)
+    attributes {tile.warps = 4 : i32} {
+  %e = tile.expand_dims %rows, 1 : tensor<64xf32, #tile.slice<dim = 1, parent = #mma>> -> tensor<64x1xf32, #mma>
+  %b = tile.broadcast %e : tensor<64x1xf32, #mma> -> tensor<64x16xf32, #mma>
+  %pa = tile.convert_layout %p : tensor<64x16xbf16, #mma> -> tensor<64x16xbf16, #a>
+  %xm = tile.convert_layout %x : tensor<64x16xf32, #blocked> -> tensor<64x16xf32, #mma>
+  return %b, %pa, %xm : tensor<64x16xf32, #mma>, tensor<64x16xbf16, #a>, tensor<64x16xf32, #mma>
+}
+
+// -----
+
+// Transcendentals use the approximate SFU instructions in f32.
+#blocked = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
+// CHECK-LABEL: func.func @math
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%{{.*}}) : (f32) -> f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
+// CHECK: llvm.intr.sqrt
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
+func.func @math(%x: tensor<32xbf16, #blocked>, %y: tensor<32xf32, #blocked>)
+    -> (tensor<32xbf16, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>)
+    attributes {tile.warps = 1 : i32} {
+  %e = math.exp2 %x : tensor<32xbf16, #blocked>
+  %l = math.log2 %y : tensor<32xf32, #blocked>
+  %s = math.sqrt %y : tensor<32xf32, #blocked>
+  %r = math.rsqrt %y : tensor<32xf32, #blocked>
+  return %e, %l, %s, %r : tensor<32xbf16, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>
+}
+
+// -----
+
+// Pipelines: rings planned at the start of shared memory, counters in
+// allocas; a push stores its block into stage (pushes % stages) after a
+// barrier; a pop waits at a barrier and reads stage (pops % stages).
+#blocked = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @pipeline
+// CHECK-SAME: tile.shared_bytes = 8192
+// CHECK: llvm.alloca %{{.*}} x i32 : (i32) -> !llvm.ptr
+// CHECK: nvvm.barrier0
+// CHECK: %[[PUSHED:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i32
+// CHECK: arith.remui %[[PUSHED]], %{{.*}} : i32
+// CHECK: llvm.store %{{.*}}, %{{.*}} : bf16, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: %[[POPPED:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i32
+// CHECK: arith.remui %[[POPPED]], %{{.*}} : i32
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> bf16
+func.func @pipeline(%kp: !tile.ptr<bf16>, %n: i32, %i: tensor<32x64xi32, #blocked>)
+    -> tensor<32x64xbf16, #blocked> attributes {tile.kernel, tile.warps = 4 : i32} {
+  %k = tile.make_tensor %kp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  %p = tile.pipeline.create : !tile.pipeline<32x64xbf16, stages = 2>
+  tile.pipeline.push %p, %k[%i, %i] : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>]
+  %t = tile.pipeline.pop %p : !tile.pipeline<32x64xbf16, stages = 2> -> tensor<32x64xbf16, #blocked>
+  return %t : tensor<32x64xbf16, #blocked>
+}
