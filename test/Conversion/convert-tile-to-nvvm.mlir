@@ -212,3 +212,44 @@ func.func @pipeline(%kp: !tile.ptr<bf16>, %n: i32, %i: tensor<32x64xi32, #blocke
   %t = tile.pipeline.pop %p : !tile.pipeline<32x64xbf16, stages = 2> -> tensor<32x64xbf16, #blocked>
   return %t : tensor<32x64xbf16, #blocked>
 }
+
+// -----
+
+// Indices built from aranges are contiguous along the block's fastest
+// dimension and aligned, and the row length (64) keeps groups whole: each
+// thread moves its 4 f32 per row with one 16-byte access.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<dim = 1, parent = #blocked>
+#cols = #tile.slice<dim = 0, parent = #blocked>
+// CHECK-LABEL: func.func @vectorized
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-LABEL: func.func @not_vectorized
+// CHECK-COUNT-16: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+func.func @vectorized(%xp: !tile.ptr<f32>, %yp: !tile.ptr<f32>, %n: i32)
+    attributes {tile.kernel, tile.warps = 4 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>
+  %y = tile.make_tensor %yp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32, mut>
+  %c32 = arith.constant 32 : i32
+  %pid = tile.program_id 0
+  %row0 = arith.muli %pid, %c32 : i32
+  %r = tile.arange : tensor<32xi32, #rows>
+  %s = tile.splat %row0 : tensor<32xi32, #rows>
+  %rr = arith.addi %s, %r : tensor<32xi32, #rows>
+  %re = tile.expand_dims %rr, 1 : tensor<32xi32, #rows> -> tensor<32x1xi32, #blocked>
+  %ri = tile.broadcast %re : tensor<32x1xi32, #blocked> -> tensor<32x64xi32, #blocked>
+  %c = tile.arange : tensor<64xi32, #cols>
+  %ce = tile.expand_dims %c, 0 : tensor<64xi32, #cols> -> tensor<1x64xi32, #blocked>
+  %ci = tile.broadcast %ce : tensor<1x64xi32, #blocked> -> tensor<32x64xi32, #blocked>
+  %v = tile.load %x[%ri, %ci] : !tile.tensor<?x64xf32>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>] -> tensor<32x64xf32, #blocked>
+  tile.store %y[%ri, %ci], %v : !tile.tensor<?x64xf32, mut>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>], tensor<32x64xf32, #blocked>
+  return
+}
+// Column indices of unknown provenance: one access per element.
+func.func @not_vectorized(%xp: !tile.ptr<f32>, %n: i32, %ci: tensor<32x64xi32, #blocked>)
+    -> tensor<32x64xf32, #blocked> attributes {tile.kernel, tile.warps = 4 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>
+  %v = tile.load %x[%ci, %ci] : !tile.tensor<?x64xf32>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>] -> tensor<32x64xf32, #blocked>
+  return %v : tensor<32x64xf32, #blocked>
+}

@@ -42,6 +42,9 @@ public:
 
   const TargetInfo &target;
   llvm::DenseMap<mlir::Operation *, KernelPlan> plans;
+  /// Registers per vector instruction of each load, store and push,
+  /// computed on the tile IR before it is rewritten.
+  llvm::DenseMap<mlir::Operation *, unsigned> vectorWidths;
 
   /// The plan of the kernel enclosing `op`.
   KernelPlan &planFor(mlir::Operation *op);
@@ -103,7 +106,8 @@ int64_t getStoredBytes(mlir::Type type);
 llvm::SmallVector<mlir::Value>
 emitMaskedLoad(mlir::OpBuilder &builder, mlir::Location loc,
                GlobalTensorType type, mlir::Value tensor,
-               mlir::ValueRange indices, mlir::Value mask, mlir::Value other);
+               mlir::ValueRange indices, mlir::Value mask, mlir::Value other,
+               unsigned vectorWidth);
 
 /// Address of element `coords` of a row-major tile of `shape` that starts
 /// `byteOffset` bytes into shared memory.
@@ -113,6 +117,13 @@ mlir::Value getSharedElementAddress(mlir::OpBuilder &builder,
                                     llvm::ArrayRef<mlir::Value> coords,
                                     mlir::Type storedType,
                                     mlir::Value byteOffset);
+
+/// How many consecutive registers of an access to `tensor` through
+/// `indices` (each of `blockType`) one vector instruction can move: their
+/// addresses are consecutive, aligned, and masked together. 1 if unknown.
+unsigned getAccessVectorWidth(GlobalTensorType tensor, mlir::ValueRange indices,
+                              mlir::Value mask,
+                              mlir::RankedTensorType blockType);
 
 /// A thread-block barrier.
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);

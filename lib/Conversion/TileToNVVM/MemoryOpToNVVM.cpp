@@ -19,15 +19,17 @@ using namespace tegula::tile;
 
 namespace {
 
-/// Per-register addresses and masks of an access.
+/// Addresses and masks of an access, one per group of `width` registers
+/// that one vector instruction moves.
 struct AccessPlan {
   SmallVector<Value> addresses;
   SmallVector<Value> masks;
+  unsigned width = 1;
 };
 
 AccessPlan planAccess(OpBuilder &builder, Location loc, GlobalTensorType type,
                       Value tensor, ValueRange indices, Value userMask,
-                      Type storedType) {
+                      Type storedType, unsigned width) {
   unsigned rank = type.getRank();
   Value base = LLVM::ExtractValueOp::create(builder, loc, tensor, 0);
   SmallVector<Value> extents, strides(rank);
@@ -50,9 +52,12 @@ AccessPlan planAccess(OpBuilder &builder, Location loc, GlobalTensorType type,
     maskElements = unpackVector(builder, loc, userMask);
 
   AccessPlan plan;
+  plan.width = width;
   int64_t registers = indexElements.front().size();
   Value zero64 = i64Const(builder, loc, 0);
-  for (int64_t reg = 0; reg < registers; ++reg) {
+  // The first register of each group stands for the group: the axis
+  // analysis proved the rest consecutive and masked alike.
+  for (int64_t reg = 0; reg < registers; reg += width) {
     Value inBounds, offset = zero64;
     for (unsigned dim = 0; dim < rank; ++dim) {
       Value index = indexElements[dim][reg];
@@ -92,41 +97,59 @@ Type storedTypeOf(Type elementType, OpBuilder &builder) {
 
 } // namespace
 
-SmallVector<Value>
-tegula::tile::emitMaskedLoad(OpBuilder &builder, Location loc,
-                             GlobalTensorType type, Value tensor,
-                             ValueRange indices, Value mask, Value other) {
+SmallVector<Value> tegula::tile::emitMaskedLoad(
+    OpBuilder &builder, Location loc, GlobalTensorType type, Value tensor,
+    ValueRange indices, Value mask, Value other, unsigned vectorWidth) {
   Type elementType = type.getElementType();
   Type storedType = storedTypeOf(elementType, builder);
-  AccessPlan plan =
-      planAccess(builder, loc, type, tensor, indices, mask, storedType);
+  if (storedType != elementType || vectorWidth == 0)
+    vectorWidth = 1;
+  AccessPlan plan = planAccess(builder, loc, type, tensor, indices, mask,
+                               storedType, vectorWidth);
   SmallVector<Value> others;
   if (other)
     others = unpackVector(builder, loc, other);
   Value zero = arith::ConstantOp::create(builder, loc, elementType,
                                          builder.getZeroAttr(elementType));
   SmallVector<Value> values;
-  for (auto [reg, address] : llvm::enumerate(plan.addresses)) {
-    Value loaded = LLVM::LoadOp::create(builder, loc, storedType, address);
-    if (storedType != elementType)
-      loaded = arith::TruncIOp::create(builder, loc, elementType, loaded);
-    Value fallback = others.empty() ? zero : others[reg];
-    values.push_back(arith::SelectOp::create(builder, loc, plan.masks[reg],
-                                             loaded, fallback));
+  unsigned width = plan.width;
+  unsigned alignment = width * getStoredBytes(storedType);
+  for (auto [group, address] : llvm::enumerate(plan.addresses)) {
+    SmallVector<Value> loaded;
+    if (width == 1) {
+      Value value = LLVM::LoadOp::create(builder, loc, storedType, address);
+      if (storedType != elementType)
+        value = arith::TruncIOp::create(builder, loc, elementType, value);
+      loaded.push_back(value);
+    } else {
+      auto vectorType = VectorType::get({int64_t(width)}, storedType);
+      Value vector =
+          LLVM::LoadOp::create(builder, loc, vectorType, address, alignment);
+      loaded = unpackVector(builder, loc, vector);
+    }
+    for (auto [lane, value] : llvm::enumerate(loaded)) {
+      Value fallback = others.empty() ? zero : others[group * width + lane];
+      values.push_back(arith::SelectOp::create(builder, loc, plan.masks[group],
+                                               value, fallback));
+    }
   }
   return values;
 }
 
 namespace {
 struct LoadLowering : public OpConversionPattern<LoadOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LoadLowering(const TypeConverter &converter, MLIRContext *context,
+               LoweringState &state)
+      : OpConversionPattern(converter, context), state(state) {}
+  LoweringState &state;
   LogicalResult
   matchAndRewrite(LoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SmallVector<Value> values = emitMaskedLoad(
         rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
-        adaptor.getIndices(), adaptor.getMask(), adaptor.getOther());
+        adaptor.getIndices(), adaptor.getMask(), adaptor.getOther(),
+        state.vectorWidths.lookup(op));
     rewriter.replaceOp(
         op, packVector(rewriter, loc,
                        getTypeConverter()->convertType(op.getType()), values));
@@ -135,28 +158,43 @@ struct LoadLowering : public OpConversionPattern<LoadOp> {
 };
 
 struct StoreLowering : public OpConversionPattern<StoreOp> {
-  using OpConversionPattern::OpConversionPattern;
+  StoreLowering(const TypeConverter &converter, MLIRContext *context,
+                LoweringState &state)
+      : OpConversionPattern(converter, context), state(state) {}
+  LoweringState &state;
   LogicalResult
   matchAndRewrite(StoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type elementType = op.getValue().getType().getElementType();
     Type storedType = storedTypeOf(elementType, rewriter);
+    unsigned width = storedType == elementType
+                         ? std::max(1u, state.vectorWidths.lookup(op))
+                         : 1;
     AccessPlan plan =
         planAccess(rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
-                   adaptor.getIndices(), adaptor.getMask(), storedType);
+                   adaptor.getIndices(), adaptor.getMask(), storedType, width);
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
+    unsigned alignment = plan.width * getStoredBytes(storedType);
     // Replicated registers (zero layout bases) would store the same value
     // twice; that is harmless, so no deduplication is attempted here.
-    for (auto [reg, address] : llvm::enumerate(plan.addresses)) {
-      auto guarded = scf::IfOp::create(rewriter, loc, plan.masks[reg],
+    for (auto [group, address] : llvm::enumerate(plan.addresses)) {
+      auto guarded = scf::IfOp::create(rewriter, loc, plan.masks[group],
                                        /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(guarded.thenBlock());
-      Value value = values[reg];
-      if (storedType != elementType)
-        value = arith::ExtUIOp::create(rewriter, loc, storedType, value);
-      LLVM::StoreOp::create(rewriter, loc, value, address);
+      if (plan.width == 1) {
+        Value value = values[group];
+        if (storedType != elementType)
+          value = arith::ExtUIOp::create(rewriter, loc, storedType, value);
+        LLVM::StoreOp::create(rewriter, loc, value, address);
+        continue;
+      }
+      auto vectorType = VectorType::get({int64_t(plan.width)}, storedType);
+      Value vector = packVector(
+          rewriter, loc, vectorType,
+          ArrayRef<Value>(values).slice(group * plan.width, plan.width));
+      LLVM::StoreOp::create(rewriter, loc, vector, address, alignment);
     }
     rewriter.eraseOp(op);
     return success();
@@ -167,5 +205,6 @@ struct StoreLowering : public OpConversionPattern<StoreOp> {
 void tegula::tile::populateMemoryOpToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     LoweringState &state) {
-  patterns.add<LoadLowering, StoreLowering>(converter, patterns.getContext());
+  patterns.add<LoadLowering, StoreLowering>(converter, patterns.getContext(),
+                                            state);
 }

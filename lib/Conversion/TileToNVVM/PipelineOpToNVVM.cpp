@@ -92,7 +92,10 @@ struct PipelineCreateLowering : public OpConversionPattern<PipelineCreateOp> {
 };
 
 struct PipelinePushLowering : public OpConversionPattern<PipelinePushOp> {
-  using OpConversionPattern::OpConversionPattern;
+  PipelinePushLowering(const TypeConverter &converter, MLIRContext *context,
+                       LoweringState &state)
+      : OpConversionPattern(converter, context), state(state) {}
+  LoweringState &state;
 
   LogicalResult
   matchAndRewrite(PipelinePushOp op, OpAdaptor adaptor,
@@ -102,7 +105,8 @@ struct PipelinePushLowering : public OpConversionPattern<PipelinePushOp> {
     RingState ring = unpackRing(rewriter, loc, adaptor.getPipeline());
     SmallVector<Value> values = emitMaskedLoad(
         rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
-        adaptor.getIndices(), adaptor.getMask(), adaptor.getOther());
+        adaptor.getIndices(), adaptor.getMask(), adaptor.getOther(),
+        state.vectorWidths.lookup(op));
     // Every warp has finished reading the stage's previous block.
     emitBarrier(rewriter, loc);
     Value stage = takeStage(rewriter, loc, type, ring, ring.pushes);
@@ -155,7 +159,7 @@ struct PipelinePopLowering : public OpConversionPattern<PipelinePopOp> {
 void tegula::tile::populatePipelineOpToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     LoweringState &state) {
-  patterns.add<PipelineCreateLowering>(converter, patterns.getContext(), state);
-  patterns.add<PipelinePushLowering, PipelinePopLowering>(
-      converter, patterns.getContext());
+  patterns.add<PipelineCreateLowering, PipelinePushLowering>(
+      converter, patterns.getContext(), state);
+  patterns.add<PipelinePopLowering>(converter, patterns.getContext());
 }

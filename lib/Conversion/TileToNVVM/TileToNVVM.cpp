@@ -250,6 +250,22 @@ struct ConvertTileToNVVMPass
     if (overBudget)
       return signalPassFailure();
 
+    // Vector widths come from the tile IR, before it is rewritten.
+    module.walk([&](Operation *op) {
+      if (auto load = dyn_cast<LoadOp>(op))
+        state.vectorWidths[op] =
+            getAccessVectorWidth(load.getTensor().getType(), load.getIndices(),
+                                 load.getMask(), load.getType());
+      else if (auto store = dyn_cast<StoreOp>(op))
+        state.vectorWidths[op] = getAccessVectorWidth(
+            store.getTensor().getType(), store.getIndices(), store.getMask(),
+            cast<RankedTensorType>(store.getIndices().front().getType()));
+      else if (auto push = dyn_cast<PipelinePushOp>(op))
+        state.vectorWidths[op] = getAccessVectorWidth(
+            push.getTensor().getType(), push.getIndices(), push.getMask(),
+            cast<RankedTensorType>(push.getIndices().front().getType()));
+    });
+
     OpBuilder builder(module.getBodyRegion());
     if (!module.lookupSymbol("__tegula_shared")) {
       // Dynamic shared memory: the launcher passes its size.

@@ -1,0 +1,189 @@
+//===- AxisInfo.cpp - Contiguity of index tiles for vector accesses -------===//
+//
+// For each integer tile the analysis tracks, per dimension, the constant
+// step between neighbouring elements (0: constant along it, 1: contiguous)
+// and a power of two that divides every element at coordinate 0 of that
+// dimension. An access whose last tensor index steps by 1 along the block's
+// fastest dimension while the other indices stay constant, with aligned
+// starts and extents, moves `width` registers in one vector instruction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace tegula::tile;
+
+namespace {
+
+constexpr int64_t kUnknownStep = INT64_MIN;
+constexpr int64_t kMaxDivisor = int64_t(1) << 30;
+
+struct AxisFacts {
+  SmallVector<int64_t> steps; // per dimension; kUnknownStep if not affine
+  int64_t divisor = 1;        // divides every element where coords along a
+                              // stepped dimension are 0
+};
+
+int64_t largestPowerOfTwoDividing(int64_t value) {
+  if (value == 0)
+    return kMaxDivisor;
+  return std::min<int64_t>(kMaxDivisor, value & -value);
+}
+
+/// Divisibility of an integer scalar.
+int64_t scalarDivisor(Value value, int depth = 0) {
+  if (depth > 8)
+    return 1;
+  APInt constant;
+  if (auto op = value.getDefiningOp<arith::ConstantOp>())
+    if (auto integer = dyn_cast<IntegerAttr>(op.getValue()))
+      return largestPowerOfTwoDividing(integer.getInt());
+  if (auto mul = value.getDefiningOp<arith::MulIOp>())
+    return std::min(kMaxDivisor, scalarDivisor(mul.getLhs(), depth + 1) *
+                                     scalarDivisor(mul.getRhs(), depth + 1));
+  if (auto add = value.getDefiningOp<arith::AddIOp>())
+    return std::min(scalarDivisor(add.getLhs(), depth + 1),
+                    scalarDivisor(add.getRhs(), depth + 1));
+  if (auto shl = value.getDefiningOp<arith::ShLIOp>())
+    if (auto amount = shl.getRhs().getDefiningOp<arith::ConstantOp>())
+      if (auto integer = dyn_cast<IntegerAttr>(amount.getValue()))
+        return std::min(kMaxDivisor, scalarDivisor(shl.getLhs(), depth + 1)
+                                         << integer.getInt());
+  return 1;
+}
+
+AxisFacts unknown(unsigned rank) {
+  return {SmallVector<int64_t>(rank, kUnknownStep), 1};
+}
+
+AxisFacts analyze(Value value, int depth = 0) {
+  auto type = cast<RankedTensorType>(value.getType());
+  unsigned rank = type.getRank();
+  if (depth > 16)
+    return unknown(rank);
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return unknown(rank);
+  if (isa<ArangeOp>(op))
+    return {{1}, kMaxDivisor};
+  if (auto splat = dyn_cast<SplatOp>(op))
+    return {SmallVector<int64_t>(rank, 0), scalarDivisor(splat.getValue())};
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (dense && dense.getElementType().isInteger())
+      return {SmallVector<int64_t>(rank, 0),
+              largestPowerOfTwoDividing(
+                  dense.getSplatValue<APInt>().getSExtValue())};
+    return unknown(rank);
+  }
+  if (auto convert = dyn_cast<ConvertLayoutOp>(op))
+    return analyze(convert.getSource(), depth + 1);
+  if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+    AxisFacts facts = analyze(expand.getSource(), depth + 1);
+    facts.steps.insert(facts.steps.begin() + expand.getAxis(), 0);
+    return facts;
+  }
+  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    AxisFacts facts = analyze(broadcast.getSource(), depth + 1);
+    for (auto [dim, extent] :
+         llvm::enumerate(broadcast.getSource().getType().getShape()))
+      if (extent == 1)
+        facts.steps[dim] = 0;
+    return facts;
+  }
+  auto combine = [&](auto stepOf, auto divisorOf) -> AxisFacts {
+    AxisFacts lhs = analyze(op->getOperand(0), depth + 1);
+    AxisFacts rhs = analyze(op->getOperand(1), depth + 1);
+    AxisFacts result;
+    for (unsigned dim = 0; dim < rank; ++dim)
+      result.steps.push_back(stepOf(lhs.steps[dim], rhs.steps[dim], lhs, rhs));
+    result.divisor = divisorOf(lhs, rhs);
+    return result;
+  };
+  if (isa<arith::AddIOp>(op))
+    return combine(
+        [](int64_t a, int64_t b, auto &, auto &) {
+          return a == kUnknownStep || b == kUnknownStep ? kUnknownStep : a + b;
+        },
+        [](AxisFacts &a, AxisFacts &b) {
+          return std::min(a.divisor, b.divisor);
+        });
+  if (isa<arith::MulIOp>(op)) {
+    // Only products with a uniform constant keep steps known.
+    auto constantOf = [](Value v) -> std::optional<int64_t> {
+      if (auto c = v.getDefiningOp<arith::ConstantOp>())
+        if (auto d = dyn_cast<SplatElementsAttr>(c.getValue()))
+          return d.getSplatValue<APInt>().getSExtValue();
+      if (auto s = v.getDefiningOp<SplatOp>())
+        if (auto c = s.getValue().getDefiningOp<arith::ConstantOp>())
+          if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+            return i.getInt();
+      return std::nullopt;
+    };
+    Value other = op->getOperand(0);
+    std::optional<int64_t> factor = constantOf(op->getOperand(1));
+    if (!factor) {
+      factor = constantOf(op->getOperand(0));
+      other = op->getOperand(1);
+    }
+    if (!factor)
+      return unknown(rank);
+    AxisFacts facts = analyze(other, depth + 1);
+    for (int64_t &step : facts.steps)
+      if (step != kUnknownStep)
+        step *= *factor;
+    facts.divisor = std::min(
+        kMaxDivisor, facts.divisor * largestPowerOfTwoDividing(*factor));
+    return facts;
+  }
+  return unknown(rank);
+}
+} // namespace
+
+unsigned tegula::tile::getAccessVectorWidth(GlobalTensorType tensor,
+                                            ValueRange indices, Value mask,
+                                            RankedTensorType blockType) {
+  if (mask || indices.empty())
+    return 1;
+  auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(blockType.getEncoding());
+  if (!blocked)
+    return 1;
+  unsigned fastest = blocked.getOrder().front();
+  // Registers 0 .. width-1 must be consecutive along the fastest dimension.
+  LinearLayout layout = getLinearLayout(blockType);
+  int64_t width = 1;
+  for (const auto &basis : layout.getRegBases()) {
+    LinearLayout::Coords expected(basis.size(), 0);
+    expected[fastest] = width;
+    if (basis != expected)
+      break;
+    width *= 2;
+  }
+  int64_t bytes = getStoredBytes(tensor.getElementType());
+  width = std::min<int64_t>(width, 16 / bytes);
+  if (width <= 1)
+    return 1;
+
+  ArrayRef<int64_t> extents = tensor.getShape();
+  unsigned last = extents.size() - 1;
+  // The last tensor dimension's extent must keep groups whole and rows
+  // aligned.
+  if (ShapedType::isDynamic(extents[last]) || extents[last] % width != 0)
+    return 1;
+  for (auto [dim, index] : llvm::enumerate(indices)) {
+    AxisFacts facts = analyze(index);
+    int64_t step = facts.steps[fastest];
+    if (dim == last) {
+      if (step != 1 || facts.divisor % width != 0)
+        return 1;
+    } else if (step != 0) {
+      return 1;
+    }
+  }
+  return width;
+}
