@@ -2,7 +2,8 @@
 
 // Attention's inner loop: scores stay in the mma layout through the
 // softmax, the row statistics in its slice, and the only conversions left
-// are into dot-operand fragments. Constants are built in place.
+// are into dot-operand fragments (K^T is transposed straight into one).
+// Constants are built in place.
 
 // CHECK-DAG: #[[$MMA:.*]] = #tile.mma<warpsPerCTA = [8, 1]>
 // CHECK-DAG: #[[$ROWS:.*]] = #tile.slice<dim = 1, parent = #[[$MMA]]>
@@ -13,7 +14,7 @@
 // CHECK-DAG: %[[NINF:.*]] = arith.constant dense<0xFF800000> : tensor<128xf32, #[[$ROWS]]>
 // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]], %[[M:.*]] = %[[NINF]]) -> (tensor<128x64xf32, #[[$MMA]]>, tensor<128xf32, #[[$ROWS]]>)
 // CHECK: %[[QA:.*]] = tile.convert_layout %{{.*}} -> tensor<128x64xbf16, #[[$OPA]]>
-// CHECK: %[[KB:.*]] = tile.convert_layout %{{.*}} -> tensor<64x64xbf16, #[[$OPB]]>
+// CHECK: %[[KB:.*]] = tile.trans %{{.*}} -> tensor<64x64xbf16, #[[$OPB]]>
 // CHECK: %[[S:.*]] = tile.dot %[[QA]], %[[KB]], %[[ZERO]] {{.*}} -> tensor<128x64xf32, #[[$MMA]]>
 // CHECK: %[[MX:.*]] = tile.reduce max %[[S]], 1 {{.*}} -> tensor<128xf32, #[[$ROWS]]>
 // CHECK: %[[MN:.*]] = arith.maximumf %[[M]], %[[MX]] : tensor<128xf32, #[[$ROWS]]>

@@ -147,6 +147,22 @@ struct RematerializeCheapProducer : public OpRewritePattern<ConvertLayoutOp> {
           SplatElementsAttr::get(type, dense.getSplatValue<Attribute>()));
       return success();
     }
+    // A pop or a transpose reads shared memory anyway: it can read straight
+    // into the layout its only user wants, saving a round trip.
+    if (!producer->hasOneUse())
+      return failure();
+    if (auto pop = dyn_cast<PipelinePopOp>(producer)) {
+      rewriter.setInsertionPoint(pop);
+      Value repopped = PipelinePopOp::create(rewriter, pop.getLoc(), type,
+                                             pop.getPipeline());
+      rewriter.replaceOp(convert, repopped);
+      rewriter.eraseOp(pop);
+      return success();
+    }
+    if (auto trans = dyn_cast<TransOp>(producer)) {
+      rewriter.replaceOpWithNewOp<TransOp>(convert, type, trans.getSource());
+      return success();
+    }
     return failure();
   }
 };

@@ -83,3 +83,25 @@ func.func @index_math(%n: i32) -> tensor<32x64xi32, #acc> {
   %w = tile.convert_layout %b : tensor<32x64xi32, #row> -> tensor<32x64xi32, #acc>
   return %w : tensor<32x64xi32, #acc>
 }
+
+// Pops and transposes read shared memory: a conversion of their only use
+// folds into them.
+#kb = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#mma2 = #tile.mma<warpsPerCTA = [4, 1]>
+#opb = #tile.dot_operand<opIdx = 1, parent = #mma2>
+// CHECK-LABEL: func.func @pop_and_trans
+// CHECK: %[[K:.*]] = tile.pipeline.pop %{{.*}} -> tensor<64x64xbf16, #[[KB:[a-z0-9_]+]]>
+// CHECK: %[[V:.*]] = tile.pipeline.pop %{{.*}} -> tensor<64x64xbf16, #[[OPB:[a-z0-9_]+]]>
+// CHECK: %[[KT:.*]] = tile.trans %[[K]] : tensor<64x64xbf16, #[[KB]]> -> tensor<64x64xbf16, #[[OPB]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: return %[[KT]], %[[V]]
+func.func @pop_and_trans() -> (tensor<64x64xbf16, #opb>, tensor<64x64xbf16, #opb>) {
+  %kp = tile.pipeline.create : !tile.pipeline<64x64xbf16, stages = 2>
+  %vp = tile.pipeline.create : !tile.pipeline<64x64xbf16, stages = 2>
+  %k = tile.pipeline.pop %kp : !tile.pipeline<64x64xbf16, stages = 2> -> tensor<64x64xbf16, #kb>
+  %v = tile.pipeline.pop %vp : !tile.pipeline<64x64xbf16, stages = 2> -> tensor<64x64xbf16, #kb>
+  %kt = tile.trans %k : tensor<64x64xbf16, #kb> -> tensor<64x64xbf16, #kb>
+  %a = tile.convert_layout %kt : tensor<64x64xbf16, #kb> -> tensor<64x64xbf16, #opb>
+  %b = tile.convert_layout %v : tensor<64x64xbf16, #kb> -> tensor<64x64xbf16, #opb>
+  return %a, %b : tensor<64x64xbf16, #opb>, tensor<64x64xbf16, #opb>
+}
