@@ -264,8 +264,8 @@ private:
     if (auto store = dyn_cast<StoreOp>(op))
       return defaultBlocked(store.getValue().getType());
     if (auto push = dyn_cast<PipelinePushOp>(op))
-      return defaultBlocked(
-          cast<RankedTensorType>(push.getIndices().front().getType()));
+      // Chunks sized by the data pushed, not by its i32 indices.
+      return defaultBlocked(push.getPipeline().getType().getTileType());
     if (auto yield = dyn_cast<scf::YieldOp>(op)) {
       Operation *parent = yield->getParentOp();
       if (auto loop = dyn_cast<scf::ForOp>(parent))

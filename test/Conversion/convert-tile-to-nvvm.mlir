@@ -253,3 +253,35 @@ func.func @not_vectorized(%xp: !tile.ptr<f32>, %n: i32, %ci: tensor<32x64xi32, #
   %v = tile.load %x[%ci, %ci] : !tile.tensor<?x64xf32>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>] -> tensor<32x64xf32, #blocked>
   return %v : tensor<32x64xf32, #blocked>
 }
+
+// -----
+
+// A push whose block moves in aligned 16-byte groups copies with cp.async
+// (masked-off groups copy 0 bytes: zero fill); the pop waits for the copies
+// before its barrier.
+#blocked = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<dim = 1, parent = #blocked>
+#cols = #tile.slice<dim = 0, parent = #blocked>
+// CHECK-LABEL: func.func @async_push
+// CHECK: nvvm.barrier0
+// CHECK: %[[BYTES:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[BYTES]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.barrier0
+func.func @async_push(%kp: !tile.ptr<bf16>, %n: i32, %row0: i32)
+    -> tensor<32x64xbf16, #blocked> attributes {tile.kernel, tile.warps = 4 : i32} {
+  %k = tile.make_tensor %kp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  %p = tile.pipeline.create : !tile.pipeline<32x64xbf16, stages = 2>
+  %r = tile.arange : tensor<32xi32, #rows>
+  %s = tile.splat %row0 : tensor<32xi32, #rows>
+  %rr = arith.addi %s, %r : tensor<32xi32, #rows>
+  %re = tile.expand_dims %rr, 1 : tensor<32xi32, #rows> -> tensor<32x1xi32, #blocked>
+  %ri = tile.broadcast %re : tensor<32x1xi32, #blocked> -> tensor<32x64xi32, #blocked>
+  %c = tile.arange : tensor<64xi32, #cols>
+  %ce = tile.expand_dims %c, 0 : tensor<64xi32, #cols> -> tensor<1x64xi32, #blocked>
+  %ci = tile.broadcast %ce : tensor<1x64xi32, #blocked> -> tensor<32x64xi32, #blocked>
+  tile.pipeline.push %p, %k[%ri, %ci] : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>]
+  %t = tile.pipeline.pop %p : !tile.pipeline<32x64xbf16, stages = 2> -> tensor<32x64xbf16, #blocked>
+  return %t : tensor<32x64xbf16, #blocked>
+}

@@ -100,6 +100,19 @@ std::optional<llvm::SmallVector<int64_t>> getRegisterMapping(
 /// Bytes one element of `type` occupies in memory (booleans take a byte).
 int64_t getStoredBytes(mlir::Type type);
 
+/// Addresses and masks of an access to a global tensor, one per group of
+/// `width` registers that one vector instruction moves (the first register
+/// of each group stands for it).
+struct AccessPlan {
+  llvm::SmallVector<mlir::Value> addresses;
+  llvm::SmallVector<mlir::Value> masks;
+  unsigned width = 1;
+};
+AccessPlan planAccess(mlir::OpBuilder &builder, mlir::Location loc,
+                      GlobalTensorType type, mlir::Value tensor,
+                      mlir::ValueRange indices, mlir::Value userMask,
+                      mlir::Type storedType, unsigned width);
+
 /// Loads this thread's registers of the block `indices` address in a global
 /// tensor, with out-of-bounds and `mask`-ed elements replaced by `other`
 /// (or zero). `tensor` is the lowered tensor (address and extents).

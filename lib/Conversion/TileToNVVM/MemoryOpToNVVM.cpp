@@ -17,19 +17,10 @@
 using namespace mlir;
 using namespace tegula::tile;
 
-namespace {
-
-/// Addresses and masks of an access, one per group of `width` registers
-/// that one vector instruction moves.
-struct AccessPlan {
-  SmallVector<Value> addresses;
-  SmallVector<Value> masks;
-  unsigned width = 1;
-};
-
-AccessPlan planAccess(OpBuilder &builder, Location loc, GlobalTensorType type,
-                      Value tensor, ValueRange indices, Value userMask,
-                      Type storedType, unsigned width) {
+AccessPlan tegula::tile::planAccess(OpBuilder &builder, Location loc,
+                                    GlobalTensorType type, Value tensor,
+                                    ValueRange indices, Value userMask,
+                                    Type storedType, unsigned width) {
   unsigned rank = type.getRank();
   Value base = LLVM::ExtractValueOp::create(builder, loc, tensor, 0);
   SmallVector<Value> extents, strides(rank);
@@ -91,6 +82,7 @@ AccessPlan planAccess(OpBuilder &builder, Location loc, GlobalTensorType type,
   return plan;
 }
 
+namespace {
 Type storedTypeOf(Type elementType, OpBuilder &builder) {
   return elementType.isInteger(1) ? builder.getI8Type() : elementType;
 }

@@ -2,12 +2,13 @@
 //
 // A pipeline is a ring of `stages` buffers at a planned offset in shared
 // memory, with push and pop counters kept in local variables (registers
-// after mem2reg). This first lowering copies synchronously: a push loads
-// its block into registers and writes stage `pushes % stages`; a pop waits
-// at a barrier and reads stage `pops % stages` into the popped tile's
-// layout. A barrier before each push keeps a stage from being overwritten
-// while another warp still reads it. cp.async copies that overlap the loop
-// body replace the synchronous copy behind the same ops.
+// after mem2reg). A push writes stage `pushes % stages`: with cp.async when
+// its block moves in aligned 16-byte groups (the copy then overlaps
+// whatever runs before the matching pop), otherwise through registers. A
+// pop waits for the copies, meets the other warps at a barrier and reads
+// stage `pops % stages` into the popped tile's layout. A barrier before
+// each push keeps a stage from being overwritten while another warp still
+// reads it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,6 +92,26 @@ struct PipelineCreateLowering : public OpConversionPattern<PipelineCreateOp> {
   LoweringState &state;
 };
 
+/// True when `other` is absent or a tile of zeros, which is what cp.async's
+/// zero fill gives masked-off elements.
+bool isZeroOrAbsent(Value other) {
+  if (!other)
+    return true;
+  Attribute value;
+  if (auto constant = other.getDefiningOp<arith::ConstantOp>())
+    value = constant.getValue();
+  else if (auto splat = other.getDefiningOp<SplatOp>())
+    if (auto constant = splat.getValue().getDefiningOp<arith::ConstantOp>())
+      value = constant.getValue();
+  if (auto dense = dyn_cast_or_null<SplatElementsAttr>(value))
+    value = dense.getSplatValue<Attribute>();
+  if (auto number = dyn_cast_or_null<FloatAttr>(value))
+    return number.getValue().isZero() && !number.getValue().isNegative();
+  if (auto number = dyn_cast_or_null<IntegerAttr>(value))
+    return number.getValue().isZero();
+  return false;
+}
+
 struct PipelinePushLowering : public OpConversionPattern<PipelinePushOp> {
   PipelinePushLowering(const TypeConverter &converter, MLIRContext *context,
                        LoweringState &state)
@@ -103,19 +124,51 @@ struct PipelinePushLowering : public OpConversionPattern<PipelinePushOp> {
     Location loc = op.getLoc();
     PipelineType type = op.getPipeline().getType();
     RingState ring = unpackRing(rewriter, loc, adaptor.getPipeline());
-    SmallVector<Value> values = emitMaskedLoad(
-        rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
-        adaptor.getIndices(), adaptor.getMask(), adaptor.getOther(),
-        state.vectorWidths.lookup(op));
-    // Every warp has finished reading the stage's previous block.
-    emitBarrier(rewriter, loc);
-    Value stage = takeStage(rewriter, loc, type, ring, ring.pushes);
     auto indexType = cast<RankedTensorType>(op.getIndices().front().getType());
     LinearLayout layout = getLinearLayout(indexType);
     Value shared = getSharedBase(rewriter, op);
     Type element = type.getElementType();
-    auto coords = emitRegisterCoords(rewriter, loc, layout,
-                                     getThreadPosition(rewriter, op));
+    unsigned width = std::max(1u, state.vectorWidths.lookup(op));
+    auto position = getThreadPosition(rewriter, op);
+
+    // cp.async moves 16 aligned bytes per group straight into shared
+    // memory; masked-off groups copy 0 bytes and are zero-filled, which is
+    // the default `other`.
+    if (state.target.hasAsyncCopy && width * getStoredBytes(element) == 16 &&
+        !element.isInteger(1) && isZeroOrAbsent(op.getOther())) {
+      AccessPlan plan = planAccess(rewriter, loc, op.getTensor().getType(),
+                                   adaptor.getTensor(), adaptor.getIndices(),
+                                   Value(), element, width);
+      // Every warp has finished reading the stage's previous block.
+      emitBarrier(rewriter, loc);
+      Value stage = takeStage(rewriter, loc, type, ring, ring.pushes);
+      auto coords = emitRegisterCoords(rewriter, loc, layout, position);
+      Value full = i32Const(rewriter, loc, 16),
+            none = i32Const(rewriter, loc, 0);
+      for (auto [group, source] : llvm::enumerate(plan.addresses)) {
+        Value target =
+            getSharedElementAddress(rewriter, loc, shared, type.getShape(),
+                                    coords[group * width], element, stage);
+        Value bytes = arith::SelectOp::create(rewriter, loc, plan.masks[group],
+                                              full, none);
+        NVVM::CpAsyncOp::create(
+            rewriter, loc, target, source, rewriter.getI32IntegerAttr(16),
+            NVVM::LoadCacheModifierKindAttr::get(
+                getContext(), NVVM::LoadCacheModifierKind::CG),
+            bytes);
+      }
+      NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
+      rewriter.eraseOp(op);
+      return success();
+    }
+
+    SmallVector<Value> values = emitMaskedLoad(
+        rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
+        adaptor.getIndices(), adaptor.getMask(), adaptor.getOther(), width);
+    // Every warp has finished reading the stage's previous block.
+    emitBarrier(rewriter, loc);
+    Value stage = takeStage(rewriter, loc, type, ring, ring.pushes);
+    auto coords = emitRegisterCoords(rewriter, loc, layout, position);
     for (auto [value, regCoords] : llvm::zip(values, coords)) {
       Value address = getSharedElementAddress(
           rewriter, loc, shared, type.getShape(), regCoords, element, stage);
@@ -127,7 +180,10 @@ struct PipelinePushLowering : public OpConversionPattern<PipelinePushOp> {
 };
 
 struct PipelinePopLowering : public OpConversionPattern<PipelinePopOp> {
-  using OpConversionPattern::OpConversionPattern;
+  PipelinePopLowering(const TypeConverter &converter, MLIRContext *context,
+                      LoweringState &state)
+      : OpConversionPattern(converter, context), state(state) {}
+  LoweringState &state;
 
   LogicalResult
   matchAndRewrite(PipelinePopOp op, OpAdaptor adaptor,
@@ -135,7 +191,11 @@ struct PipelinePopLowering : public OpConversionPattern<PipelinePopOp> {
     Location loc = op.getLoc();
     PipelineType type = op.getPipeline().getType();
     RingState ring = unpackRing(rewriter, loc, adaptor.getPipeline());
-    // The pushes of every warp are visible.
+    // This thread's asynchronous copies have landed (all of them: the
+    // count of those still allowed in flight is not tracked yet), then the
+    // barrier makes every warp's copies visible.
+    if (state.target.hasAsyncCopy)
+      NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
     emitBarrier(rewriter, loc);
     Value stage = takeStage(rewriter, loc, type, ring, ring.pops);
     LinearLayout layout = getLinearLayout(op.getType());
@@ -159,7 +219,7 @@ struct PipelinePopLowering : public OpConversionPattern<PipelinePopOp> {
 void tegula::tile::populatePipelineOpToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     LoweringState &state) {
-  patterns.add<PipelineCreateLowering, PipelinePushLowering>(
-      converter, patterns.getContext(), state);
-  patterns.add<PipelinePopLowering>(converter, patterns.getContext());
+  patterns
+      .add<PipelineCreateLowering, PipelinePushLowering, PipelinePopLowering>(
+          converter, patterns.getContext(), state);
 }
