@@ -285,3 +285,27 @@ func.func @async_push(%kp: !tile.ptr<bf16>, %n: i32, %row0: i32)
   %t = tile.pipeline.pop %p : !tile.pipeline<32x64xbf16, stages = 2> -> tensor<32x64xbf16, #blocked>
   return %t : tensor<32x64xbf16, #blocked>
 }
+
+// -----
+
+// Pops straight into mma operand fragments use ldmatrix: A fragments
+// (pairs along the stage's rows) with plain loads, B fragments whose pairs
+// run down the stage's columns with .trans loads. Rows of 128 bytes are
+// swizzled: the 16-byte chunk is XORed with the row modulo 8.
+#mma = #tile.mma<warpsPerCTA = [1, 1]>
+#a = #tile.dot_operand<opIdx = 0, parent = #mma>
+#b = #tile.dot_operand<opIdx = 1, parent = #mma>
+// CHECK-LABEL: func.func @ldmatrix_pops
+// CHECK: %[[FLIP:.*]] = arith.muli %{{.*}}, %c8_i32{{.*}} : i32
+// CHECK-NEXT: arith.xori %{{.*}}, %[[FLIP]] : i32
+// CHECK-COUNT-4: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK-COUNT-4: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<3> -> bf16
+func.func @ldmatrix_pops() -> (tensor<16x64xbf16, #a>, tensor<64x16xbf16, #b>)
+    attributes {tile.warps = 1 : i32} {
+  %pa = tile.pipeline.create : !tile.pipeline<16x64xbf16, stages = 2>
+  %pb = tile.pipeline.create : !tile.pipeline<64x16xbf16, stages = 2>
+  %x = tile.pipeline.pop %pa : !tile.pipeline<16x64xbf16, stages = 2> -> tensor<16x64xbf16, #a>
+  %y = tile.pipeline.pop %pb : !tile.pipeline<64x16xbf16, stages = 2> -> tensor<64x16xbf16, #b>
+  return %x, %y : tensor<16x64xbf16, #a>, tensor<64x16xbf16, #b>
+}

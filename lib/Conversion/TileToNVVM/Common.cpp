@@ -137,12 +137,30 @@ Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
                                             ArrayRef<int64_t> shape,
                                             ArrayRef<Value> coords,
                                             Type storedType, Value byteOffset) {
-  Value linear = i32Const(builder, loc, 0);
-  for (auto [extent, coord] : llvm::zip(shape, coords)) {
-    linear = arith::MulIOp::create(builder, loc, linear,
-                                   i32Const(builder, loc, extent));
-    linear = arith::AddIOp::create(builder, loc, linear, coord);
+  // Rows are every dimension but the last, flattened; columns the last.
+  Value row = i32Const(builder, loc, 0);
+  for (auto [extent, coord] :
+       llvm::zip(shape.drop_back(), coords.drop_back())) {
+    row = arith::MulIOp::create(builder, loc, row,
+                                i32Const(builder, loc, extent));
+    row = arith::AddIOp::create(builder, loc, row, coord);
   }
+  Value column = coords.back();
+  int64_t rowBytes = shape.back() * getStoredBytes(storedType);
+  if (shape.size() >= 2 && rowBytes % 128 == 0) {
+    // Swizzle: the 16-byte chunk of a row is XORed with the row modulo 8,
+    // so the eight rows an ldmatrix phase or a column access touches fall
+    // in different banks. Every access to shared tiles goes through here.
+    int64_t chunkElements = 16 / getStoredBytes(storedType);
+    Value phase =
+        arith::AndIOp::create(builder, loc, row, i32Const(builder, loc, 7));
+    Value flip = arith::MulIOp::create(builder, loc, phase,
+                                       i32Const(builder, loc, chunkElements));
+    column = arith::XOrIOp::create(builder, loc, column, flip);
+  }
+  Value linear = arith::MulIOp::create(builder, loc, row,
+                                       i32Const(builder, loc, shape.back()));
+  linear = arith::AddIOp::create(builder, loc, linear, column);
   Value start = LLVM::GEPOp::create(builder, loc, sharedBase.getType(),
                                     builder.getI8Type(), sharedBase,
                                     ValueRange{byteOffset});
@@ -174,6 +192,11 @@ Value tegula::tile::convertThroughShared(OpBuilder &builder, Location loc,
   }
   emitBarrier(builder, loc);
   SmallVector<Value> results;
+  if (auto fragments = readWithLdmatrix(builder, loc, anchor, to.getShape(), to,
+                                        elementType, offset)) {
+    emitBarrier(builder, loc);
+    return packVector(builder, loc, resultType, *fragments);
+  }
   for (auto &coords : emitRegisterCoords(builder, loc, to, position)) {
     Value address = getSharedElementAddress(builder, loc, shared, to.getShape(),
                                             coords, storedType, offset);
@@ -213,4 +236,112 @@ std::optional<SmallVector<int64_t>> tegula::tile::getRegisterMapping(
 
 int64_t tegula::tile::getStoredBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+std::optional<SmallVector<Value>>
+tegula::tile::readWithLdmatrix(OpBuilder &builder, Location loc,
+                               Operation *anchor, ArrayRef<int64_t> shape,
+                               const LinearLayout &to, Type elementType,
+                               Value byteOffset) {
+  using Coords = LinearLayout::Coords;
+  if (shape.size() != 2 || elementType.getIntOrFloatBitWidth() != 16 ||
+      (shape[1] * 2) % 16 != 0 || to.getRegBases().empty() ||
+      to.getLaneBases().size() != 5)
+    return std::nullopt;
+  // Pairs run along `pair`; lane bits 0-1 step it by 2 and 4, lane bits
+  // 2-4 step the other dimension by 1, 2, 4.
+  Coords first = to.getRegBases()[0];
+  unsigned pair = first == Coords{0, 1} ? 1 : first == Coords{1, 0} ? 0 : 2;
+  if (pair == 2)
+    return std::nullopt;
+  unsigned other = 1 - pair;
+  auto unit = [](unsigned dim, int64_t value) {
+    Coords coords = {0, 0};
+    coords[dim] = value;
+    return coords;
+  };
+  ArrayRef<Coords> lanes = to.getLaneBases();
+  if (lanes[0] != unit(pair, 2) || lanes[1] != unit(pair, 4) ||
+      lanes[2] != unit(other, 1) || lanes[3] != unit(other, 2) ||
+      lanes[4] != unit(other, 4))
+    return std::nullopt;
+  int64_t words = to.getNumRegs() / 2;
+  for (int64_t word = 0; word < words; ++word) {
+    Coords origin = to.regOffset(2 * word);
+    if (origin[0] % 8 != 0 || origin[1] % 8 != 0)
+      return std::nullopt;
+  }
+  bool transpose = pair == 0;
+
+  ThreadPosition position = getThreadPosition(builder, anchor);
+  Value shared = getSharedBase(builder, anchor);
+  // The warp's part of every coordinate.
+  Value warpPart[2];
+  for (unsigned dim = 0; dim < 2; ++dim) {
+    Value coord = i32Const(builder, loc, 0);
+    for (auto [bit, basis] : llvm::enumerate(to.getWarpBases())) {
+      if (basis[dim] == 0)
+        continue;
+      Value isSet = arith::AndIOp::create(
+          builder, loc,
+          arith::ShRUIOp::create(builder, loc, position.warp,
+                                 i32Const(builder, loc, bit)),
+          i32Const(builder, loc, 1));
+      coord = arith::XOrIOp::create(
+          builder, loc, coord,
+          arith::MulIOp::create(builder, loc, isSet,
+                                i32Const(builder, loc, basis[dim])));
+    }
+    warpPart[dim] = coord;
+  }
+  // Lane l gives the address of row l % 8 of matrix l / 8.
+  Value matrix = arith::ShRUIOp::create(builder, loc, position.lane,
+                                        i32Const(builder, loc, 3));
+  Value rowInMatrix = arith::AndIOp::create(builder, loc, position.lane,
+                                            i32Const(builder, loc, 7));
+  auto i32 = builder.getI32Type();
+  auto pairType = VectorType::get({2}, elementType);
+  SmallVector<Value> registers(to.getNumRegs());
+  for (int64_t word = 0; word < words;) {
+    int64_t count = words - word >= 4 ? 4 : words - word >= 2 ? 2 : 1;
+    // This lane's matrix origin, chosen among `count` constants.
+    Value coords[2];
+    for (unsigned dim = 0; dim < 2; ++dim) {
+      Value offset = i32Const(builder, loc, to.regOffset(2 * word)[dim]);
+      for (int64_t m = 1; m < count; ++m) {
+        Value isM =
+            arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                  matrix, i32Const(builder, loc, m));
+        offset = arith::SelectOp::create(
+            builder, loc, isM,
+            i32Const(builder, loc, to.regOffset(2 * (word + m))[dim]), offset);
+      }
+      coords[dim] = arith::XOrIOp::create(builder, loc, warpPart[dim], offset);
+    }
+    coords[0] = arith::AddIOp::create(builder, loc, coords[0], rowInMatrix);
+    Value address = getSharedElementAddress(builder, loc, shared, shape,
+                                            {coords[0], coords[1]}, elementType,
+                                            byteOffset);
+    Type resultType = i32;
+    if (count > 1)
+      resultType = LLVM::LLVMStructType::getLiteral(
+          builder.getContext(), SmallVector<Type>(count, i32));
+    Value loaded = NVVM::LdMatrixOp::create(
+        builder, loc, resultType, address, count,
+        transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(builder.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+    for (int64_t m = 0; m < count; ++m) {
+      Value part = count == 1
+                       ? loaded
+                       : LLVM::ExtractValueOp::create(builder, loc, loaded, m)
+                             .getResult();
+      Value pairValue = LLVM::BitcastOp::create(builder, loc, pairType, part);
+      for (int64_t e = 0; e < 2; ++e)
+        registers[2 * (word + m) + e] =
+            vector::ExtractOp::create(builder, loc, pairValue, e);
+    }
+    word += count;
+  }
+  return registers;
 }

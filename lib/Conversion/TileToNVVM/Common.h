@@ -138,6 +138,17 @@ unsigned getAccessVectorWidth(GlobalTensorType tensor, mlir::ValueRange indices,
                               mlir::Value mask,
                               mlir::RankedTensorType blockType);
 
+/// Reads the registers of `to` (a layout in the coordinates of a row-major
+/// tile of `shape` at `byteOffset` in shared memory) with ldmatrix, when
+/// `to` has the mma fragment structure (16-bit pairs, lanes 4g + t) and the
+/// rows are 16-byte aligned; none otherwise. Transposing loads serve
+/// fragments whose pairs run down the shared tile's columns.
+std::optional<llvm::SmallVector<mlir::Value>>
+readWithLdmatrix(mlir::OpBuilder &builder, mlir::Location loc,
+                 mlir::Operation *anchor, llvm::ArrayRef<int64_t> shape,
+                 const LinearLayout &to, mlir::Type elementType,
+                 mlir::Value byteOffset);
+
 /// A thread-block barrier.
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
 

@@ -201,6 +201,12 @@ struct PipelinePopLowering : public OpConversionPattern<PipelinePopOp> {
     LinearLayout layout = getLinearLayout(op.getType());
     Value shared = getSharedBase(rewriter, op);
     Type element = type.getElementType();
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (auto fragments = readWithLdmatrix(rewriter, loc, op, type.getShape(),
+                                          layout, element, stage)) {
+      rewriter.replaceOp(op, packVector(rewriter, loc, resultType, *fragments));
+      return success();
+    }
     SmallVector<Value> values;
     for (auto &regCoords : emitRegisterCoords(
              rewriter, loc, layout, getThreadPosition(rewriter, op))) {
