@@ -11,7 +11,7 @@
 
 #include "Tile/TileDialect.h"
 #include "Tile/TileOps.h"
-#include "tegula/Runtime/References.h"
+#include "tegula/Runtime/HostSession.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -26,10 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <fstream>
 
 using namespace mlir;
 using nlohmann::json;
@@ -93,58 +90,6 @@ json stringArray(Attribute attr) {
         out.push_back(s.getValue().str());
   return out;
 }
-
-uint64_t tensorSeed(uint64_t seed, size_t index) {
-  // The same per-tensor streams as tile-run, so that both runners make the
-  // same inputs from one --seed.
-  return seed * 0x9e3779b97f4a7c15ull + (index + 1) * 0xd1b54a32d192ed03ull;
-}
-
-bool parseFileArgs(const std::vector<std::string> &args, const char *flag,
-                   std::map<std::string, std::string> &out,
-                   std::string &error) {
-  for (const std::string &arg : args) {
-    std::string name, file;
-    if (!rt::splitAssignment(arg, name, file)) {
-      error = std::string(flag) + " expects NAME=FILE.npy, got '" + arg + "'";
-      return false;
-    }
-    if (!out.emplace(name, file).second) {
-      error = std::string(flag) + " names '" + name + "' twice";
-      return false;
-    }
-  }
-  return true;
-}
-
-/// Collects the machine-readable report and writes it on every exit path.
-struct Report {
-  std::string path;
-  json data = json::object();
-  RunResult *result;
-
-  int finish(int code) {
-    data["ok"] = code == 0;
-    result->exitCode = code;
-    result->json = data.dump(2);
-    if (path.empty())
-      return code;
-    std::ofstream out(path);
-    out << result->json << "\n";
-    if (!out) {
-      std::fprintf(stderr, "error: cannot write '%s'\n", path.c_str());
-      return result->exitCode = 1;
-    }
-    return code;
-  }
-
-  int fail(const std::string &message) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", message.c_str());
-    data["error"] = message;
-    return finish(1);
-  }
-};
 
 } // namespace
 
@@ -252,215 +197,58 @@ bool bundleFromKernel(func::FuncOp kernel, const std::string &reference,
 }
 
 RunResult runKernel(func::FuncOp kernel, const RunOptions &opts) {
-  using namespace rt;
-  RunResult result;
-  Report report{opts.jsonPath, json::object(), &result};
+  rt::HostSession session(opts.jsonPath);
+  rt::RunReport &report = session.report;
+  const rt::Bundle &bundle = session.bundle;
+  const rt::LaunchPlan &plan = session.plan;
   std::string error;
+  // Every exit finishes the report; the result takes its status, its text
+  // and whatever outputs were fetched by then.
+  RunResult result;
+  auto finish = [&](int code) {
+    result.exitCode = code;
+    result.json = report.text;
+    result.outputs = std::move(session.outputs);
+    return std::move(result);
+  };
+  auto fail = [&](const std::string &message) {
+    return finish(report.fail(message));
+  };
 
-  Bundle bundle;
-  if (!bundleFromKernel(kernel, opts.reference, bundle, error))
-    return report.fail(error), result;
+  if (!bundleFromKernel(kernel, opts.reference, session.bundle, error))
+    return fail(error);
   report.data["kernel"] = bundle.kernel;
   report.data["interpreter"] = true;
 
-  BindingInputs inputs;
-  for (const std::string &d : opts.dims)
-    if (!parseDimsArg(d, inputs.dims, error))
-      return report.fail(error), result;
-  std::map<std::string, std::string> inFiles, outFiles, refFiles;
-  if (!parseFileArgs(opts.scalars, "--scalar", inputs.scalars, error) ||
-      !parseFileArgs(opts.ins, "--in", inFiles, error) ||
-      !parseFileArgs(opts.outs, "--out", outFiles, error) ||
-      !parseFileArgs(opts.refs, "--ref", refFiles, error))
-    return report.fail(error), result;
+  if (!session.bind(opts, error) || !session.prepareHostTensors(error))
+    return fail(error);
 
-  // --in files first: their shapes bind size variables.
-  std::map<std::string, HostTensor> inTensors;
-  for (const auto &[name, file] : inFiles) {
-    const Param *p = bundle.findParam(name);
-    if (!p || !p->isTensor)
-      return report.fail("--in names '" + name +
-                         "', which is not a tensor parameter of '" +
-                         bundle.kernel + "'"),
-             result;
-    if (p->access == Access::Write)
-      return report.fail("--in " + name + ": the kernel only writes '" + name +
-                         "' (access write), so it takes no input"),
-             result;
-    NpyArray array;
-    if (!readNpy(file, array, error))
-      return report.fail("--in " + name + ": " + error), result;
-    HostTensor tensor;
-    if (!tensorFromNpy(array, p->dtype, tensor, error))
-      return report.fail("--in " + name + ": '" + file + "' " + error), result;
-    inputs.fileShapes[name] = tensor.shape;
-    inTensors[name] = std::move(tensor);
-  }
-
-  LaunchPlan plan;
-  if (!bindAndCheck(bundle, inputs, plan, error))
-    return report.fail(error), result;
-  for (const std::string &v : bundle.sizeVars)
-    report.data["dims"][v] = plan.env[v];
-  report.data["grid"] = plan.grid;
-
-  auto tensorIndex = [&](const std::string &name) -> int {
-    for (size_t i = 0; i < bundle.params.size(); ++i)
-      if (bundle.params[i].name == name && bundle.params[i].isTensor)
-        return int(i);
-    return -1;
-  };
-  for (const auto &[name, file] : outFiles)
-    if (tensorIndex(name) < 0)
-      return report.fail("--out names '" + name +
-                         "', which is not a tensor parameter of '" +
-                         bundle.kernel + "'"),
-             result;
-  std::map<std::string, std::vector<double>> refs;
-  for (const auto &[name, file] : refFiles) {
-    int i = tensorIndex(name);
-    if (i < 0 || bundle.params[size_t(i)].access == Access::Read)
-      return report.fail("--ref names '" + name +
-                         "', which is not an output tensor of '" +
-                         bundle.kernel + "'"),
-             result;
-    NpyArray array;
-    if (!readNpy(file, array, error))
-      return report.fail("--ref " + name + ": " + error), result;
-    if (array.shape != plan.shapes[size_t(i)])
-      return report.fail("--ref " + name + ": '" + file + "' has shape " +
-                         formatShape(array.shape) + " but '" + name + "' is " +
-                         formatShape(plan.shapes[size_t(i)])),
-             result;
-    std::vector<double> values(array.data.size() / npyItemSize(array.descr));
-    for (size_t k = 0; k < values.size(); ++k)
-      values[k] = npyElement(array, k);
-    refs[name] = std::move(values);
-  }
-
-  // Host tensors: the inputs the kernel sees (kept for the references) and
-  // the buffers it runs on.
-  std::vector<HostTensor> host(bundle.params.size());
-  for (size_t i = 0; i < bundle.params.size(); ++i) {
-    const Param &p = bundle.params[i];
-    if (!p.isTensor)
-      continue;
-    if (auto it = inTensors.find(p.name); it != inTensors.end()) {
-      host[i] = std::move(it->second);
-      continue;
-    }
-    host[i] = HostTensor(p.dtype, plan.shapes[i]);
-    if (p.access == Access::Write)
-      fillPoison(host[i]);
-    else
-      fillRandom(host[i], tensorSeed(opts.seed, i));
-  }
-
-  std::string dimsText;
-  for (const std::string &v : bundle.sizeVars)
-    dimsText += " " + v + "=" + std::to_string(plan.env[v]);
   std::printf("kernel %s:%s, grid [%lld, %lld, %lld], interpreted\n",
-              bundle.kernel.c_str(), dimsText.c_str(), (long long)plan.grid[0],
-              (long long)plan.grid[1], (long long)plan.grid[2]);
+              bundle.kernel.c_str(), session.dimsText().c_str(),
+              (long long)plan.grid[0], (long long)plan.grid[1],
+              (long long)plan.grid[2]);
 
   if (opts.dryRun) {
-    for (const auto &[name, file] : outFiles) {
-      int i = tensorIndex(name);
-      if (bundle.params[size_t(i)].access == Access::Write) {
-        std::printf("note: --out %s skipped: a dry run writes no outputs\n",
-                    name.c_str());
-        continue;
-      }
-      if (!writeNpy(file, tensorToNpy(host[size_t(i)]), error))
-        return report.fail("--out " + name + ": " + error), result;
-    }
-    if (opts.check && !bundle.reference.is_null()) {
-      std::map<std::string, std::vector<double>> hostRefs;
-      if (!computeReference(bundle, plan, host, hostRefs, error))
-        return report.fail(error), result;
-    }
-    std::printf("dry run: all launch-time checks passed\n");
-    report.finish(0);
-    return result;
+    if (!session.dryRun(/*printReferences=*/false, error))
+      return fail(error);
+    return finish(report.finish(0));
   }
 
-  std::vector<HostTensor> buffers = host;
+  // The interpreter runs on copies; `session.host` stays as the inputs the
+  // references see.
+  std::vector<rt::HostTensor> buffers = session.host;
   if (!executeGrid(kernel, bundle, plan, buffers, error))
-    return report.fail(error), result;
+    return fail(error);
 
-  bool failed = false;
-  for (size_t i = 0; i < bundle.params.size(); ++i) {
-    const Param &p = bundle.params[i];
-    bool isOutput = p.isTensor && p.access != Access::Read;
-    if (!isOutput && !outFiles.count(p.name))
-      continue;
-    const HostTensor &t = buffers[i];
-    if (p.access == Access::Write) {
-      int64_t first;
-      int64_t count = countPoison(t, first);
-      report.data["unwritten"][p.name] = {{"count", count}, {"first", first}};
-      if (count) {
-        std::fflush(stdout);
-        std::fprintf(stderr,
-                     "error: output '%s': %lld of %lld elements were not "
-                     "written (first at %s)\n",
-                     p.name.c_str(), (long long)count, (long long)t.numel(),
-                     formatIndex(t.shape, first).c_str());
-        failed = true;
-      }
-    }
-    result.outputs[p.name] = t;
-  }
-  for (const auto &[name, file] : outFiles)
-    if (!writeNpy(file, tensorToNpy(result.outputs[name]), error))
-      return report.fail("--out " + name + ": " + error), result;
-
-  if (opts.check) {
-    bool needHost = false;
-    for (const Param &p : bundle.params)
-      needHost |= p.isTensor && p.access != Access::Read && !refs.count(p.name);
-    if (needHost && !bundle.reference.is_null()) {
-      std::map<std::string, std::vector<double>> hostRefs;
-      if (!computeReference(bundle, plan, host, hostRefs, error))
-        return report.fail(error), result;
-      for (auto &[name, values] : hostRefs)
-        refs.emplace(name, std::move(values));
-    }
-    std::vector<DType> dtypes;
-    for (const Param &p : bundle.params)
-      if (p.isTensor)
-        dtypes.push_back(p.dtype);
-    double tol = opts.tolerance >= 0 ? opts.tolerance : toleranceFor(dtypes);
-    bool any = false;
-    for (const Param &p : bundle.params) {
-      auto ref = refs.find(p.name);
-      auto out = result.outputs.find(p.name);
-      if (ref == refs.end() || out == result.outputs.end())
-        continue;
-      any = true;
-      Comparison c = compare(out->second, ref->second, tol);
-      std::printf("check %s: rel_l2 %.3e, max_abs %.3e, tol %.1e: %s\n",
-                  p.name.c_str(), c.relL2, c.maxAbs, c.tolerance,
-                  c.pass ? "PASS" : "FAIL");
-      if (c.nonFinite)
-        std::printf("check %s: %lld non-finite values where the reference "
-                    "is finite (first at %s)\n",
-                    p.name.c_str(), (long long)c.nonFinite,
-                    formatIndex(out->second.shape, c.firstNonFinite).c_str());
-      report.data["check"][p.name] = {{"rel_l2", c.relL2},
-                                      {"max_abs", c.maxAbs},
-                                      {"non_finite", c.nonFinite},
-                                      {"tolerance", c.tolerance},
-                                      {"pass", c.pass}};
-      failed |= !c.pass;
-    }
-    if (!any)
-      return report.fail("--check: no reference for any output; pass "
-                         "--reference NAME or --ref NAME=FILE.npy"),
-             result;
-  }
-  report.finish(failed ? 1 : 0);
-  return result;
+  auto take = [&](size_t i, rt::HostTensor &t, std::string &) {
+    t = std::move(buffers[i]);
+    return true;
+  };
+  if (!session.collectOutputs(take, error) ||
+      !session.checkOutputs("pass --reference NAME or --ref NAME=FILE.npy",
+                            error))
+    return fail(error);
+  return finish(report.finish(session.failed ? 1 : 0));
 }
 
 int runMlirFile(const std::string &path, const std::string &kernelName,

@@ -1,7 +1,8 @@
 //===- RuntimeUnitTests.cpp - Unit tests of lib/Runtime -------------------===//
 //
 // Known answers worked out by hand (in the comments) for the float64
-// references, the expression evaluator, the f16/bf16 conversions and .npy.
+// references, the expression evaluator, the f16/bf16 conversions, .npy and
+// the runners' host-side flow (HostSession).
 // Prints one line per failure and exits non-zero if any.
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +10,7 @@
 #include "tegula/Runtime/Bundle.h"
 #include "tegula/Runtime/DType.h"
 #include "tegula/Runtime/Expr.h"
+#include "tegula/Runtime/HostSession.h"
 #include "tegula/Runtime/References.h"
 #include "tegula/Runtime/Tensor.h"
 
@@ -383,6 +385,57 @@ void testPtxParams() {
   EXPECT(ptxEntryParams(ptx, "copy2", bits) && bits.empty());
   EXPECT(!ptxEntryParams(ptx, "cop", bits));
 }
+
+void testHostSession() {
+  std::map<std::string, std::string> files;
+  std::string error;
+  EXPECT(parseFileArgs({"x=a.npy", "y=b.npy"}, "--in", files, error) &&
+         files.size() == 2 && files["y"] == "b.npy");
+  EXPECT(!parseFileArgs({"x"}, "--in", files, error) &&
+         error == "--in expects NAME=FILE.npy, got 'x'");
+  EXPECT(!parseFileArgs({"x=c.npy"}, "--ref", files, error) &&
+         error == "--ref names 'x' twice");
+  // The seeds tile-run has always used: inputs reproduce across versions.
+  EXPECT(tensorSeed(0, 0) == 0xd1b54a32d192ed03ull);
+  EXPECT(tensorSeed(1, 1) == 0x9e3779b97f4a7c15ull + 2 * 0xd1b54a32d192ed03ull);
+
+  HostSession session("");
+  std::string text = R"json({"kernel": "copy", "entry": "copy",
+    "target": "sm_80", "threads": 128, "shared_bytes": 0,
+    "params": [
+      {"name": "x", "kind": "tensor", "dtype": "f32", "dims": ["N"],
+       "access": "read"},
+      {"name": "y", "kind": "tensor", "dtype": "f32", "dims": ["N"],
+       "access": "write"}],
+    "size_vars": ["N"], "grid": ["cdiv(N, 128)", "1", "1"],
+    "requires": [], "flops": null, "bytes": null})json";
+  EXPECT(parseBundleJson(text, "copy.json", session.bundle, error));
+  HostOptions options;
+  options.dims = {"N=5"};
+  options.seed = 3;
+  options.check = true;
+  EXPECT(session.bind(options, error));
+  EXPECT(session.report.data["dims"]["N"] == 5);
+  EXPECT(session.prepareHostTensors(error));
+  EXPECT(session.dimsText() == " N=5");
+  HostTensor x(DType::F32, {5});
+  fillRandom(x, tensorSeed(3, 0));
+  EXPECT(session.host.size() == 2 && session.host[0].bytes == x.bytes);
+  int64_t first = -1;
+  EXPECT(countPoison(session.host[1], first) == 5 && first == 0);
+  // A run that copies x to y writes every element.
+  auto copy = [&](size_t i, HostTensor &t, std::string &) {
+    t = session.host[0];
+    return i == 1;
+  };
+  EXPECT(session.collectOutputs(copy, error) && !session.failed);
+  EXPECT(session.report.data["unwritten"]["y"]["count"] == 0);
+  EXPECT(session.outputs.count("y") && session.outputs["y"].bytes == x.bytes);
+  EXPECT(!session.checkOutputs("hint", error) &&
+         error == "--check: no reference for any output; hint");
+  EXPECT(session.report.finish(1) == 1 && session.report.data["ok"] == false &&
+         session.report.text.find("\"ok\": false") != std::string::npos);
+}
 } // namespace
 
 int main() {
@@ -395,6 +448,7 @@ int main() {
   testRotary();
   testCompare();
   testPtxParams();
+  testHostSession();
   std::printf("%d checks, %d failures\n", checks, failures);
   return failures ? 1 : 0;
 }

@@ -11,23 +11,14 @@
 #ifndef TEGULA_INTERPRETER_RUNOPTIONS_H
 #define TEGULA_INTERPRETER_RUNOPTIONS_H
 
-#include <cstdint>
+#include "tegula/Runtime/HostSession.h"
+
 #include <string>
-#include <vector>
 
 namespace tegula::interp {
 
-struct RunOptions {
-  /// "N=4096,Z=2" (may repeat).
-  std::vector<std::string> dims;
-  /// NAME=VALUE, NAME=FILE.npy.
-  std::vector<std::string> scalars, ins, outs, refs;
-  bool check = false;
-  bool dryRun = false;
-  uint64_t seed = 0;
-  std::string jsonPath;
-  /// Relative-L2 tolerance of --check; negative means the dtype default.
-  double tolerance = -1;
+/// tile-run's options (rt::HostOptions), plus --reference.
+struct RunOptions : rt::HostOptions {
   /// The float64 reference for --check: a name ("rotary") or a JSON object
   /// as the bundle's "reference" field takes it. Empty: none.
   std::string reference;
