@@ -60,6 +60,9 @@ public:
   /// The layout with a unit dimension inserted at `dim`.
   LinearLayout insertUnitDim(unsigned dim) const;
 
+  /// The same distribution of a 2-D tile's transpose: coordinates swapped.
+  LinearLayout transposed() const;
+
   /// Drops register bases that are zero (pure duplicates).
   LinearLayout withoutDuplicateRegs() const;
 

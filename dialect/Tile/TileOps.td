@@ -122,6 +122,7 @@ def Tile_TransOp : Tile_TileOp<"trans", [Pure,
   let results = (outs 2DTensorOf<[Tile_ElementType]>:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tile_ConvertLayoutOp : Tile_TileOp<"convert_layout", [Pure,
@@ -346,15 +347,22 @@ def Tile_PipelinePopOp : Tile_TileOp<"pipeline.pop", [
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Wait for the oldest stage and read it as a tile";
   let description = [{
+    With `transpose`, the 2-D stage is read transposed: the same as
+    `tile.trans` of the popped tile, without the round trip through
+    registers (canonicalization folds `trans(pop)` into it).
+
     ```mlir
     %k = tile.pipeline.pop %kp : !tile.pipeline<64x128xbf16, stages = 2>
         -> tensor<64x128xbf16>
+    %kt = tile.pipeline.pop %kp transpose : !tile.pipeline<64x128xbf16, stages = 2>
+        -> tensor<128x64xbf16>
     ```
   }];
-  let arguments = (ins Tile_PipelineType:$pipeline);
+  let arguments = (ins Tile_PipelineType:$pipeline, UnitAttr:$transpose);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
-    $pipeline attr-dict `:` qualified(type($pipeline)) `->` type($result)
+    $pipeline (`transpose` $transpose^)? attr-dict `:` qualified(type($pipeline))
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }

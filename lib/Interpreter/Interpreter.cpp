@@ -51,6 +51,22 @@ struct Data {
 };
 using DataP = std::shared_ptr<const Data>;
 
+/// The transpose of a 2-D tile.
+Data transposeData(const Data &a) {
+  Data d;
+  d.shape = {a.shape[1], a.shape[0]};
+  d.isFloat = a.isFloat;
+  for (int64_t i = 0; i < a.shape[1]; ++i)
+    for (int64_t j = 0; j < a.shape[0]; ++j) {
+      size_t src = size_t(j * a.shape[1] + i);
+      if (d.isFloat)
+        d.f.push_back(a.f[src]);
+      else
+        d.i.push_back(a.i[src]);
+    }
+  return d;
+}
+
 struct RtValue {
   enum Kind { Unset, Numbers, Ptr, Tensor, Pipeline } kind = Unset;
   DataP data;
@@ -126,8 +142,7 @@ int64_t floatToInt(double v, unsigned width, bool isUnsigned) {
   }
   double hi = std::ldexp(1.0, int(width) - 1);
   if (v >= hi)
-    return width >= 64 ? std::numeric_limits<int64_t>::max()
-                       : int64_t(hi) - 1;
+    return width >= 64 ? std::numeric_limits<int64_t>::max() : int64_t(hi) - 1;
   if (v <= -hi)
     return width >= 64 ? std::numeric_limits<int64_t>::min() : -int64_t(hi);
   return int64_t(v);
@@ -163,7 +178,9 @@ std::string locationText(Location loc) {
 // Host memory
 //===----------------------------------------------------------------------===//
 
-double readFloat(const rt::HostTensor &t, int64_t index) { return t.get(index); }
+double readFloat(const rt::HostTensor &t, int64_t index) {
+  return t.get(index);
+}
 
 int64_t readInt(const rt::HostTensor &t, int64_t index) {
   const uint8_t *p = t.bytes.data() + size_t(index) * rt::dtypeSize(t.dtype);
@@ -219,11 +236,11 @@ public:
 private:
   bool fail(Operation *op, const Twine &message) {
     if (error.empty())
-      error = (locationText(op->getLoc()) + ": '" +
-               op->getName().getStringRef() + "': " + message +
-               " (program [" + Twine(pid[0]) + ", " + Twine(pid[1]) + ", " +
-               Twine(pid[2]) + "])")
-                  .str();
+      error =
+          (locationText(op->getLoc()) + ": '" + op->getName().getStringRef() +
+           "': " + message + " (program [" + Twine(pid[0]) + ", " +
+           Twine(pid[1]) + ", " + Twine(pid[2]) + "])")
+              .str();
     return false;
   }
 
@@ -277,10 +294,9 @@ bool Machine::checkSupported(Operation *root) {
     StringRef name = op->getName().getStringRef();
     StringRef dialect = op->getName().getDialectNamespace();
     bool known = dialect == "tile" || dialect == "arith" || dialect == "math" ||
-                 name == "scf.for" || name == "scf.if" ||
-                 name == "scf.yield" || name == "scf.while" ||
-                 name == "scf.condition" || name == "func.return" ||
-                 name == "func.call";
+                 name == "scf.for" || name == "scf.if" || name == "scf.yield" ||
+                 name == "scf.while" || name == "scf.condition" ||
+                 name == "func.return" || name == "func.call";
     if (!known) {
       error = (locationText(op->getLoc()) + ": '" + name +
                "' is not supported by the interpreter")
@@ -426,32 +442,31 @@ bool Machine::execElementwise(Operation &op, bool &handled) {
 
   // Float unary.
   using F1 = double (*)(double);
-  F1 unary = llvm::StringSwitch<F1>(name)
-                 .Case("arith.negf", [](double x) { return -x; })
-                 .Case("math.absf", [](double x) { return std::fabs(x); })
-                 .Case("math.exp", [](double x) { return std::exp(x); })
-                 .Case("math.exp2", [](double x) { return std::exp2(x); })
-                 .Case("math.expm1", [](double x) { return std::expm1(x); })
-                 .Case("math.log", [](double x) { return std::log(x); })
-                 .Case("math.log2", [](double x) { return std::log2(x); })
-                 .Case("math.log10", [](double x) { return std::log10(x); })
-                 .Case("math.log1p", [](double x) { return std::log1p(x); })
-                 .Case("math.sqrt", [](double x) { return std::sqrt(x); })
-                 .Case("math.rsqrt",
-                       [](double x) { return 1 / std::sqrt(x); })
-                 .Case("math.sin", [](double x) { return std::sin(x); })
-                 .Case("math.cos", [](double x) { return std::cos(x); })
-                 .Case("math.tan", [](double x) { return std::tan(x); })
-                 .Case("math.tanh", [](double x) { return std::tanh(x); })
-                 .Case("math.atan", [](double x) { return std::atan(x); })
-                 .Case("math.erf", [](double x) { return std::erf(x); })
-                 .Case("math.floor", [](double x) { return std::floor(x); })
-                 .Case("math.ceil", [](double x) { return std::ceil(x); })
-                 .Case("math.round", [](double x) { return std::round(x); })
-                 .Case("math.roundeven",
-                       [](double x) { return std::nearbyint(x); })
-                 .Case("math.trunc", [](double x) { return std::trunc(x); })
-                 .Default(nullptr);
+  F1 unary =
+      llvm::StringSwitch<F1>(name)
+          .Case("arith.negf", [](double x) { return -x; })
+          .Case("math.absf", [](double x) { return std::fabs(x); })
+          .Case("math.exp", [](double x) { return std::exp(x); })
+          .Case("math.exp2", [](double x) { return std::exp2(x); })
+          .Case("math.expm1", [](double x) { return std::expm1(x); })
+          .Case("math.log", [](double x) { return std::log(x); })
+          .Case("math.log2", [](double x) { return std::log2(x); })
+          .Case("math.log10", [](double x) { return std::log10(x); })
+          .Case("math.log1p", [](double x) { return std::log1p(x); })
+          .Case("math.sqrt", [](double x) { return std::sqrt(x); })
+          .Case("math.rsqrt", [](double x) { return 1 / std::sqrt(x); })
+          .Case("math.sin", [](double x) { return std::sin(x); })
+          .Case("math.cos", [](double x) { return std::cos(x); })
+          .Case("math.tan", [](double x) { return std::tan(x); })
+          .Case("math.tanh", [](double x) { return std::tanh(x); })
+          .Case("math.atan", [](double x) { return std::atan(x); })
+          .Case("math.erf", [](double x) { return std::erf(x); })
+          .Case("math.floor", [](double x) { return std::floor(x); })
+          .Case("math.ceil", [](double x) { return std::ceil(x); })
+          .Case("math.round", [](double x) { return std::round(x); })
+          .Case("math.roundeven", [](double x) { return std::nearbyint(x); })
+          .Case("math.trunc", [](double x) { return std::trunc(x); })
+          .Default(nullptr);
   if (unary) {
     const Data &a = data(op.getOperand(0));
     Data d;
@@ -506,8 +521,27 @@ bool Machine::execElementwise(Operation &op, bool &handled) {
 
   // Integer binary: operands and result share one type.
   enum IntOp {
-    None, Add, Sub, Mul, DivS, DivU, RemS, RemU, CeilDivS, CeilDivU,
-    FloorDivS, And, Or, Xor, Shl, ShrS, ShrU, MaxS, MinS, MaxU, MinU
+    None,
+    Add,
+    Sub,
+    Mul,
+    DivS,
+    DivU,
+    RemS,
+    RemU,
+    CeilDivS,
+    CeilDivU,
+    FloorDivS,
+    And,
+    Or,
+    Xor,
+    Shl,
+    ShrS,
+    ShrU,
+    MaxS,
+    MinS,
+    MaxU,
+    MinU
   };
   IntOp iop = llvm::StringSwitch<IntOp>(name)
                   .Case("arith.addi", Add)
@@ -548,13 +582,27 @@ bool Machine::execElementwise(Operation &op, bool &handled) {
           y == -1 && x == wrapInt(int64_t(uint64_t(1) << (w - 1)), w) && w > 1;
       int64_t r = 0;
       switch (iop) {
-      case Add: r = int64_t(ux + uy); break;
-      case Sub: r = int64_t(ux - uy); break;
-      case Mul: r = int64_t(ux * uy); break;
-      case DivS: r = minOverNeg1 ? x : x / y; break;
-      case DivU: r = int64_t(ux / uy); break;
-      case RemS: r = minOverNeg1 ? 0 : x % y; break;
-      case RemU: r = int64_t(ux % uy); break;
+      case Add:
+        r = int64_t(ux + uy);
+        break;
+      case Sub:
+        r = int64_t(ux - uy);
+        break;
+      case Mul:
+        r = int64_t(ux * uy);
+        break;
+      case DivS:
+        r = minOverNeg1 ? x : x / y;
+        break;
+      case DivU:
+        r = int64_t(ux / uy);
+        break;
+      case RemS:
+        r = minOverNeg1 ? 0 : x % y;
+        break;
+      case RemU:
+        r = int64_t(ux % uy);
+        break;
       case CeilDivS:
         if (minOverNeg1) {
           r = x;
@@ -562,7 +610,9 @@ bool Machine::execElementwise(Operation &op, bool &handled) {
         }
         r = x / y + ((x % y != 0) && ((x < 0) == (y < 0)) ? 1 : 0);
         break;
-      case CeilDivU: r = int64_t(ux / uy + (ux % uy != 0)); break;
+      case CeilDivU:
+        r = int64_t(ux / uy + (ux % uy != 0));
+        break;
       case FloorDivS:
         if (minOverNeg1) {
           r = x;
@@ -570,17 +620,38 @@ bool Machine::execElementwise(Operation &op, bool &handled) {
         }
         r = x / y - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0);
         break;
-      case And: r = int64_t(ux & uy); break;
-      case Or: r = int64_t(ux | uy); break;
-      case Xor: r = int64_t(ux ^ uy); break;
-      case Shl: r = uy >= w ? 0 : int64_t(ux << uy); break;
-      case ShrS: r = uy >= w ? (x < 0 ? -1 : 0) : (x >> uy); break;
-      case ShrU: r = uy >= w ? 0 : int64_t(ux >> uy); break;
-      case MaxS: r = std::max(x, y); break;
-      case MinS: r = std::min(x, y); break;
-      case MaxU: r = int64_t(std::max(ux, uy)); break;
-      case MinU: r = int64_t(std::min(ux, uy)); break;
-      case None: break;
+      case And:
+        r = int64_t(ux & uy);
+        break;
+      case Or:
+        r = int64_t(ux | uy);
+        break;
+      case Xor:
+        r = int64_t(ux ^ uy);
+        break;
+      case Shl:
+        r = uy >= w ? 0 : int64_t(ux << uy);
+        break;
+      case ShrS:
+        r = uy >= w ? (x < 0 ? -1 : 0) : (x >> uy);
+        break;
+      case ShrU:
+        r = uy >= w ? 0 : int64_t(ux >> uy);
+        break;
+      case MaxS:
+        r = std::max(x, y);
+        break;
+      case MinS:
+        r = std::min(x, y);
+        break;
+      case MaxU:
+        r = int64_t(std::max(ux, uy));
+        break;
+      case MinU:
+        r = int64_t(std::min(ux, uy));
+        break;
+      case None:
+        break;
       }
       d.i[k] = wrapInt(r, w);
     }
@@ -611,16 +682,36 @@ bool Machine::execElementwise(Operation &op, bool &handled) {
       uint64_t ux = asUnsigned(a.i[k], w), uy = asUnsigned(b.i[k], w);
       bool r = false;
       switch (pred) {
-      case P::eq: r = ux == uy; break;
-      case P::ne: r = ux != uy; break;
-      case P::slt: r = x < y; break;
-      case P::sle: r = x <= y; break;
-      case P::sgt: r = x > y; break;
-      case P::sge: r = x >= y; break;
-      case P::ult: r = ux < uy; break;
-      case P::ule: r = ux <= uy; break;
-      case P::ugt: r = ux > uy; break;
-      case P::uge: r = ux >= uy; break;
+      case P::eq:
+        r = ux == uy;
+        break;
+      case P::ne:
+        r = ux != uy;
+        break;
+      case P::slt:
+        r = x < y;
+        break;
+      case P::sle:
+        r = x <= y;
+        break;
+      case P::sgt:
+        r = x > y;
+        break;
+      case P::sge:
+        r = x >= y;
+        break;
+      case P::ult:
+        r = ux < uy;
+        break;
+      case P::ule:
+        r = ux <= uy;
+        break;
+      case P::ugt:
+        r = ux > uy;
+        break;
+      case P::uge:
+        r = ux >= uy;
+        break;
       }
       d.i[k] = r;
     }
@@ -637,22 +728,54 @@ bool Machine::execElementwise(Operation &op, bool &handled) {
       bool unordered = std::isnan(x) || std::isnan(y);
       bool r = false;
       switch (pred) {
-      case P::AlwaysFalse: r = false; break;
-      case P::OEQ: r = !unordered && x == y; break;
-      case P::OGT: r = !unordered && x > y; break;
-      case P::OGE: r = !unordered && x >= y; break;
-      case P::OLT: r = !unordered && x < y; break;
-      case P::OLE: r = !unordered && x <= y; break;
-      case P::ONE: r = !unordered && x != y; break;
-      case P::ORD: r = !unordered; break;
-      case P::UEQ: r = unordered || x == y; break;
-      case P::UGT: r = unordered || x > y; break;
-      case P::UGE: r = unordered || x >= y; break;
-      case P::ULT: r = unordered || x < y; break;
-      case P::ULE: r = unordered || x <= y; break;
-      case P::UNE: r = unordered || x != y; break;
-      case P::UNO: r = unordered; break;
-      case P::AlwaysTrue: r = true; break;
+      case P::AlwaysFalse:
+        r = false;
+        break;
+      case P::OEQ:
+        r = !unordered && x == y;
+        break;
+      case P::OGT:
+        r = !unordered && x > y;
+        break;
+      case P::OGE:
+        r = !unordered && x >= y;
+        break;
+      case P::OLT:
+        r = !unordered && x < y;
+        break;
+      case P::OLE:
+        r = !unordered && x <= y;
+        break;
+      case P::ONE:
+        r = !unordered && x != y;
+        break;
+      case P::ORD:
+        r = !unordered;
+        break;
+      case P::UEQ:
+        r = unordered || x == y;
+        break;
+      case P::UGT:
+        r = unordered || x > y;
+        break;
+      case P::UGE:
+        r = unordered || x >= y;
+        break;
+      case P::ULT:
+        r = unordered || x < y;
+        break;
+      case P::ULE:
+        r = unordered || x <= y;
+        break;
+      case P::UNE:
+        r = unordered || x != y;
+        break;
+      case P::UNO:
+        r = unordered;
+        break;
+      case P::AlwaysTrue:
+        r = true;
+        break;
       }
       d.i[k] = r;
     }
@@ -750,11 +873,11 @@ bool Machine::execFor(scf::ForOp op) {
   Type ivType = op.getInductionVar().getType();
   unsigned w = intWidth(ivType);
   bool isUnsigned = op.getUnsignedCmp();
-  int64_t lb = data(op.getLowerBound()).i[0], ub = data(op.getUpperBound()).i[0],
-          step = data(op.getStep()).i[0];
+  int64_t lb = data(op.getLowerBound()).i[0],
+          ub = data(op.getUpperBound()).i[0], step = data(op.getStep()).i[0];
   if (asSigned(step, w) <= 0 && !isUnsigned)
-    return fail(op, "the step " + Twine(asSigned(step, w)) +
-                        " is not positive");
+    return fail(op,
+                "the step " + Twine(asSigned(step, w)) + " is not positive");
   SmallVector<RtValue> iter, results;
   for (Value v : op.getInitArgs())
     iter.push_back(env[v]);
@@ -857,8 +980,8 @@ bool Machine::execStore(tile::StoreOp op) {
   const RtValue &t = get(op.getTensor());
   const rt::Param &p = bundle.params[size_t(t.param)];
   if (p.access == rt::Access::Read)
-    return fail(op, "stores into '" + p.name +
-                        "', whose tile.access is \"read\"");
+    return fail(op,
+                "stores into '" + p.name + "', whose tile.access is \"read\"");
   rt::HostTensor &buf = tensors[size_t(t.param)];
   const Data &v = data(op.getValue());
   size_t rank = t.extents.size();
@@ -928,7 +1051,8 @@ bool Machine::execReduce(tile::ReduceOp op) {
         for (int64_t k = 1; k < len; ++k) {
           int64_t x = asSigned(a.i[at(k)], w);
           if (kind == tile::ReduceKind::Sum)
-            acc = wrapInt(int64_t(uint64_t(acc) + uint64_t(x)), w == 1 ? 64 : w);
+            acc =
+                wrapInt(int64_t(uint64_t(acc) + uint64_t(x)), w == 1 ? 64 : w);
           else if (kind == tile::ReduceKind::Max)
             acc = std::max(acc, x);
           else
@@ -942,8 +1066,7 @@ bool Machine::execReduce(tile::ReduceOp op) {
 }
 
 bool Machine::execDot(tile::DotOp op) {
-  const Data &a = data(op.getA()), &b = data(op.getB()),
-             &c = data(op.getAcc());
+  const Data &a = data(op.getA()), &b = data(op.getB()), &c = data(op.getAcc());
   int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
   Data d;
   d.shape = {M, N};
@@ -1050,19 +1173,7 @@ bool Machine::execOp(Operation &op) {
     return true;
   }
   if (auto t = dyn_cast<tile::TransOp>(op)) {
-    const Data &a = data(t.getSource());
-    Data d;
-    d.shape = {a.shape[1], a.shape[0]};
-    d.isFloat = a.isFloat;
-    for (int64_t i = 0; i < a.shape[1]; ++i)
-      for (int64_t j = 0; j < a.shape[0]; ++j) {
-        size_t src = size_t(j * a.shape[1] + i);
-        if (d.isFloat)
-          d.f.push_back(a.f[src]);
-        else
-          d.i.push_back(a.i[src]);
-      }
-    setData(t.getResult(), std::move(d));
+    setData(t.getResult(), transposeData(data(t.getSource())));
     return true;
   }
 
@@ -1148,6 +1259,9 @@ bool Machine::execOp(Operation &op) {
     v.kind = RtValue::Numbers;
     v.data = ring.front();
     ring.pop_front();
+    // A transposed pop reads the stage as tile.trans of the popped tile.
+    if (p.getTranspose())
+      v.data = std::make_shared<const Data>(transposeData(*v.data));
     env[p.getResult()] = std::move(v);
     return true;
   }
@@ -1160,8 +1274,7 @@ bool Machine::execOp(Operation &op) {
   if (auto i = dyn_cast<scf::IfOp>(op)) {
     bool cond = data(i.getCondition()).i[0] != 0;
     SmallVector<RtValue> results;
-    if (!execRegion(cond ? i.getThenRegion() : i.getElseRegion(), {},
-                    results))
+    if (!execRegion(cond ? i.getThenRegion() : i.getElseRegion(), {}, results))
       return false;
     for (auto [r, v] : llvm::zip(i.getResults(), results))
       env[r] = v;
@@ -1171,8 +1284,8 @@ bool Machine::execOp(Operation &op) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
     if (!callee || callee.isExternal())
-      return fail(op, "calls '" + call.getCallee() +
-                          "', which has no body here");
+      return fail(op,
+                  "calls '" + call.getCallee() + "', which has no body here");
     if (callDepth > 64)
       return fail(op, "calls nest deeper than 64 (recursion?)");
     if (!checkSupported(callee))

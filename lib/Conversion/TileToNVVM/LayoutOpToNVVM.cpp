@@ -112,16 +112,7 @@ struct TransLowering : public OpConversionPattern<TransOp> {
     LinearLayout from = getLinearLayout(op.getSource().getType());
     LinearLayout result = getLinearLayout(op.getType());
     // The result's layout, in the source's coordinates.
-    LinearLayout to(op.getSource().getType().getShape());
-    auto swap = [](const Coords &coords) {
-      return Coords{coords[1], coords[0]};
-    };
-    for (const Coords &basis : result.getRegBases())
-      to.addRegBasis(swap(basis));
-    for (const Coords &basis : result.getLaneBases())
-      to.addLaneBasis(swap(basis));
-    for (const Coords &basis : result.getWarpBases())
-      to.addWarpBasis(swap(basis));
+    LinearLayout to = result.transposed();
     rewriter.replaceOp(
         op, convertThroughShared(rewriter, op.getLoc(), op, adaptor.getSource(),
                                  from, to, op.getType().getElementType(),

@@ -199,6 +199,9 @@ struct PipelinePopLowering : public OpConversionPattern<PipelinePopOp> {
     emitBarrier(rewriter, loc);
     Value stage = takeStage(rewriter, loc, type, ring, ring.pops);
     LinearLayout layout = getLinearLayout(op.getType());
+    // A transposed pop reads the result's layout in the stage's coordinates.
+    if (op.getTranspose())
+      layout = layout.transposed();
     Value shared = getSharedBase(rewriter, op);
     Type element = type.getElementType();
     Type resultType = getTypeConverter()->convertType(op.getType());

@@ -80,6 +80,19 @@ LinearLayout LinearLayout::insertUnitDim(unsigned dim) const {
   return result;
 }
 
+LinearLayout LinearLayout::transposed() const {
+  assert(shape.size() == 2 && "only 2-D layouts transpose");
+  LinearLayout result({shape[1], shape[0]});
+  auto swap = [](const Coords &c) { return Coords{c[1], c[0]}; };
+  for (const Coords &basis : regBases)
+    result.addRegBasis(swap(basis));
+  for (const Coords &basis : laneBases)
+    result.addLaneBasis(swap(basis));
+  for (const Coords &basis : warpBases)
+    result.addWarpBasis(swap(basis));
+  return result;
+}
+
 std::string LinearLayout::str() const {
   std::string text;
   llvm::raw_string_ostream os(text);

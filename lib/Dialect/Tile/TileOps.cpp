@@ -153,8 +153,8 @@ struct RematerializeCheapProducer : public OpRewritePattern<ConvertLayoutOp> {
       return failure();
     if (auto pop = dyn_cast<PipelinePopOp>(producer)) {
       rewriter.setInsertionPoint(pop);
-      Value repopped = PipelinePopOp::create(rewriter, pop.getLoc(), type,
-                                             pop.getPipeline());
+      Value repopped = PipelinePopOp::create(
+          rewriter, pop.getLoc(), type, pop.getPipeline(), pop.getTranspose());
       rewriter.replaceOp(convert, repopped);
       rewriter.eraseOp(pop);
       return success();
@@ -412,7 +412,14 @@ LogicalResult PipelinePopOp::verify() {
   PipelineType pipeline = getPipeline().getType();
   // The popped tile may carry a layout; the ring holds shape and dtype.
   RankedTensorType result = getResult().getType();
-  if (result.getShape() != pipeline.getShape() ||
+  SmallVector<int64_t> expected(pipeline.getShape());
+  if (getTranspose()) {
+    if (expected.size() != 2)
+      return emitOpError() << "transposes a rank-" << expected.size()
+                           << " pipeline block; only 2-D blocks transpose";
+    std::swap(expected[0], expected[1]);
+  }
+  if (result.getShape() != ArrayRef<int64_t>(expected) ||
       result.getElementType() != pipeline.getElementType())
     return emitOpError() << "pops a " << getResult().getType()
                          << " from a pipeline of type " << pipeline
@@ -425,4 +432,30 @@ void PipelinePopOp::getEffects(
         &effects) {
   effects.emplace_back(MemoryEffects::Read::get(), PipelineResource::get());
   effects.emplace_back(MemoryEffects::Write::get(), PipelineResource::get());
+}
+
+namespace {
+/// trans(pop) reads the stage transposed instead.
+struct FoldTransposeIntoPop : public OpRewritePattern<TransOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransOp trans,
+                                PatternRewriter &rewriter) const override {
+    auto pop = trans.getSource().getDefiningOp<PipelinePopOp>();
+    if (!pop || !pop->hasOneUse())
+      return failure();
+    rewriter.setInsertionPoint(pop);
+    Value transposed = PipelinePopOp::create(
+        rewriter, pop.getLoc(), trans.getResult().getType(), pop.getPipeline(),
+        !pop.getTranspose());
+    rewriter.replaceOp(trans, transposed);
+    rewriter.eraseOp(pop);
+    return success();
+  }
+};
+} // namespace
+
+void TransOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<FoldTransposeIntoPop>(context);
 }

@@ -85,15 +85,15 @@ func.func @index_math(%n: i32) -> tensor<32x64xi32, #acc> {
 }
 
 // Pops and transposes read shared memory: a conversion of their only use
-// folds into them.
+// folds into them, and a transpose of a pop reads the stage transposed.
 #kb = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 #mma2 = #tile.mma<warpsPerCTA = [4, 1]>
 #opb = #tile.dot_operand<opIdx = 1, parent = #mma2>
 // CHECK-LABEL: func.func @pop_and_trans
-// CHECK: %[[K:.*]] = tile.pipeline.pop %{{.*}} -> tensor<64x64xbf16, #[[KB:[a-z0-9_]+]]>
-// CHECK: %[[V:.*]] = tile.pipeline.pop %{{.*}} -> tensor<64x64xbf16, #[[OPB:[a-z0-9_]+]]>
-// CHECK: %[[KT:.*]] = tile.trans %[[K]] : tensor<64x64xbf16, #[[KB]]> -> tensor<64x64xbf16, #[[OPB]]>
+// CHECK: %[[KT:.*]] = tile.pipeline.pop %{{.*}} transpose : {{.*}} -> tensor<64x64xbf16, #[[OPB:[a-z0-9_]+]]>
+// CHECK: %[[V:.*]] = tile.pipeline.pop %{{.*}} : {{.*}} -> tensor<64x64xbf16, #[[OPB]]>
 // CHECK-NOT: tile.convert_layout
+// CHECK-NOT: tile.trans
 // CHECK: return %[[KT]], %[[V]]
 func.func @pop_and_trans() -> (tensor<64x64xbf16, #opb>, tensor<64x64xbf16, #opb>) {
   %kp = tile.pipeline.create : !tile.pipeline<64x64xbf16, stages = 2>

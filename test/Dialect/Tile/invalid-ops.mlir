@@ -269,3 +269,21 @@ func.func @load_mask_shape(%t: !tile.tensor<?xf32>, %i: tensor<32xi32>, %m: tens
   %v = tile.load %t[%i] mask %m : !tile.tensor<?xf32>[tensor<32xi32>] -> tensor<32xf32>
   return
 }
+
+// -----
+
+func.func @pop_transpose_shape() {
+  %vp = tile.pipeline.create : !tile.pipeline<64x32xbf16, stages = 2>
+  // expected-error @+1 {{'tile.pipeline.pop' op pops a 'tensor<64x32xbf16>' from a pipeline of type '!tile.pipeline<64x32xbf16, stages = 2>'}}
+  %t = tile.pipeline.pop %vp transpose : !tile.pipeline<64x32xbf16, stages = 2> -> tensor<64x32xbf16>
+  return
+}
+
+// -----
+
+func.func @pop_transpose_rank() {
+  %vp = tile.pipeline.create : !tile.pipeline<64xbf16, stages = 2>
+  // expected-error @+1 {{'tile.pipeline.pop' op transposes a rank-1 pipeline block; only 2-D blocks transpose}}
+  %t = tile.pipeline.pop %vp transpose : !tile.pipeline<64xbf16, stages = 2> -> tensor<64xbf16>
+  return
+}

@@ -101,6 +101,8 @@ func.func @pipelines(%kp: !tile.ptr<bf16>, %n: i32, %i: tensor<64x128xi32>,
   %t = tile.pipeline.pop %p : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<64x128xbf16>
   %u = tile.pipeline.pop %p : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<64x128xbf16>
   %s = arith.addf %t, %u : tensor<64x128xbf16>
+  // CHECK: tile.pipeline.pop %[[P]] transpose : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<128x64xbf16>
+  %w = tile.pipeline.pop %p transpose : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<128x64xbf16>
   return %s : tensor<64x128xbf16>
 }
 
