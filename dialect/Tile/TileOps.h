@@ -25,7 +25,8 @@ mlir::LogicalResult verifyTileShape(mlir::Operation *op, mlir::Type type);
 inline mlir::Type getI1SameShape(mlir::Type type) {
   auto tile = llvm::cast<mlir::RankedTensorType>(type);
   return mlir::RankedTensorType::get(
-      tile.getShape(), mlir::IntegerType::get(type.getContext(), 1));
+      tile.getShape(), mlir::IntegerType::get(type.getContext(), 1),
+      tile.getEncoding());
 }
 
 /// Checks that the [rows, cols] tile of a dot spreads over `warps` = [wm, wn]

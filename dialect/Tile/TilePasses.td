@@ -26,6 +26,21 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::tegula::tile::TileDialect"];
 }
 
+def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::func::FuncOp"> {
+  let summary = "Prefetch the loads of pipelined(S) loops through rings";
+  let description = [{
+    In an `scf.for` marked `tile.pipeline_stages = S`, every `tile.load`
+    whose indices, mask and other depend only on the induction variable and
+    values defined outside the loop becomes a pipeline of S stages: a
+    prologue pushes the blocks of the first S - 1 iterations, and each
+    iteration pops its block and pushes the block S - 1 iterations ahead
+    (masked off past the end). Loads that depend on loop-carried values
+    stay as they are.
+  }];
+  let dependentDialects = ["::tegula::tile::TileDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TileTestLinearLayout
     : Pass<"tile-test-linear-layout", "::mlir::func::FuncOp"> {
   let summary = "Print the linear layout of every tile result (for tests)";

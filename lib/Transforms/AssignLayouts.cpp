@@ -14,6 +14,7 @@
 #include "Tile/TileOps.h"
 #include "Tile/TilePasses.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -231,8 +232,14 @@ private:
   }
 
   void rewriteTypes() {
-    for (auto [value, layout] : layouts)
+    for (auto [value, layout] : layouts) {
       value.setType(withLayout(value.getType(), layout));
+      // A constant's value attribute carries its type: keep them equal.
+      if (auto constant = value.getDefiningOp<arith::ConstantOp>())
+        if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+          constant.setValueAttr(
+              dense.reshape(cast<ShapedType>(value.getType())));
+    }
     // Entry arguments and results keep the function type consistent.
     SmallVector<Type> results;
     func.walk([&](func::ReturnOp ret) {

@@ -1,0 +1,144 @@
+//===- PipelineLoops.cpp - Prefetch the loads of pipelined loops ----------===//
+
+#include "Tile/TileDialect.h"
+#include "Tile/TileOps.h"
+#include "Tile/TilePasses.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace tegula::tile {
+#define GEN_PASS_DEF_TILEPIPELINELOOPS
+#include "Tile/TilePasses.h.inc"
+} // namespace tegula::tile
+
+using namespace tegula::tile;
+
+namespace {
+
+/// The ops of `loop`'s body that compute `value`, in program order, if they
+/// are all pure and read only the induction variable and values from
+/// outside the loop; none if a loop-carried value or an effect is involved.
+std::optional<SmallVector<Operation *>> backwardSlice(scf::ForOp loop,
+                                                      ValueRange values) {
+  SetVector<Operation *> slice;
+  SmallVector<Value> worklist(values.begin(), values.end());
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (value == loop.getInductionVar())
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner()->getParentOp() == loop ||
+          loop->isAncestor(arg.getOwner()->getParentOp()))
+        return std::nullopt; // loop-carried or nested
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!loop->isAncestor(def))
+      continue;
+    if (def->getBlock() != loop.getBody() || !isPure(def) ||
+        def->getNumRegions() != 0)
+      return std::nullopt;
+    if (slice.insert(def))
+      worklist.append(def->operand_begin(), def->operand_end());
+  }
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// Clones `slice` with the induction variable replaced by `iv`; returns the
+/// mapping.
+IRMapping cloneSlice(OpBuilder &builder, scf::ForOp loop,
+                     ArrayRef<Operation *> slice, Value iv) {
+  IRMapping mapping;
+  mapping.map(loop.getInductionVar(), iv);
+  for (Operation *op : slice)
+    builder.clone(*op, mapping);
+  return mapping;
+}
+
+/// Pushes the block `load` reads in the iteration whose induction variable
+/// is `iv`, masked off entirely when that iteration does not run.
+void pushAhead(OpBuilder &builder, scf::ForOp loop, LoadOp load,
+               ArrayRef<Operation *> slice, Value pipeline, Value iv) {
+  Location loc = load.getLoc();
+  IRMapping mapping = cloneSlice(builder, loop, slice, iv);
+  auto lookup = [&](Value v) { return v ? mapping.lookupOrDefault(v) : v; };
+  Value runs = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt,
+                                     iv, loop.getUpperBound());
+  auto maskType = getI1SameShape(load.getType());
+  Value mask = SplatOp::create(builder, loc, maskType, runs);
+  if (Value user = lookup(load.getMask()))
+    mask = arith::AndIOp::create(builder, loc, mask, user);
+  SmallVector<Value> indices;
+  for (Value index : load.getIndices())
+    indices.push_back(lookup(index));
+  PipelinePushOp::create(builder, loc, pipeline, lookup(load.getTensor()),
+                         indices, mask, lookup(load.getOther()));
+}
+
+void pipelineLoop(scf::ForOp loop, unsigned stages) {
+  // The look-ahead test `iv < upper bound` needs a positive step.
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (stages < 2 || !step || *step <= 0)
+    return;
+  SmallVector<LoadOp> loads;
+  for (Operation &op : *loop.getBody())
+    if (auto load = dyn_cast<LoadOp>(op))
+      loads.push_back(load);
+  for (LoadOp load : loads) {
+    SmallVector<Value> inputs(load->getOperands());
+    std::optional<SmallVector<Operation *>> slice = backwardSlice(loop, inputs);
+    if (!slice)
+      continue;
+    Location loc = load.getLoc();
+    OpBuilder builder(loop);
+    RankedTensorType block = load.getType();
+    auto ringType = PipelineType::get(loop.getContext(), block.getShape(),
+                                      block.getElementType(), stages);
+    Value ring = PipelineCreateOp::create(builder, loc, ringType);
+    // Prologue: the first S - 1 iterations' blocks.
+    for (unsigned k = 0; k + 1 < stages; ++k) {
+      Value offset = arith::MulIOp::create(
+          builder, loc, loop.getStep(),
+          arith::ConstantIntOp::create(builder, loc, builder.getI32Type(), k));
+      Value iv =
+          arith::AddIOp::create(builder, loc, loop.getLowerBound(), offset);
+      pushAhead(builder, loop, load, *slice, ring, iv);
+    }
+    // Each iteration takes its block and asks for the one S - 1 ahead.
+    builder.setInsertionPoint(load);
+    Value popped = PipelinePopOp::create(builder, loc, block, ring);
+    Value ahead = arith::AddIOp::create(
+        builder, loc, loop.getInductionVar(),
+        arith::MulIOp::create(builder, loc, loop.getStep(),
+                              arith::ConstantIntOp::create(builder, loc,
+                                                           builder.getI32Type(),
+                                                           stages - 1)));
+    pushAhead(builder, loop, load, *slice, ring, ahead);
+    load.replaceAllUsesWith(popped);
+    load.erase();
+  }
+}
+
+struct PipelineLoopsPass
+    : public tegula::tile::impl::TilePipelineLoopsBase<PipelineLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<std::pair<scf::ForOp, unsigned>> loops;
+    getOperation().walk([&](scf::ForOp loop) {
+      if (auto stages = loop->getAttrOfType<IntegerAttr>(
+              TileDialect::kPipelineStagesAttrName))
+        loops.push_back({loop, unsigned(stages.getInt())});
+    });
+    for (auto [loop, stages] : loops)
+      pipelineLoop(loop, stages);
+  }
+};
+} // namespace
