@@ -67,7 +67,8 @@ static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
 
 LogicalResult target::lowerToGPU(ModuleOp module, const TargetInfo &target) {
   std::string pipeline =
-      "func.func(tile-assign-layouts),canonicalize,cse,"
+      "func.func(tile-pipeline-loops),func.func(tile-assign-layouts),"
+      "canonicalize,cse,"
       "func.func(loop-invariant-code-motion),convert-tile-to-nvvm{target=" +
       target.chip.str() + "},canonicalize,cse";
   return runPipeline(module, pipeline);
