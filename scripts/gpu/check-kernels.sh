@@ -31,6 +31,11 @@ for target in sm_80 sm_90a; do
   c attn-d64-$target-negscale $k/attn-d64-$target/attention_fwd.json --dims Z=1,H=2,N=256 --scalar scale=-0.2 --seed 3
   c attn-d128-causal-f16-$target $k/attn-d128-causal-f16-$target/attention_fwd.json --dims Z=2,H=2,N=320 --scalar scale=0.088 --seed 4
   c attn-decode-$target $k/attn-decode-$target/attention_fwd.json --dims Z=2,H=4,N=192 --scalar scale=0.125 --seed 5
+  c rotary-$target $k/rotary-$target/rotary.json --dims B=2,T=37,H=3 --seed 6
+  c rotary-inplace-$target $k/rotary-$target/rotary_inplace.json --dims B=2,T=37,H=3 --seed 7
+  c rotary-partial-pairs-$target $k/rotary-partial-pairs-$target/rotary.json --dims B=2,T=45,H=2 --seed 8
+  c linattn-$target $k/linattn-$target/linear_attention.json --dims B=2,T=150,H=3 --scalar scale=-0.3 --seed 9
+  c linattn-recurrent-$target $k/linattn-recurrent-$target/linear_attention_recurrent.json --dims B=2,T=77,H=2 --scalar scale=0.7 --seed 10
 done
 # Timing of the default configuration on sm_90a, batch x N = 16k tokens.
 for n in 1024 4096; do
@@ -40,6 +45,16 @@ for n in 1024 4096; do
     >"$out/bench-attn-d64-$n.log" 2>&1
   summary+="BENCH attn d64 N=$n: $(grep -E '^bench' "$out/bench-attn-d64-$n.log")"$'\n'
 done
+# The issue's shapes for rotary and linear attention.
+b() {
+  local name=$1
+  shift
+  "$run" "$@" --bench --json "$out/bench-$name.json" >"$out/bench-$name.log" 2>&1
+  summary+="BENCH $name: $(grep -E '^bench' "$out/bench-$name.log")"$'\n'
+}
+b rotary-8x4096x32x128 $stage/kernels/rotary-sm_90a/rotary.json --dims B=8,T=4096,H=32
+b linattn-8x2048x16x128 $stage/kernels/linattn-sm_90a/linear_attention.json --dims B=8,T=2048,H=16 --scalar scale=0.088
+b linattn-4x8192x16x128 $stage/kernels/linattn-sm_90a/linear_attention.json --dims B=4,T=8192,H=16 --scalar scale=0.088
 printf '%s' "$summary" | tee "$out/summary.txt"
 echo "passed $passed, failed $failed"
 [ "$failed" = 0 ]
