@@ -23,8 +23,14 @@ for source in "$root"/kernels/*.tile; do
     "$tilec" "$source" --target "$target" -o "$out" || { status=1; continue; }
     for ptx in "$out"/*.ptx; do
       if command -v ptxas >/dev/null; then
-        ptxas -arch="$target" -v "$ptx" -o "${ptx%.ptx}.cubin" 2>&1 \
-          | grep -E "registers|spill" | sed 's/^ptxas info *: */   /' || status=1
+        report=$(ptxas -arch="$target" -v "$ptx" -o "${ptx%.ptx}.cubin" 2>&1) || {
+          echo "$report"; status=1; continue; }
+        echo "$report" | grep -E "registers|spill" | sed 's/^ptxas info *: */   /'
+        # Default configurations must not spill registers.
+        if echo "$report" | grep -qE " [1-9][0-9]* bytes spill stores"; then
+          echo "error: $(basename "$ptx") spills registers in its default configuration"
+          status=1
+        fi
       fi
     done
   done
