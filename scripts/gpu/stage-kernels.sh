@@ -21,7 +21,7 @@ compile() {
 for target in sm_80 sm_90a; do
   compile attn-d64-$target attention_fwd.tile $target -D D=64
   compile attn-d128-causal-f16-$target attention_fwd.tile $target -D D=128 -D CAUSAL=true -D DT=f16
-  compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D D=64
+  compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D BLOCK_N=64 -D D=64
   compile rotary-$target rotary.tile $target -D D=128 --reference rotary
   compile rotary-partial-pairs-$target rotary.tile $target -D D=128 -D R=64 -D INTERLEAVED=true --reference rotary
   compile linattn-$target linear_attention.tile $target -D D=128
