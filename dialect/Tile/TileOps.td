@@ -313,21 +313,17 @@ def Tile_PipelineCreateOp : Tile_Op<"pipeline.create", [
 }
 
 def Tile_PipelinePushOp : Tile_TileOp<"pipeline.push", [
-    OptionalTypesMatchWith<"mask is an i1 tile of the pipeline's block shape",
-        "pipeline", "mask",
-        "::tegula::tile::getI1SameShape(::llvm::cast<::tegula::tile::PipelineType>($_self).getTileType())">,
-    OptionalTypesMatchWith<"other has the pipeline's tile type",
-        "pipeline", "other",
-        "::llvm::cast<::tegula::tile::PipelineType>($_self).getTileType()">,
     AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "Start copying a global block into the next free stage";
   let description = [{
     The block is addressed as for `tile.load` and must have exactly the
-    pipeline's element type and shape.
+    pipeline's element type and shape. A mask and an `other` value carry
+    their types: after layout assignment they hold a layout the pipeline
+    type does not.
 
     ```mlir
-    tile.pipeline.push %kp, %k[%r, %c]
+    tile.pipeline.push %kp, %k[%r, %c] mask(%m : tensor<64x128xi1>)
         : !tile.pipeline<64x128xbf16, stages = 2>,
           !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
     ```
@@ -336,8 +332,9 @@ def Tile_PipelinePushOp : Tile_TileOp<"pipeline.push", [
                    Variadic<Tile_IntTile>:$indices,
                    Optional<Tile_BoolTile>:$mask, Optional<Tile_Tile>:$other);
   let assemblyFormat = [{
-    $pipeline `,` $tensor `[` $indices `]` (`mask` $mask^)? (`other` $other^)?
-    attr-dict `:` qualified(type($pipeline)) `,` qualified(type($tensor))
+    $pipeline `,` $tensor `[` $indices `]`
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`other` `(` $other^ `:` type($other) `)`)? attr-dict `:` qualified(type($pipeline)) `,` qualified(type($tensor))
     `[` type($indices) `]`
   }];
   let hasVerifier = 1;

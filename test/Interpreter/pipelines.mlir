@@ -32,11 +32,11 @@ func.func @fifo(
   %m1 = arith.constant dense<-1.0> : tensor<4xf32>
   tile.pipeline.push %p, %x[%ar] : !tile.pipeline<4xf32, stages = 3>, !tile.tensor<?xf32>[tensor<4xi32>]
   tile.pipeline.push %p, %x[%i1] : !tile.pipeline<4xf32, stages = 3>, !tile.tensor<?xf32>[tensor<4xi32>]
-  tile.pipeline.push %p, %x[%i2] other %m1 : !tile.pipeline<4xf32, stages = 3>, !tile.tensor<?xf32>[tensor<4xi32>]
+  tile.pipeline.push %p, %x[%i2] other(%m1 : tensor<4xf32>) : !tile.pipeline<4xf32, stages = 3>, !tile.tensor<?xf32>[tensor<4xi32>]
   %a = tile.pipeline.pop %p : !tile.pipeline<4xf32, stages = 3> -> tensor<4xf32>
   %two = arith.constant dense<2> : tensor<4xi32>
   %lt2 = arith.cmpi slt, %ar, %two : tensor<4xi32>
-  tile.pipeline.push %p, %x[%ar] mask %lt2 : !tile.pipeline<4xf32, stages = 3>, !tile.tensor<?xf32>[tensor<4xi32>]
+  tile.pipeline.push %p, %x[%ar] mask(%lt2 : tensor<4xi1>) : !tile.pipeline<4xf32, stages = 3>, !tile.tensor<?xf32>[tensor<4xi32>]
   %b = tile.pipeline.pop %p : !tile.pipeline<4xf32, stages = 3> -> tensor<4xf32>
   %c = tile.pipeline.pop %p : !tile.pipeline<4xf32, stages = 3> -> tensor<4xf32>
   %d = tile.pipeline.pop %p : !tile.pipeline<4xf32, stages = 3> -> tensor<4xf32>

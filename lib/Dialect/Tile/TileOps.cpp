@@ -398,6 +398,17 @@ LogicalResult PipelinePushOp::verify() {
     return emitOpError() << "pushes a block of type " << block
                          << " into a pipeline of type " << pipeline
                          << ", whose stages hold " << pipeline.getTileType();
+  auto sameBlock = [&](Value value, Type element) {
+    auto type = cast<RankedTensorType>(value.getType());
+    return type.getShape() == block.getShape() &&
+           type.getElementType() == element;
+  };
+  if (getMask() && !sameBlock(getMask(), IntegerType::get(getContext(), 1)))
+    return emitOpError() << "mask " << getMask().getType()
+                         << " is not an i1 tile of the block's shape";
+  if (getOther() && !sameBlock(getOther(), block.getElementType()))
+    return emitOpError() << "other " << getOther().getType()
+                         << " is not a tile of the block's type " << block;
   return verifyIndices(*this, tensor, getIndices(), block.getShape());
 }
 

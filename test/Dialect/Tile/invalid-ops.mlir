@@ -287,3 +287,21 @@ func.func @pop_transpose_rank() {
   %t = tile.pipeline.pop %vp transpose : !tile.pipeline<64xbf16, stages = 2> -> tensor<64xbf16>
   return
 }
+
+// -----
+
+func.func @push_mask_shape(%k: !tile.tensor<?x64xbf16>, %i: tensor<32x64xi32>, %m: tensor<32x32xi1>) {
+  %p = tile.pipeline.create : !tile.pipeline<32x64xbf16, stages = 2>
+  // expected-error @+1 {{'tile.pipeline.push' op mask 'tensor<32x32xi1>' is not an i1 tile of the block's shape}}
+  tile.pipeline.push %p, %k[%i, %i] mask(%m : tensor<32x32xi1>) : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>]
+  return
+}
+
+// -----
+
+func.func @push_other_type(%k: !tile.tensor<?x64xbf16>, %i: tensor<32x64xi32>, %o: tensor<32x64xf32>) {
+  %p = tile.pipeline.create : !tile.pipeline<32x64xbf16, stages = 2>
+  // expected-error @+1 {{'tile.pipeline.push' op other 'tensor<32x64xf32>' is not a tile of the block's type 'tensor<32x64xbf16>'}}
+  tile.pipeline.push %p, %k[%i, %i] other(%o : tensor<32x64xf32>) : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>]
+  return
+}

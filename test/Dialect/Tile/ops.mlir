@@ -95,8 +95,8 @@ func.func @pipelines(%kp: !tile.ptr<bf16>, %n: i32, %i: tensor<64x128xi32>,
   %p = tile.pipeline.create : !tile.pipeline<64x128xbf16, stages = 3>
   // CHECK: tile.pipeline.push %[[P]], %{{.*}}[%{{.*}}, %{{.*}}] : !tile.pipeline<64x128xbf16, stages = 3>, !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
   tile.pipeline.push %p, %k[%i, %j] : !tile.pipeline<64x128xbf16, stages = 3>, !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
-  // CHECK: tile.pipeline.push %[[P]], %{{.*}}[%{{.*}}, %{{.*}}] mask %{{.*}} other %{{.*}} :
-  tile.pipeline.push %p, %k[%i, %j] mask %mask other %other : !tile.pipeline<64x128xbf16, stages = 3>, !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
+  // CHECK: tile.pipeline.push %[[P]], %{{.*}}[%{{.*}}, %{{.*}}] mask(%{{.*}} : tensor<64x128xi1>) other(%{{.*}} : tensor<64x128xbf16>) :
+  tile.pipeline.push %p, %k[%i, %j] mask(%mask : tensor<64x128xi1>) other(%other : tensor<64x128xbf16>) : !tile.pipeline<64x128xbf16, stages = 3>, !tile.tensor<?x128xbf16>[tensor<64x128xi32>, tensor<64x128xi32>]
   // CHECK: tile.pipeline.pop %[[P]] : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<64x128xbf16>
   %t = tile.pipeline.pop %p : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<64x128xbf16>
   %u = tile.pipeline.pop %p : !tile.pipeline<64x128xbf16, stages = 3> -> tensor<64x128xbf16>
