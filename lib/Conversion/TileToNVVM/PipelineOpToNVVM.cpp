@@ -133,47 +133,46 @@ struct PipelinePushLowering : public OpConversionPattern<PipelinePushOp> {
 
     // cp.async moves 16 aligned bytes per group straight into shared
     // memory; masked-off groups copy 0 bytes and are zero-filled, which is
-    // the default `other`.
-    if (state.target.hasAsyncCopy && width * getStoredBytes(element) == 16 &&
-        !element.isInteger(1) && isZeroOrAbsent(op.getOther())) {
-      AccessPlan plan = planAccess(rewriter, loc, op.getTensor().getType(),
-                                   adaptor.getTensor(), adaptor.getIndices(),
-                                   Value(), element, width);
-      // Every warp has finished reading the stage's previous block.
-      emitBarrier(rewriter, loc);
-      Value stage = takeStage(rewriter, loc, type, ring, ring.pushes);
-      auto coords = emitRegisterCoords(rewriter, loc, layout, position);
-      Value full = i32Const(rewriter, loc, 16),
-            none = i32Const(rewriter, loc, 0);
-      for (auto [group, source] : llvm::enumerate(plan.addresses)) {
-        Value target =
-            getSharedElementAddress(rewriter, loc, shared, type.getShape(),
-                                    coords[group * width], element, stage);
-        Value bytes = arith::SelectOp::create(rewriter, loc, plan.masks[group],
-                                              full, none);
-        NVVM::CpAsyncOp::create(
-            rewriter, loc, target, source, rewriter.getI32IntegerAttr(16),
-            NVVM::LoadCacheModifierKindAttr::get(
-                getContext(), NVVM::LoadCacheModifierKind::CG),
-            bytes);
-      }
-      NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
-      rewriter.eraseOp(op);
-      return success();
-    }
-
-    SmallVector<Value> values = emitMaskedLoad(
-        rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
-        adaptor.getIndices(), adaptor.getMask(), adaptor.getOther(), width);
+    // the default `other`. Otherwise the block goes through registers.
+    bool async = state.target.hasAsyncCopy &&
+                 width * getStoredBytes(element) == 16 &&
+                 !element.isInteger(1) && isZeroOrAbsent(op.getOther());
+    AccessPlan plan;
+    SmallVector<Value> values;
+    if (async)
+      plan = planAccess(rewriter, loc, op.getTensor().getType(),
+                        adaptor.getTensor(), adaptor.getIndices(), Value(),
+                        element, width);
+    else
+      values = emitMaskedLoad(rewriter, loc, op.getTensor().getType(),
+                              adaptor.getTensor(), adaptor.getIndices(),
+                              adaptor.getMask(), adaptor.getOther(), width);
     // Every warp has finished reading the stage's previous block.
     emitBarrier(rewriter, loc);
     Value stage = takeStage(rewriter, loc, type, ring, ring.pushes);
     auto coords = emitRegisterCoords(rewriter, loc, layout, position);
-    for (auto [value, regCoords] : llvm::zip(values, coords)) {
-      Value address = getSharedElementAddress(
-          rewriter, loc, shared, type.getShape(), regCoords, element, stage);
-      LLVM::StoreOp::create(rewriter, loc, value, address);
+    auto addressOf = [&](ArrayRef<Value> regCoords) {
+      return getSharedElementAddress(rewriter, loc, shared, type.getShape(),
+                                     regCoords, element, stage);
+    };
+    if (!async) {
+      for (auto [value, regCoords] : llvm::zip(values, coords))
+        LLVM::StoreOp::create(rewriter, loc, value, addressOf(regCoords));
+      rewriter.eraseOp(op);
+      return success();
     }
+    Value full = i32Const(rewriter, loc, 16), none = i32Const(rewriter, loc, 0);
+    for (auto [group, source] : llvm::enumerate(plan.addresses)) {
+      Value bytes =
+          arith::SelectOp::create(rewriter, loc, plan.masks[group], full, none);
+      NVVM::CpAsyncOp::create(
+          rewriter, loc, addressOf(coords[group * width]), source,
+          rewriter.getI32IntegerAttr(16),
+          NVVM::LoadCacheModifierKindAttr::get(getContext(),
+                                               NVVM::LoadCacheModifierKind::CG),
+          bytes);
+    }
+    NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }
