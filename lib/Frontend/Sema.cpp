@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tegula/Frontend/Frontend.h"
+#include "tegula/Target/TargetInfo.h"
 
 #include "Tile/TileDialect.h"
 #include "Tile/TileOps.h"
@@ -38,6 +39,7 @@
 #include <set>
 #include <optional>
 
+using namespace tegula;
 using namespace tegula::frontend;
 namespace tl = tegula::tile;
 
@@ -45,10 +47,6 @@ void tegula::frontend::registerFrontendDialects(mlir::MLIRContext &context) {
   context.loadDialect<tl::TileDialect, mlir::arith::ArithDialect,
                       mlir::func::FuncDialect, mlir::math::MathDialect,
                       mlir::scf::SCFDialect>();
-}
-
-int64_t tegula::frontend::sharedMemoryLimit(llvm::StringRef target) {
-  return target == "sm_80" ? 166912 : 232448;
 }
 
 namespace {
@@ -2806,7 +2804,10 @@ void Sema::ifStmt(const Stmt &s) {
 //===----------------------------------------------------------------------===//
 
 void Sema::addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what) {
-  int64_t limit = sharedMemoryLimit(options.target);
+  // Unknown targets are refused by the driver; fall back to the default.
+  std::optional<TargetInfo> target = TargetInfo::lookup(options.target);
+  int64_t limit =
+      (target ? *target : *TargetInfo::lookup("sm_90a")).maxSharedBytes;
   sharedBytes += bytes;
   if (sharedBytes > limit && !sharedReported) {
     sharedReported = true;

@@ -204,6 +204,11 @@ bool rotaryRef(RefContext &c,
 }
 } // namespace
 
+bool isKnownReference(const std::string &name) {
+  return name == "attention_fwd" || name == "linear_attention" ||
+         name == "rotary";
+}
+
 bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
                       const std::vector<HostTensor> &inputs,
                       std::map<std::string, std::vector<double>> &outputs,

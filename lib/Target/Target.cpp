@@ -4,6 +4,7 @@
 
 #include "Tile/TileOps.h"
 #include "Tile/TilePasses.h"
+#include "tegula/Runtime/References.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -184,9 +185,8 @@ static nlohmann::json attrToJson(Attribute attr) {
   return nullptr;
 }
 
-static bool isShippedReference(StringRef name) {
-  return name == "attention_fwd" || name == "linear_attention" ||
-         name == "rotary";
+std::string target::defaultReference(StringRef kernelName) {
+  return rt::isKnownReference(kernelName.str()) ? kernelName.str() : "";
 }
 
 std::map<std::string, std::string>
@@ -270,8 +270,8 @@ target::describeKernels(ModuleOp tileModule, const TargetInfo &target,
       nlohmann::json parsed = nlohmann::json::parse(reference, nullptr, false);
       kernel["reference"] =
           parsed.is_discarded() ? nlohmann::json(reference) : parsed;
-    } else if (isShippedReference(name)) {
-      kernel["reference"] = name;
+    } else if (std::string byName = defaultReference(name); !byName.empty()) {
+      kernel["reference"] = byName;
     }
     descriptions[name] = kernel.dump(2);
   });

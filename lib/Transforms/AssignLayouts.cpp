@@ -252,7 +252,6 @@ private:
 
   /// The layout `op` needs operand `index` in, or null for any.
   Attribute requiredLayout(Operation *op, unsigned index) {
-    Value operand = op->getOperand(index);
     if (auto dot = dyn_cast<DotOp>(op)) {
       Attribute mma = layoutOf(dot.getResult());
       if (index == 2)
@@ -287,7 +286,6 @@ private:
     }
     if (op->getNumResults() == 1 && isTile(op->getResult(0).getType()))
       return layoutOf(op->getResult(0));
-    (void)operand;
     return {};
   }
 

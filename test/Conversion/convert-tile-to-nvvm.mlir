@@ -309,3 +309,20 @@ func.func @ldmatrix_pops() -> (tensor<16x64xbf16, #a>, tensor<64x16xbf16, #b>)
   %y = tile.pipeline.pop %pb : !tile.pipeline<64x16xbf16, stages = 2> -> tensor<64x16xbf16, #b>
   return %x, %y : tensor<16x64xbf16, #a>, tensor<64x16xbf16, #b>
 }
+
+// -----
+
+// A transposed pop reads the result's layout in the stage's coordinates:
+// K^T as operand B of a [K = 64, N = 16] dot from a [16, 64] K stage has its
+// pairs along the stage's rows, so plain (not .trans) ldmatrix serves it.
+#mma = #tile.mma<warpsPerCTA = [1, 1]>
+#b = #tile.dot_operand<opIdx = 1, parent = #mma>
+// CHECK-LABEL: func.func @transposed_pop
+// CHECK-COUNT-4: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
+// CHECK-NOT: mma_layout<col>
+// CHECK: return
+func.func @transposed_pop() -> tensor<64x16xbf16, #b> attributes {tile.warps = 1 : i32} {
+  %kp = tile.pipeline.create : !tile.pipeline<16x64xbf16, stages = 2>
+  %kt = tile.pipeline.pop %kp transpose : !tile.pipeline<16x64xbf16, stages = 2> -> tensor<64x16xbf16, #b>
+  return %kt : tensor<64x16xbf16, #b>
+}

@@ -96,3 +96,18 @@ func.func @unsplittable_dot(%a: tensor<16x64xf16>, %b: tensor<64x32xf16>, %c: te
   %d = tile.dot %a, %b, %c : tensor<16x64xf16>, tensor<64x32xf16> -> tensor<16x32xf32>
   return %d : tensor<16x32xf32>
 }
+
+// -----
+
+// A push's indices take the layout of the data pushed (8 bf16 per thread,
+// 16 bytes), not of the i32 indices themselves (4 per thread).
+// CHECK: #[[$PUSH:.*]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @push_layout
+// CHECK: tile.pipeline.push {{.*}} : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32, #[[$PUSH]]>, tensor<32x64xi32, #[[$PUSH]]>]
+func.func @push_layout(%kp: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.warps = 4 : i32} {
+  %k = tile.make_tensor %kp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  %p = tile.pipeline.create : !tile.pipeline<32x64xbf16, stages = 2>
+  %i = tile.splat %n : tensor<32x64xi32>
+  tile.pipeline.push %p, %k[%i, %i] : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>]
+  return
+}

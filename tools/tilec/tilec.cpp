@@ -154,10 +154,8 @@ int main(int argc, char **argv) {
     mlir::func::FuncOp func =
         module->lookupSymbol<mlir::func::FuncOp>(names[0]);
     interp::RunOptions withReference = runOptions;
-    if (withReference.reference.empty() &&
-        (names[0] == "attention_fwd" || names[0] == "linear_attention" ||
-         names[0] == "rotary"))
-      withReference.reference = names[0];
+    if (withReference.reference.empty())
+      withReference.reference = target::defaultReference(names[0]);
     return interp::runKernel(func, withReference).exitCode;
   }
 

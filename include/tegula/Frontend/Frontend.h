@@ -40,9 +40,6 @@ mlir::OwningOpRef<mlir::ModuleOp> compileProgram(const Program &program,
                                                  mlir::MLIRContext &context,
                                                  const CompileOptions &options);
 
-/// Shared-memory bytes a target offers one block.
-int64_t sharedMemoryLimit(llvm::StringRef target);
-
 } // namespace tegula::frontend
 
 #endif // TEGULA_FRONTEND_FRONTEND_H

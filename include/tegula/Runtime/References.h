@@ -44,6 +44,9 @@ void rotary(const double *x, const double *cos, const double *sin, int64_t B,
 
 /// Computes the bundle's reference outputs by tensor name from the inputs
 /// the kernel saw (`inputs[i]` is parameter i before the launch).
+/// Whether `name` is one of the float64 references the runtime ships.
+bool isKnownReference(const std::string &name);
+
 bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
                       const std::vector<HostTensor> &inputs,
                       std::map<std::string, std::vector<double>> &outputs,

@@ -9,7 +9,7 @@
 #ifndef TEGULA_TARGET_TARGET_H
 #define TEGULA_TARGET_TARGET_H
 
-#include "tegula/Conversion/TargetInfo.h"
+#include "tegula/Target/TargetInfo.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -50,6 +50,10 @@ std::string emitPTX(llvm::Module &module, const TargetInfo &target,
 std::map<std::string, std::string>
 describeKernels(mlir::ModuleOp tileModule, const TargetInfo &target,
                 const std::string &reference);
+
+/// The float64 reference a kernel gets by default: its own name when the
+/// runtime ships a reference of that name, else none ("").
+std::string defaultReference(llvm::StringRef kernelName);
 
 /// Adds the lowered kernel's shared-memory size to its description.
 std::string finishDescription(const std::string &description,

@@ -11,7 +11,7 @@
 #define TEGULA_LIB_CONVERSION_TILETONVVM_COMMON_H
 
 #include "Tile/TileOps.h"
-#include "tegula/Conversion/TargetInfo.h"
+#include "tegula/Target/TargetInfo.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -48,6 +48,17 @@ public:
 
   /// The plan of the kernel enclosing `op`.
   KernelPlan &planFor(mlir::Operation *op);
+};
+
+/// A conversion pattern that reads the kernel plans and vector widths the
+/// pass computed before rewriting.
+template <typename SourceOp>
+struct StatefulPattern : public mlir::OpConversionPattern<SourceOp> {
+  StatefulPattern(const mlir::TypeConverter &converter,
+                  mlir::MLIRContext *context, LoweringState &state)
+      : mlir::OpConversionPattern<SourceOp>(converter, context), state(state) {}
+
+  LoweringState &state;
 };
 
 /// Thread position, created once at the entry of the enclosing function.

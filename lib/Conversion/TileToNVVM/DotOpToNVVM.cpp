@@ -21,9 +21,7 @@ using namespace tegula::tile;
 namespace {
 
 struct DotLowering : public OpConversionPattern<DotOp> {
-  DotLowering(const TypeConverter &converter, MLIRContext *context,
-              LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
+  using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(DotOp op, OpAdaptor adaptor,
@@ -105,13 +103,11 @@ struct DotLowering : public OpConversionPattern<DotOp> {
                                       acc));
     return success();
   }
-
-  LoweringState &state;
 };
 } // namespace
 
 void tegula::tile::populateDotOpToNVVMPatterns(const TypeConverter &converter,
                                                RewritePatternSet &patterns,
                                                LoweringState &state) {
-  patterns.add<DotLowering>(converter, patterns.getContext(), state);
+  patterns.add<DotLowering>(converter, patterns.getContext());
 }

@@ -72,10 +72,8 @@ struct ExpandDimsLowering : public OpConversionPattern<ExpandDimsOp> {
   }
 };
 
-struct ConvertLayoutLowering : public OpConversionPattern<ConvertLayoutOp> {
-  ConvertLayoutLowering(const TypeConverter &converter, MLIRContext *context,
-                        LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
+struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
@@ -97,14 +95,10 @@ struct ConvertLayoutLowering : public OpConversionPattern<ConvertLayoutOp> {
                                  resultType, state.planFor(op).scratchOffset));
     return success();
   }
-
-  LoweringState &state;
 };
 
-struct TransLowering : public OpConversionPattern<TransOp> {
-  TransLowering(const TypeConverter &converter, MLIRContext *context,
-                LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
+struct TransLowering : public StatefulPattern<TransOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(TransOp op, OpAdaptor adaptor,
@@ -120,8 +114,6 @@ struct TransLowering : public OpConversionPattern<TransOp> {
                                  state.planFor(op).scratchOffset));
     return success();
   }
-
-  LoweringState &state;
 };
 } // namespace
 

@@ -129,11 +129,8 @@ SmallVector<Value> tegula::tile::emitMaskedLoad(
 }
 
 namespace {
-struct LoadLowering : public OpConversionPattern<LoadOp> {
-  LoadLowering(const TypeConverter &converter, MLIRContext *context,
-               LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
-  LoweringState &state;
+struct LoadLowering : public StatefulPattern<LoadOp> {
+  using StatefulPattern::StatefulPattern;
   LogicalResult
   matchAndRewrite(LoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -149,11 +146,8 @@ struct LoadLowering : public OpConversionPattern<LoadOp> {
   }
 };
 
-struct StoreLowering : public OpConversionPattern<StoreOp> {
-  StoreLowering(const TypeConverter &converter, MLIRContext *context,
-                LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
-  LoweringState &state;
+struct StoreLowering : public StatefulPattern<StoreOp> {
+  using StatefulPattern::StatefulPattern;
   LogicalResult
   matchAndRewrite(StoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {

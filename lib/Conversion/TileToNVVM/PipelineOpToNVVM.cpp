@@ -50,10 +50,8 @@ Value takeStage(OpBuilder &builder, Location loc, PipelineType type,
   return arith::AddIOp::create(builder, loc, ring.offset, stageOffset);
 }
 
-struct PipelineCreateLowering : public OpConversionPattern<PipelineCreateOp> {
-  PipelineCreateLowering(const TypeConverter &converter, MLIRContext *context,
-                         LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
+struct PipelineCreateLowering : public StatefulPattern<PipelineCreateOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(PipelineCreateOp op, OpAdaptor adaptor,
@@ -88,8 +86,6 @@ struct PipelineCreateLowering : public OpConversionPattern<PipelineCreateOp> {
     rewriter.replaceOp(op, ring);
     return success();
   }
-
-  LoweringState &state;
 };
 
 /// True when `other` is absent or a tile of zeros, which is what cp.async's
@@ -112,11 +108,8 @@ bool isZeroOrAbsent(Value other) {
   return false;
 }
 
-struct PipelinePushLowering : public OpConversionPattern<PipelinePushOp> {
-  PipelinePushLowering(const TypeConverter &converter, MLIRContext *context,
-                       LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
-  LoweringState &state;
+struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(PipelinePushOp op, OpAdaptor adaptor,
@@ -178,11 +171,8 @@ struct PipelinePushLowering : public OpConversionPattern<PipelinePushOp> {
   }
 };
 
-struct PipelinePopLowering : public OpConversionPattern<PipelinePopOp> {
-  PipelinePopLowering(const TypeConverter &converter, MLIRContext *context,
-                      LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
-  LoweringState &state;
+struct PipelinePopLowering : public StatefulPattern<PipelinePopOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(PipelinePopOp op, OpAdaptor adaptor,

@@ -51,10 +51,8 @@ bool isZero(const Coords &coords) {
   return llvm::all_of(coords, [](int64_t v) { return v == 0; });
 }
 
-struct ReduceLowering : public OpConversionPattern<ReduceOp> {
-  ReduceLowering(const TypeConverter &converter, MLIRContext *context,
-                 LoweringState &state)
-      : OpConversionPattern(converter, context), state(state) {}
+struct ReduceLowering : public StatefulPattern<ReduceOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
@@ -190,8 +188,6 @@ struct ReduceLowering : public OpConversionPattern<ReduceOp> {
                        getTypeConverter()->convertType(resultTile), partial));
     return success();
   }
-
-  LoweringState &state;
 };
 } // namespace
 

@@ -123,3 +123,10 @@ func.func @good(%a: !tile.ptr<f32> {tile.name = "a", tile.dims = ["N", 4], tile.
                 tile.template = {}} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tile.shared_bytes' must be a non-negative integer}}
+func.func @shared_bytes() attributes {tile.kernel, tile.shared_bytes = -16 : i64} {
+  return
+}

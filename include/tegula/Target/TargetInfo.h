@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TEGULA_CONVERSION_TARGETINFO_H
-#define TEGULA_CONVERSION_TARGETINFO_H
+#ifndef TEGULA_TARGET_TARGETINFO_H
+#define TEGULA_TARGET_TARGETINFO_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -34,4 +34,4 @@ struct TargetInfo {
 
 } // namespace tegula
 
-#endif // TEGULA_CONVERSION_TARGETINFO_H
+#endif // TEGULA_TARGET_TARGETINFO_H

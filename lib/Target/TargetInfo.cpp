@@ -1,6 +1,6 @@
 //===- TargetInfo.cpp - Supported GPU targets -----------------------------===//
 
-#include "tegula/Conversion/TargetInfo.h"
+#include "tegula/Target/TargetInfo.h"
 
 using namespace tegula;
 
