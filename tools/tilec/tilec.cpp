@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include "llvm/IR/LLVMContext.h"
@@ -23,6 +24,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -146,6 +148,16 @@ int main(int argc, char **argv) {
     module = compileProgram(program, diags, context, options);
   if (diags.hasErrors() || !module)
     return 1;
+
+  // Errors from the lowering (shared memory past the target's limit once
+  // conversion scratch is counted, say) print like the frontend's: the
+  // location, the source line and a caret.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy((*buffer)->getBuffer(), input),
+      llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler lowering(sourceMgr, &context);
+  context.printOpOnDiagnostic(false);
 
   if (run) {
     std::vector<std::string> names = kernelNames(*module);
