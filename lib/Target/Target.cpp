@@ -113,6 +113,20 @@ createTargetMachine(const TargetInfo &target, std::string &error) {
 std::unique_ptr<llvm::Module>
 target::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                           const TargetInfo &target, std::string &error) {
+  // The tile.* argument attributes describe the kernel's ABI for the bundle
+  // (read from the tile-level module); LLVM has no meaning for them.
+  module.walk([](LLVM::LLVMFuncOp func) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      DictionaryAttr attrs = func.getArgAttrDict(i);
+      if (!attrs)
+        continue;
+      SmallVector<NamedAttribute> kept;
+      for (NamedAttribute attr : attrs)
+        if (!attr.getName().strref().starts_with("tile."))
+          kept.push_back(attr);
+      func.setArgAttrs(i, kept);
+    }
+  });
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "tegula");
   if (!llvmModule) {
