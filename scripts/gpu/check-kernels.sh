@@ -29,8 +29,14 @@ for target in sm_80 sm_90a; do
   c attn-d64-$target-small $k/attn-d64-$target/attention_fwd.json --dims Z=1,H=2,N=128 --scalar scale=0.125 --seed 1
   c attn-d64-$target $k/attn-d64-$target/attention_fwd.json --dims Z=2,H=3,N=384 --scalar scale=0.125 --seed 2
   c attn-d64-$target-negscale $k/attn-d64-$target/attention_fwd.json --dims Z=1,H=2,N=256 --scalar scale=-0.2 --seed 3
+  c attn-d64-$target-ragged $k/attn-d64-$target/attention_fwd.json --dims Z=1,H=3,N=333 --scalar scale=0.125 --seed 11
+  c attn-d64-lse-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --dims Z=2,H=2,N=201 --scalar scale=-0.2 --seed 12
+  c attn-d128-$target-ragged $k/attn-d128-$target/attention_fwd.json --dims Z=1,H=2,N=1000 --scalar scale=0.088 --seed 13
+  c attn-d64-causal-$target-ragged $k/attn-d64-causal-$target/attention_fwd.json --dims Z=2,H=2,N=299 --scalar scale=0.125 --seed 14
+  c attn-d64-causal-lse-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --dims Z=1,H=2,N=256 --scalar scale=0.125 --seed 15
   c attn-d128-causal-f16-$target $k/attn-d128-causal-f16-$target/attention_fwd.json --dims Z=2,H=2,N=320 --scalar scale=0.088 --seed 4
   c attn-decode-$target $k/attn-decode-$target/attention_fwd.json --dims Z=2,H=4,N=192 --scalar scale=0.125 --seed 5
+  c attn-decode-$target-ragged $k/attn-decode-$target/attention_fwd.json --dims Z=1,H=4,N=77 --scalar scale=0.125 --seed 16
   c rotary-$target $k/rotary-$target/rotary.json --dims B=2,T=37,H=3 --seed 6
   c rotary-inplace-$target $k/rotary-$target/rotary_inplace.json --dims B=2,T=37,H=3 --seed 7
   c rotary-partial-pairs-$target $k/rotary-partial-pairs-$target/rotary.json --dims B=2,T=45,H=2 --seed 8

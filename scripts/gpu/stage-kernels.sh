@@ -19,12 +19,15 @@ compile() {
   "$tilec" "$root/kernels/$file" --target "$target" -o "$stage/kernels/$name" "$@"
 }
 for target in sm_80 sm_90a; do
-  compile attn-d64-$target attention_fwd.tile $target -D D=64
-  compile attn-d128-causal-f16-$target attention_fwd.tile $target -D D=128 -D CAUSAL=true -D DT=f16
-  compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D BLOCK_N=64 -D D=64
+  compile attn-d64-$target attention_fwd.tile $target -D D=64 --reference attention_fwd
+  compile attn-d128-$target attention_fwd.tile $target -D D=128 --reference attention_fwd
+  compile attn-d64-causal-$target attention_fwd.tile $target -D D=64 -D CAUSAL=true --reference attention_fwd
+  compile attn-d128-causal-f16-$target attention_fwd.tile $target -D D=128 -D CAUSAL=true -D DT=f16 --reference attention_fwd
+  compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D BLOCK_N=64 -D D=64 --reference attention_fwd
   compile rotary-$target rotary.tile $target -D D=128 --reference rotary
   compile rotary-partial-pairs-$target rotary.tile $target -D D=128 -D R=64 -D INTERLEAVED=true --reference rotary
   compile linattn-$target linear_attention.tile $target -D D=128
+  compile linattn-states-$target linear_attention_states.tile $target -D D=64
   compile linattn-recurrent-$target linear_attention_recurrent.tile $target -D D=64 --reference linear_attention
 done
 cp "$root/scripts/gpu/check-kernels.sh" "$stage/"

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Makes the results table (Markdown) and the attention plot from the
+results.json that bench/run.py wrote.
+
+    python3 bench/report.py RESULTS.json [--md OUT.md] [--plot OUT.png]
+"""
+
+import argparse
+import json
+from collections import defaultdict
+
+
+def table(result):
+    rows = result["rows"]
+    lines = [f"Measured {result['date']} on {result['gpu']} "
+             f"(torch {result['torch']}, triton {result['triton']}, "
+             f"cuDNN {result['cudnn']}); {result['timing']}.",
+             f"Command: `{result['command']}`.", ""]
+
+    attn = [r for r in rows if r["work"] == "attention"]
+    impls = list(dict.fromkeys(r["impl"] for r in attn))
+    if attn:
+        lines += ["### Attention forward, bf16, TFLOP/s (higher is better)", "",
+                  "FLOPs 4·Z·H·N²·D, halved when causal; Z·N = 16384 tokens, "
+                  "H·D = 2048.", "",
+                  "| D | N | causal | " + " | ".join(impls) + " | tegula / best peer |",
+                  "| --- | --- | --- | " + " | ".join("---" for _ in impls)
+                  + " | --- |"]
+        groups = defaultdict(dict)
+        for r in attn:
+            groups[(r["D"], r["N"], r["causal"])][r["impl"]] = r["tflops"]
+        for (d, n, causal), by in groups.items():
+            best = max(v for k, v in by.items() if k != "tegula")
+            lines.append(f"| {d} | {n} | {'yes' if causal else 'no'} | "
+                         + " | ".join(f"{by[i]:.1f}" if i in by else "-"
+                                      for i in impls)
+                         + f" | {by['tegula'] / best:.2f} |")
+        lines.append("")
+
+    for work, title in (("rotary", "Rotary embedding, bf16"),
+                        ("linear_attention",
+                         "Chunked linear attention forward, bf16")):
+        sel = [r for r in rows if r["work"] == work]
+        if not sel:
+            continue
+        lines += [f"### {title}: ms (lower is better), GB/s of the bytes "
+                  "that must move", "",
+                  "| shape (B, T, H, D) | implementation | ms | GB/s |",
+                  "| --- | --- | --- | --- |"]
+        for r in sel:
+            lines.append(f"| ({r['B']}, {r['T']}, {r['H']}, {r['D']}) | "
+                         f"{r['impl']} | {r['ms']:.3f} | {r['gbps']:.0f} |")
+        lines.append("")
+
+    checks = result["checks"]
+    failed = [c for c in checks if not c["pass"]]
+    lines.append(f"Checks: {len(checks) - len(failed)} of {len(checks)} "
+                 "passed (every peer against float64 at a ragged size, and "
+                 "every output against Tegula's at the timed shape)"
+                 + ("" if not failed else "; FAILED: "
+                    + ", ".join(c["check"] for c in failed)) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def plot(result, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    attn = [r for r in result["rows"] if r["work"] == "attention"]
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4.2), sharey=True)
+    panels = [(d, c) for d in (64, 128) for c in (False, True)]
+    impls = list(dict.fromkeys(r["impl"] for r in attn))
+    for ax, (d, causal) in zip(axes, panels):
+        for impl in impls:
+            pts = sorted((r["N"], r["tflops"]) for r in attn
+                         if r["impl"] == impl and r["D"] == d
+                         and r["causal"] == causal)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                        label=impl)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([1024, 4096, 16384], ["1k", "4k", "16k"])
+        ax.set_title(f"D={d}, {'causal' if causal else 'not causal'}")
+        ax.set_xlabel("N (Z·N = 16k tokens)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("TFLOP/s")
+    axes[0].legend()
+    fig.suptitle(f"Attention forward, bf16, {result['gpu']}, "
+                 f"{result['date']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("results")
+    parser.add_argument("--md")
+    parser.add_argument("--plot")
+    args = parser.parse_args()
+    with open(args.results) as f:
+        result = json.load(f)
+    text = table(result)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(text)
+    print(text)
+    if args.plot:
+        plot(result, args.plot)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Times Tegula's kernels beside their peers, in one run, on one GPU.
+
+Runs on the GPU machine, after `bench/stage.sh` here compiled the bundles
+(the GPU machine has no MLIR):
+
+    python3 bench/run.py --stage .device-bundle --out DIR
+
+Tegula's kernels run through `tile-run --bench` (CUDA events around each
+launch, warm-up, median). The peers are timed the same way here: one event
+pair per call, 10 warm-up calls, the median of 100. Peers:
+
+- attention: PyTorch SDPA with its cuDNN and flash backends, and the Triton
+  flash-attention kernel of bench/baselines.py;
+- rotary: eager PyTorch and a Triton kernel (bench/baselines.py);
+- chunked linear attention: eager PyTorch, a Triton kernel
+  (bench/baselines.py), and flash-linear-attention's chunk_linear_attn when
+  its wheel was carried (.whl/, see bench/stage.sh).
+
+Every peer is checked against a float64 reference on fresh random inputs at a
+ragged size before it is timed, and at the timed shape every output is
+compared with Tegula's (which tile-run computes from the same inputs, passed
+as .npy files). Results go to DIR/results.json; bench/report.py makes the
+table and the plot from it.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import baselines  # noqa: E402
+
+WARMUP, REP = 10, 100
+HIDDEN, TOKENS = 2048, 16384
+
+
+def time_cuda(fn, warmup=WARMUP, rep=REP):
+    """Median milliseconds of `fn()`, one event pair per call."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(rep)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(rep)]
+    for s, e in zip(starts, ends):
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return float(np.median([s.elapsed_time(e) for s, e in zip(starts, ends)]))
+
+
+class TileRun:
+    """Runs staged bundles with tile-run; inputs and outputs through .npy."""
+
+    def __init__(self, stage, scratch):
+        self.binary = os.path.join(stage, "bin", "tile-run")
+        self.bundles = os.path.join(stage, "bench")
+        self.scratch = scratch
+
+    def save(self, name, tensor):
+        path = os.path.join(self.scratch, name + ".npy")
+        np.save(path, tensor.detach().float().cpu().numpy())
+        return path
+
+    def run(self, bundle, dims, inputs, outputs, scalars=None, bench=True):
+        """Launches once on `inputs` (name -> tensor), returns (outputs as
+        CUDA tensors, median ms or None)."""
+        cmd = [self.binary, os.path.join(self.bundles, bundle),
+               "--dims", ",".join(f"{k}={v}" for k, v in dims.items())]
+        for k, v in (scalars or {}).items():
+            cmd += ["--scalar", f"{k}={v}"]
+        for name, t in inputs.items():
+            cmd += ["--in", f"{name}={self.save(name, t)}"]
+        out_paths = {}
+        for name in outputs:
+            out_paths[name] = os.path.join(self.scratch, "out-" + name + ".npy")
+            cmd += ["--out", f"{name}={out_paths[name]}"]
+        report = os.path.join(self.scratch, "report.json")
+        if bench:
+            cmd += ["--bench", "--warmup", str(WARMUP), "--rep", str(REP)]
+        cmd += ["--json", report]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+        with open(report) as f:
+            data = json.load(f)
+        results = {n: torch.from_numpy(np.load(p)).cuda()
+                   for n, p in out_paths.items()}
+        ms = data["bench"]["median_ms"] if bench else None
+        return results, ms
+
+
+def checked(name, out, ref, tol, log):
+    err = baselines.rel_l2(out, ref)
+    ok = err < tol and math.isfinite(err)
+    log.append({"check": name, "rel_l2": err, "tol": tol, "pass": ok})
+    print(f"  check {name}: rel_l2 {err:.3e} (tol {tol:.0e}) "
+          f"{'PASS' if ok else 'FAIL'}", flush=True)
+    return ok
+
+
+def sdpa(backend):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    which = {"cudnn": SDPBackend.CUDNN_ATTENTION,
+             "flash": SDPBackend.FLASH_ATTENTION}[backend]
+
+    def run(q, k, v, causal, scale):
+        with sdpa_kernel(which):
+            return torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=causal, scale=scale)
+    return run
+
+
+def attention(tile, rows, checks):
+    peers = {"sdpa-cudnn": sdpa("cudnn"), "sdpa-flash": sdpa("flash"),
+             "triton": baselines.triton_attention}
+    # Every peer against float64 first, at a ragged size.
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for causal in (False, True):
+        q, k, v = (torch.randn(1, 2, 333, 64, device="cuda", generator=g,
+                               dtype=torch.bfloat16) for _ in range(3))
+        ref = baselines.ref_attention(q, k, v, causal, 0.125)
+        for name, fn in peers.items():
+            checked(f"attention {name} N=333 causal={causal} vs float64",
+                    fn(q, k, v, causal, 0.125), ref, 1e-2, checks)
+    for d in (64, 128):
+        heads = HIDDEN // d
+        for n in (1024, 4096, 16384):
+            z = TOKENS // n
+            for causal in (False, True):
+                flops = 4 * z * heads * n * n * d // (2 if causal else 1)
+                shape = dict(Z=z, H=heads, N=n, D=d, causal=causal)
+                print(f"attention {shape}", flush=True)
+                q, k, v = (torch.randn(z, heads, n, d, device="cuda",
+                                       generator=g, dtype=torch.bfloat16)
+                           for _ in range(3))
+                scale = d ** -0.5
+                bundle = f"attn-d{d}{'-causal' if causal else ''}/attention_fwd.json"
+                outs, ms = tile.run(bundle, dict(Z=z, H=heads, N=n),
+                                    dict(q=q, k=k, v=v), ["o"],
+                                    dict(scale=scale))
+                ours = outs["o"]
+                rows.append(dict(work="attention", impl="tegula", **shape,
+                                 ms=ms, tflops=flops / ms / 1e9))
+                print(f"  tegula: {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s",
+                      flush=True)
+                for name, fn in peers.items():
+                    o = fn(q, k, v, causal, scale)
+                    checked(f"attention {name} vs tegula {shape}", o, ours,
+                            1e-2, checks)
+                    ms = time_cuda(lambda: fn(q, k, v, causal, scale))
+                    rows.append(dict(work="attention", impl=name, **shape,
+                                     ms=ms, tflops=flops / ms / 1e9))
+                    print(f"  {name}: {ms:.3f} ms {flops / ms / 1e9:.1f} "
+                          f"TFLOP/s", flush=True)
+                del q, k, v, ours
+
+
+def rotary(tile, rows, checks):
+    g = torch.Generator(device="cuda").manual_seed(2)
+    peers = {"eager": baselines.eager_rotary,
+             "triton": baselines.triton_rotary}
+    x = torch.randn(2, 37, 3, 128, device="cuda", generator=g,
+                    dtype=torch.bfloat16)
+    ang = torch.rand(37, 32, device="cuda", generator=g) * 6.3
+    ref = baselines.ref_rotary(x, ang.cos(), ang.sin(), False)
+    for name, fn in peers.items():
+        checked(f"rotary {name} partial R=64 vs float64",
+                fn(x, ang.cos(), ang.sin()), ref, 1e-2, checks)
+    b, t, h, d = 8, 4096, 32, 128
+    x = torch.randn(b, t, h, d, device="cuda", generator=g,
+                    dtype=torch.bfloat16)
+    ang = torch.rand(t, d // 2, device="cuda", generator=g) * 6.3
+    cos, sin = ang.cos(), ang.sin()
+    # Bytes that must move: x in, out out, cos and sin in.
+    nbytes = 2 * x.numel() * 2 + 2 * cos.numel() * 4
+    shape = dict(B=b, T=t, H=h, D=d)
+    print(f"rotary {shape}", flush=True)
+    outs, ms = tile.run("rotary/rotary.json", dict(B=b, T=t, H=h),
+                        dict(x=x, cos=cos, sin=sin), ["out"])
+    rows.append(dict(work="rotary", impl="tegula", **shape, ms=ms,
+                     gbps=nbytes / ms / 1e6))
+    for name, fn in peers.items():
+        checked(f"rotary {name} vs tegula {shape}", fn(x, cos, sin),
+                outs["out"], 1e-2, checks)
+        ms = time_cuda(lambda: fn(x, cos, sin))
+        rows.append(dict(work="rotary", impl=name, **shape, ms=ms,
+                         gbps=nbytes / ms / 1e6))
+    for r in rows[-3:]:
+        print(f"  {r['impl']}: {r['ms']:.3f} ms {r['gbps']:.0f} GB/s",
+              flush=True)
+
+
+def fla_linear_attention():
+    """flash-linear-attention's chunked kernel, if its wheel was carried."""
+    try:
+        from fla.ops.linear_attn import chunk_linear_attn
+    except Exception as e:  # not carried, or it does not import here
+        print(f"flash-linear-attention not available: {e}", flush=True)
+        return None
+
+    def run(q, k, v, scale):
+        return chunk_linear_attn(q, k, v, scale=scale, normalize=False)[0]
+    return run
+
+
+def linear_attention(tile, rows, checks):
+    g = torch.Generator(device="cuda").manual_seed(3)
+    peers = {"eager": baselines.eager_linear_attention,
+             "triton": baselines.triton_linear_attention}
+    fla = fla_linear_attention()
+    if fla:
+        peers["fla"] = fla
+    q, k, v = (torch.randn(2, 150, 3, 128, device="cuda", generator=g,
+                           dtype=torch.bfloat16) for _ in range(3))
+    for scale in (-0.3, 0.088):
+        ref = baselines.ref_linear_attention(q, k, v, scale)
+        for name, fn in peers.items():
+            checked(f"linear attention {name} T=150 scale={scale} vs float64",
+                    fn(q, k, v, scale), ref, 1e-2, checks)
+    for b, t, h, d in ((8, 2048, 16, 128), (4, 8192, 16, 128)):
+        shape = dict(B=b, T=t, H=h, D=d)
+        print(f"linear attention {shape}", flush=True)
+        q, k, v = (torch.randn(b, t, h, d, device="cuda", generator=g,
+                               dtype=torch.bfloat16) for _ in range(3))
+        scale = d ** -0.5
+        dims = dict(B=b, T=t, H=h)
+        ins = dict(q=q, k=k, v=v)
+        # Form (a): state in registers, one kernel, in two block shapes.
+        ours = None
+        for label, bundle in (("tegula (a) BLOCK_V=32", "linattn-bv32"),
+                              ("tegula (a) BLOCK_T=32", "linattn-bt32")):
+            outs, ms = tile.run(f"{bundle}/linear_attention.json", dims, ins,
+                                ["o"], dict(scale=scale))
+            if ours is None:
+                ours = outs["o"]
+            else:
+                checked(f"linear attention {label} vs {rows[-1]['impl']} "
+                        f"{shape}", outs["o"], ours, 1e-2, checks)
+            rows.append(dict(work="linear_attention", impl=label, **shape,
+                             ms=ms))
+        # Form (b): two kernels; its time is the sum of both.
+        nc = -(-t // 64)
+        states, ms_states = tile.run(
+            "linattn-states/linear_attention_states.json",
+            dict(dims, NC=nc), dict(k=k, v=v), ["states"])
+        outs, ms_chunks = tile.run(
+            "linattn-states/linear_attention_chunks.json", dict(dims, NC=nc),
+            dict(ins, states=states["states"]), ["o"], dict(scale=scale))
+        checked(f"linear attention tegula (b) vs (a) {shape}", outs["o"],
+                ours, 1e-2, checks)
+        rows.append(dict(work="linear_attention", impl="tegula (b)", **shape,
+                         ms=ms_states + ms_chunks))
+        # Form (c): recurrent.
+        outs, ms = tile.run(
+            "linattn-recurrent/linear_attention_recurrent.json", dims, ins,
+            ["o"], dict(scale=scale))
+        checked(f"linear attention tegula (c) vs (a) {shape}", outs["o"],
+                ours, 1e-2, checks)
+        rows.append(dict(work="linear_attention", impl="tegula (c)", **shape,
+                         ms=ms))
+        for name, fn in peers.items():
+            checked(f"linear attention {name} vs tegula {shape}",
+                    fn(q, k, v, scale), ours, 1e-2, checks)
+            ms = time_cuda(lambda: fn(q, k, v, scale))
+            rows.append(dict(work="linear_attention", impl=name, **shape,
+                             ms=ms))
+        nbytes = 4 * q.numel() * 2
+        for r in rows[-(4 + len(peers)):]:
+            r["gbps"] = nbytes / r["ms"] / 1e6
+            print(f"  {r['impl']}: {r['ms']:.3f} ms", flush=True)
+        del q, k, v, ours
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--stage", default=".device-bundle")
+    parser.add_argument("--out", default=os.environ.get("OUT", "out"))
+    parser.add_argument("--only", choices=["attention", "rotary",
+                                           "linear_attention"])
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("bench/run.py: no CUDA device")
+    os.makedirs(args.out, exist_ok=True)
+    rows, checks = [], []
+    with tempfile.TemporaryDirectory() as scratch:
+        tile = TileRun(args.stage, scratch)
+        for name, fn in (("rotary", rotary),
+                         ("linear_attention", linear_attention),
+                         ("attention", attention)):
+            if args.only not in (None, name):
+                continue
+            # A section that breaks is reported as a failed check; the
+            # others still run (device time is scarce).
+            try:
+                fn(tile, rows, checks)
+            except Exception:
+                traceback.print_exc()
+                checks.append({"check": f"{name}: section raised",
+                               "rel_l2": float("nan"), "tol": 0,
+                               "pass": False})
+    props = torch.cuda.get_device_properties(0)
+    result = {
+        "date": datetime.date.today().isoformat(),
+        "gpu": props.name,
+        "torch": torch.__version__,
+        "triton": __import__("triton").__version__,
+        "cudnn": torch.backends.cudnn.version(),
+        "command": "python3 bench/run.py " + " ".join(sys.argv[1:]),
+        "timing": f"CUDA events per call, {WARMUP} warm-up, median of {REP}",
+        "rows": rows,
+        "checks": checks,
+    }
+    path = os.path.join(args.out, "results.json")
+    with open(path, "w") as f:
+        json.dump(result, f, indent=1)
+    failed = [c["check"] for c in checks if not c["pass"]]
+    print(f"wrote {path}; {len(checks) - len(failed)} checks passed, "
+          f"{len(failed)} failed", flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

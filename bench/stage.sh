@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Stages everything the GPU machine needs for the side-by-side benchmark
+# (it has no MLIR and no network): tile-run and the checked configurations
+# (scripts/gpu/stage-kernels.sh), the bench bundles (sm_90a) in
+# .device-bundle/bench/, and flash-linear-attention's wheel in .whl/.
+#   bash bench/stage.sh                         (here, after scripts/build.sh)
+# Then, with the device tool (kind nvidia-h100-x1, carry [".device-bundle",
+# ".whl"]):
+#   bash bench/on-device.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${TEGULA_BUILD_DIR:-$root/build}
+"$root/scripts/gpu/stage-kernels.sh"
+bench=$root/.device-bundle/bench
+rm -rf "$bench"
+
+# NAME FILE ARGS...: one bench configuration, compiled for the H100.
+compile() {
+  local name=$1 file=$2
+  shift 2
+  mkdir -p "$bench/$name"
+  "$build/bin/tilec" "$root/kernels/$file" --target sm_90a -o "$bench/$name" "$@"
+}
+compile attn-d64 attention_fwd.tile -k attention_fwd -D D=64
+compile attn-d64-causal attention_fwd.tile -k attention_fwd -D D=64 -D CAUSAL=true
+compile attn-d128 attention_fwd.tile -k attention_fwd -D D=128
+compile attn-d128-causal attention_fwd.tile -k attention_fwd -D D=128 -D CAUSAL=true
+compile rotary rotary.tile -k rotary -D D=128
+# Linear attention at D = 128: the spill-free block shapes (BLOCK_V = 64
+# with 64-row chunks spills on sm_90a).
+compile linattn-bv32 linear_attention.tile -D D=128 -D BLOCK_V=32
+compile linattn-bt32 linear_attention.tile -D D=128 -D BLOCK_T=32
+compile linattn-states linear_attention_states.tile -D D=128 -D WARPS=8 -D BLOCK_V=32
+compile linattn-recurrent linear_attention_recurrent.tile -D D=128
+
+# flash-linear-attention (pure Python over Triton) is not on the GPU
+# machine's image; its wheel travels with the call.
+if [ ! -f "$root/.whl/fla_core-0.6.0-py3-none-any.whl" ]; then
+  python3 -m pip download -q --no-deps --only-binary=:all: \
+    --python-version 3.12 --implementation cp --platform any \
+    -d "$root/.whl" fla-core==0.6.0 ||
+    echo "warning: could not fetch fla-core; the run will skip it"
+fi
+echo "staged $(ls "$bench" | wc -l) bench configurations in $bench"
