@@ -19,9 +19,11 @@ s() {
   shift 2
   for tool in memcheck racecheck; do
     local log=$out/$name-$tool.log
+    # memcheck ends with "ERROR SUMMARY: 0 errors", racecheck with
+    # "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
     if compute-sanitizer --tool "$tool" --error-exitcode 99 \
       "$run" "$bundle" "$@" >"$log" 2>&1 &&
-      grep -q "ERROR SUMMARY: 0 errors" "$log"; then
+      grep -Eq "ERROR SUMMARY: 0 errors|SUMMARY: 0 hazards displayed \(0 errors, 0 warnings\)" "$log"; then
       passed=$((passed + 1))
       summary+="CLEAN $tool $name"$'\n'
     else

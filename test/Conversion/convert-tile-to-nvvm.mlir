@@ -256,6 +256,55 @@ func.func @not_vectorized(%xp: !tile.ptr<f32>, %n: i32, %ci: tensor<32x64xi32, #
 
 // -----
 
+// Masks keep vectors when they are constant over each group: a column bound
+// of 48 (a multiple of 4) never splits a group of 4 aligned columns; a bound
+// of unknown divisibility (%m) may, so that access moves one element at a
+// time.
+#blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#rows = #tile.slice<dim = 1, parent = #blocked>
+#cols = #tile.slice<dim = 0, parent = #blocked>
+// CHECK-LABEL: func.func @masked_vectorized
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-LABEL: func.func @masked_not_vectorized
+// CHECK-COUNT-16: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+func.func @masked_vectorized(%xp: !tile.ptr<f32>, %yp: !tile.ptr<f32>, %n: i32)
+    attributes {tile.kernel, tile.warps = 4 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>
+  %y = tile.make_tensor %yp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32, mut>
+  %r = tile.arange : tensor<32xi32, #rows>
+  %re = tile.expand_dims %r, 1 : tensor<32xi32, #rows> -> tensor<32x1xi32, #blocked>
+  %ri = tile.broadcast %re : tensor<32x1xi32, #blocked> -> tensor<32x64xi32, #blocked>
+  %c = tile.arange : tensor<64xi32, #cols>
+  %c48 = arith.constant dense<48> : tensor<64xi32, #cols>
+  %keep = arith.cmpi slt, %c, %c48 : tensor<64xi32, #cols>
+  %ke = tile.expand_dims %keep, 0 : tensor<64xi1, #cols> -> tensor<1x64xi1, #blocked>
+  %mask = tile.broadcast %ke : tensor<1x64xi1, #blocked> -> tensor<32x64xi1, #blocked>
+  %ce = tile.expand_dims %c, 0 : tensor<64xi32, #cols> -> tensor<1x64xi32, #blocked>
+  %ci = tile.broadcast %ce : tensor<1x64xi32, #blocked> -> tensor<32x64xi32, #blocked>
+  %v = tile.load %x[%ri, %ci] mask %mask : !tile.tensor<?x64xf32>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>] -> tensor<32x64xf32, #blocked>
+  tile.store %y[%ri, %ci], %v mask %mask : !tile.tensor<?x64xf32, mut>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>], tensor<32x64xf32, #blocked>
+  return
+}
+func.func @masked_not_vectorized(%xp: !tile.ptr<f32>, %n: i32, %m: i32)
+    -> tensor<32x64xf32, #blocked> attributes {tile.kernel, tile.warps = 4 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>
+  %r = tile.arange : tensor<32xi32, #rows>
+  %re = tile.expand_dims %r, 1 : tensor<32xi32, #rows> -> tensor<32x1xi32, #blocked>
+  %ri = tile.broadcast %re : tensor<32x1xi32, #blocked> -> tensor<32x64xi32, #blocked>
+  %c = tile.arange : tensor<64xi32, #cols>
+  %bound = tile.splat %m : tensor<64xi32, #cols>
+  %keep = arith.cmpi slt, %c, %bound : tensor<64xi32, #cols>
+  %ke = tile.expand_dims %keep, 0 : tensor<64xi1, #cols> -> tensor<1x64xi1, #blocked>
+  %mask = tile.broadcast %ke : tensor<1x64xi1, #blocked> -> tensor<32x64xi1, #blocked>
+  %ce = tile.expand_dims %c, 0 : tensor<64xi32, #cols> -> tensor<1x64xi32, #blocked>
+  %ci = tile.broadcast %ce : tensor<1x64xi32, #blocked> -> tensor<32x64xi32, #blocked>
+  %v = tile.load %x[%ri, %ci] mask %mask : !tile.tensor<?x64xf32>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>] -> tensor<32x64xf32, #blocked>
+  return %v : tensor<32x64xf32, #blocked>
+}
+
+// -----
+
 // A push whose block moves in aligned 16-byte groups copies with cp.async
 // (masked-off groups copy 0 bytes: zero fill); the pop waits for the copies
 // before its barrier.

@@ -5,7 +5,8 @@
 // and a power of two that divides every element at coordinate 0 of that
 // dimension. An access whose last tensor index steps by 1 along the block's
 // fastest dimension while the other indices stay constant, with aligned
-// starts and extents, moves `width` registers in one vector instruction.
+// starts and extents, and whose mask (if any) is constant over each group,
+// moves `width` registers in one vector instruction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,12 +144,59 @@ AxisFacts analyze(Value value, int depth = 0) {
   }
   return unknown(rank);
 }
+
+/// How many consecutive elements along `dim`, in aligned groups starting at
+/// coordinate 0, a boolean tile is constant over. Comparisons of a
+/// contiguous index with a uniform bound are constant over groups that no
+/// multiple of both divisors splits (`i < 64` with `i = arange(64)`: all 64).
+int64_t maskConstancy(Value mask, unsigned dim, int depth = 0) {
+  if (depth > 16)
+    return 1;
+  Operation *op = mask.getDefiningOp();
+  if (!op)
+    return 1;
+  if (isa<SplatOp, arith::ConstantOp>(op))
+    return kMaxDivisor;
+  if (auto convert = dyn_cast<ConvertLayoutOp>(op))
+    return maskConstancy(convert.getSource(), dim, depth + 1);
+  if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+    unsigned axis = expand.getAxis();
+    if (dim == axis)
+      return kMaxDivisor;
+    return maskConstancy(expand.getSource(), dim > axis ? dim - 1 : dim,
+                         depth + 1);
+  }
+  if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+    if (broadcast.getSource().getType().getShape()[dim] == 1)
+      return kMaxDivisor;
+    return maskConstancy(broadcast.getSource(), dim, depth + 1);
+  }
+  if (isa<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op))
+    return std::min(maskConstancy(op->getOperand(0), dim, depth + 1),
+                    maskConstancy(op->getOperand(1), dim, depth + 1));
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    AxisFacts lhs = analyze(cmp.getLhs());
+    AxisFacts rhs = analyze(cmp.getRhs());
+    auto uniform = [](const AxisFacts &facts) {
+      return llvm::all_of(facts.steps, [](int64_t s) { return s == 0; });
+    };
+    if (lhs.steps[dim] == 0 && rhs.steps[dim] == 0)
+      return kMaxDivisor;
+    // One side uniform, the other contiguous along `dim`.
+    const AxisFacts *bound = uniform(lhs) ? &lhs : uniform(rhs) ? &rhs : nullptr;
+    const AxisFacts *index = bound == &lhs ? &rhs : &lhs;
+    if (!bound || index->steps[dim] != 1)
+      return 1;
+    return std::min(bound->divisor, index->divisor);
+  }
+  return 1;
+}
 } // namespace
 
 unsigned tegula::tile::getAccessVectorWidth(GlobalTensorType tensor,
                                             ValueRange indices, Value mask,
                                             RankedTensorType blockType) {
-  if (mask || indices.empty())
+  if (indices.empty())
     return 1;
   auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(blockType.getEncoding());
   if (!blocked)
@@ -166,6 +214,9 @@ unsigned tegula::tile::getAccessVectorWidth(GlobalTensorType tensor,
   }
   int64_t bytes = getStoredBytes(tensor.getElementType());
   width = std::min<int64_t>(width, 16 / bytes);
+  // A vector moves whole or not at all: the mask must not split it.
+  if (mask)
+    width = std::min(width, maskConstancy(mask, fastest));
   if (width <= 1)
     return 1;
 

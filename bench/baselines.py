@@ -1,0 +1,359 @@
+"""Peers for the benchmarks: Triton kernels, eager PyTorch, float64 references.
+
+Triton peers: flash-attention-2 forward, rotary embedding, chunked causal
+linear attention. Eager peers: rotary and chunked linear attention written
+with plain torch ops. References compute the plain definitions in float64.
+
+With TRITON_INTERPRET=1 (Triton's CPU interpreter) every kernel runs a
+single fixed config, so nothing is autotuned there.
+"""
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+_LOG2E = 1.4426950408889634
+# Triton 3.6's interpreter multiplies bf16 tl.dot operands as their raw
+# uint16 bits, so it gets them as f32 (which holds every bf16/f16 value).
+_DOT_IN_F32 = tl.constexpr(_INTERPRET)
+
+
+def _configs(interpret, tuned):
+    """Triton configs from (meta, num_warps, num_stages) tuples."""
+    chosen = [interpret] if _INTERPRET else tuned
+    return [triton.Config(meta, num_warps=w, num_stages=s)
+            for meta, w, s in chosen]
+
+
+@triton.jit
+def _dot(a, b, acc=None):
+    if _DOT_IN_F32:
+        return tl.dot(a.to(tl.float32), b.to(tl.float32), acc)
+    return tl.dot(a, b, acc)
+
+
+# ---------------------------------------------------------------------------
+# Flash attention 2, forward.
+
+# BLOCK_N <= BLOCK_M throughout, so the causal diagonal splits into whole
+# BLOCK_N steps. BLOCK_N=128 only with 2 stages: at D=128 three stages of K
+# and V (192 KiB) plus Q would not fit H100's 227 KiB of shared memory.
+_ATTN_CONFIGS = _configs(
+    ({"BLOCK_M": 64, "BLOCK_N": 32}, 4, 1),
+    [({"BLOCK_M": bm, "BLOCK_N": bn}, w, s) for bm, bn, w, s in (
+        (128, 128, 8, 2),
+        (128, 64, 8, 3),
+        (128, 64, 8, 4),
+        (128, 64, 4, 3),
+        (128, 32, 4, 4),
+        (128, 32, 8, 3),
+        (64, 64, 4, 3),
+        (64, 32, 4, 4),
+    )])
+
+
+@triton.jit
+def _attn_steps(acc, l_i, m_i, q, k_ptr, v_ptr, offs_m, offs_d, N, lo, hi,
+                qk_scale, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr,
+                MASK: tl.constexpr):
+    # MASK 0: every key in [lo, hi) is valid for every query (no masking).
+    # MASK 1: keys >= N are masked. MASK 2: also keys after the query.
+    for start_n in range(lo, hi, BLOCK_N):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        kv_off = offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+        if MASK == 0:
+            k = tl.load(k_ptr + kv_off)
+            v = tl.load(v_ptr + kv_off)
+        else:
+            # Zero-filled rows keep qk and p @ v finite before masking.
+            in_n = (offs_n < N)[:, None]
+            k = tl.load(k_ptr + kv_off, mask=in_n, other=0.0)
+            v = tl.load(v_ptr + kv_off, mask=in_n, other=0.0)
+        qk = _dot(q, tl.trans(k)) * qk_scale
+        if MASK == 1:
+            qk = tl.where((offs_n < N)[None, :], qk, float("-inf"))
+        if MASK == 2:
+            keep = (offs_n[None, :] <= offs_m[:, None]) & (offs_n < N)[None, :]
+            qk = tl.where(keep, qk, float("-inf"))
+        # The first step always leaves each row a finite maximum (key 0, or
+        # the query's own key on the diagonal), so later all-masked rows give
+        # exp2(-inf) = 0, never NaN.
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = _dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.autotune(configs=_ATTN_CONFIGS, key=["N", "HEAD_DIM", "CAUSAL"])
+@triton.jit
+def _attn_fwd(Q, K, V, O, N, qk_scale, HEAD_DIM: tl.constexpr,
+              CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr,
+              BLOCK_N: tl.constexpr):
+    tl.static_assert(BLOCK_M % BLOCK_N == 0)
+    start_m = tl.program_id(0) * BLOCK_M
+    base = tl.program_id(1).to(tl.int64) * N * HEAD_DIM
+    q_ptr, k_ptr, v_ptr, o_ptr = Q + base, K + base, V + base, O + base
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_off = offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    in_m = (offs_m < N)[:, None]
+    q = tl.load(q_ptr + row_off, mask=in_m, other=0.0)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:
+        # Keys before start_m lie below the diagonal for every query here.
+        acc, l_i, m_i = _attn_steps(acc, l_i, m_i, q, k_ptr, v_ptr, offs_m,
+                                    offs_d, N, 0, start_m, qk_scale,
+                                    HEAD_DIM, BLOCK_N, 0)
+        acc, l_i, m_i = _attn_steps(acc, l_i, m_i, q, k_ptr, v_ptr, offs_m,
+                                    offs_d, N, start_m,
+                                    tl.minimum(start_m + BLOCK_M, N),
+                                    qk_scale, HEAD_DIM, BLOCK_N, 2)
+    else:
+        n_full = (N // BLOCK_N) * BLOCK_N
+        acc, l_i, m_i = _attn_steps(acc, l_i, m_i, q, k_ptr, v_ptr, offs_m,
+                                    offs_d, N, 0, n_full, qk_scale,
+                                    HEAD_DIM, BLOCK_N, 0)
+        # The ragged last block, if N is not a multiple of BLOCK_N.
+        acc, l_i, m_i = _attn_steps(acc, l_i, m_i, q, k_ptr, v_ptr, offs_m,
+                                    offs_d, N, n_full, N, qk_scale,
+                                    HEAD_DIM, BLOCK_N, 1)
+    acc = acc / l_i[:, None]
+    tl.store(o_ptr + row_off, acc.to(O.dtype.element_ty), mask=in_m)
+
+
+def triton_attention(q, k, v, causal: bool, scale: float):
+    """Flash attention forward on [Z, H, N, D] bf16/f16 tensors, D in {64, 128}."""
+    Z, H, N, D = q.shape
+    assert k.shape == q.shape and v.shape == q.shape and D in (64, 128)
+    assert q.dtype in (torch.bfloat16, torch.float16)
+    assert q.is_contiguous() and k.is_contiguous() and v.is_contiguous()
+    o = torch.empty_like(q)
+    grid = lambda meta: (triton.cdiv(N, meta["BLOCK_M"]), Z * H)  # noqa: E731
+    _attn_fwd[grid](q, k, v, o, N, scale * _LOG2E, HEAD_DIM=D,
+                    CAUSAL=bool(causal))
+    return o
+
+
+# ---------------------------------------------------------------------------
+# Rotary embedding.
+
+@triton.jit
+def _rotary_fwd(X, COS, SIN, OUT, n_rows, T, H, cs_stride, D: tl.constexpr,
+                HALF: tl.constexpr, INTERLEAVED: tl.constexpr,
+                COPY_TAIL: tl.constexpr, BLOCK_ROWS: tl.constexpr,
+                BLOCK_H: tl.constexpr, BLOCK_TAIL: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)
+    in_rows = rows < n_rows
+    t = (rows // H) % T
+    row_off = rows.to(tl.int64) * D
+    offs_h = tl.arange(0, BLOCK_H)
+    in_h = in_rows[:, None] & (offs_h < HALF)[None, :]
+    cs_off = t[:, None] * cs_stride + offs_h[None, :]
+    c = tl.load(COS + cs_off, mask=in_h, other=0.0)
+    s = tl.load(SIN + cs_off, mask=in_h, other=0.0)
+    if INTERLEAVED:
+        # Load (2i, 2i+1) as one contiguous [rows, pairs, 2] tile and split
+        # it, so the access stays as wide as a plain row copy.
+        offs_p = 2 * offs_h[:, None] + tl.arange(0, 2)[None, :]
+        off = row_off[:, None, None] + offs_p[None, :, :]
+        in_p = in_rows[:, None, None] & (offs_p < 2 * HALF)[None, :, :]
+        x1, x2 = tl.split(tl.load(X + off, mask=in_p, other=0.0).to(tl.float32))
+        out = tl.join(x1 * c - x2 * s, x2 * c + x1 * s)
+        tl.store(OUT + off, out.to(OUT.dtype.element_ty), mask=in_p)
+    else:
+        off = row_off[:, None] + offs_h[None, :]
+        x1 = tl.load(X + off, mask=in_h, other=0.0).to(tl.float32)
+        x2 = tl.load(X + off + HALF, mask=in_h, other=0.0).to(tl.float32)
+        tl.store(OUT + off, (x1 * c - x2 * s).to(OUT.dtype.element_ty),
+                 mask=in_h)
+        tl.store(OUT + off + HALF, (x2 * c + x1 * s).to(OUT.dtype.element_ty),
+                 mask=in_h)
+    if COPY_TAIL:
+        offs_t = 2 * HALF + tl.arange(0, BLOCK_TAIL)
+        off = row_off[:, None] + offs_t[None, :]
+        in_t = in_rows[:, None] & (offs_t < D)[None, :]
+        tl.store(OUT + off, tl.load(X + off, mask=in_t), mask=in_t)
+
+
+def triton_rotary(x, cos, sin, interleaved: bool = False, out=None):
+    """Rotary embedding of x [B, T, H, D] with cos/sin [T, R/2] float32.
+
+    Rotates the first R features as pairs (i, i + R/2), or (2i, 2i+1) when
+    interleaved; copies features R.. D-1. out may be x (in place).
+    """
+    B, T, H, D = x.shape
+    half = cos.shape[-1]
+    assert x.is_contiguous() and 2 * half <= D
+    assert cos.shape == sin.shape and cos.shape[0] >= T
+    assert cos.dtype == torch.float32 and sin.dtype == torch.float32
+    assert cos.stride(-1) == 1 and sin.stride() == cos.stride()
+    if out is None:
+        out = torch.empty_like(x)
+    assert out.shape == x.shape and out.dtype == x.dtype and out.is_contiguous()
+    n_rows = B * T * H
+    # About 4K elements of x per program: enough bytes in flight per SM.
+    block_rows = max(1, 4096 // triton.next_power_of_2(D))
+    _rotary_fwd[(triton.cdiv(n_rows, block_rows),)](
+        x, cos, sin, out, n_rows, T, H, cos.stride(0), D=D, HALF=half,
+        INTERLEAVED=bool(interleaved),
+        # In place, the unrotated tail is already where it belongs.
+        COPY_TAIL=2 * half < D and out.data_ptr() != x.data_ptr(),
+        BLOCK_ROWS=block_rows, BLOCK_H=triton.next_power_of_2(half),
+        BLOCK_TAIL=triton.next_power_of_2(max(D - 2 * half, 1)),
+        num_warps=4)
+    return out
+
+
+def eager_rotary(x, cos, sin, interleaved=False):
+    """Rotary embedding as a model would write it in PyTorch."""
+    rot_dim = 2 * cos.shape[-1]
+    T = x.shape[1]
+    c = cos[:T, None, :]
+    s = sin[:T, None, :]
+    x_rot, x_pass = x[..., :rot_dim].float(), x[..., rot_dim:]
+    if interleaved:
+        x1, x2 = x_rot[..., 0::2], x_rot[..., 1::2]
+    else:
+        x1, x2 = x_rot.chunk(2, dim=-1)
+    o1 = x1 * c - x2 * s
+    o2 = x2 * c + x1 * s
+    if interleaved:
+        rot = torch.stack((o1, o2), dim=-1).flatten(-2)
+    else:
+        rot = torch.cat((o1, o2), dim=-1)
+    return torch.cat((rot.to(x.dtype), x_pass), dim=-1)
+
+
+# ---------------------------------------------------------------------------
+# Chunked causal linear attention, forward.
+
+_LINATTN_CONFIGS = _configs(
+    ({"BLOCK_V": 64}, 4, 1),
+    [({"BLOCK_V": bv}, w, s) for bv, w, s in (
+        (32, 4, 2),
+        (32, 4, 3),
+        (64, 4, 2),
+        (64, 4, 3),
+        (64, 8, 2),
+        (128, 8, 2),
+    )])
+
+
+@triton.autotune(configs=_LINATTN_CONFIGS, key=["T", "D", "DV"])
+@triton.jit
+def _linear_attn_fwd(Q, K, V, O, T, H, scale, D: tl.constexpr,
+                     DV: tl.constexpr, BLOCK_D: tl.constexpr,
+                     BLOCK_T: tl.constexpr, BLOCK_V: tl.constexpr):
+    bh = tl.program_id(0)
+    # Token (b, t, h) of a [B, T, H, *] tensor starts at ((b*T + t)*H + h)*dim.
+    head = ((bh // H).to(tl.int64) * T * H + bh % H)
+    q_ptr, k_ptr = Q + head * D, K + head * D
+    v_ptr, o_ptr = V + head * DV, O + head * DV
+    offs_t = tl.arange(0, BLOCK_T)
+    offs_d = tl.arange(0, BLOCK_D)
+    offs_v = tl.program_id(1) * BLOCK_V + tl.arange(0, BLOCK_V)
+    in_d = (offs_d < D)[None, :]
+    in_v = (offs_v < DV)[None, :]
+    causal = offs_t[:, None] >= offs_t[None, :]
+    # S = sum over earlier chunks of k^T v, for this block of the value dim.
+    state = tl.zeros([BLOCK_D, BLOCK_V], tl.float32)
+    for t0 in range(0, T, BLOCK_T):
+        tt = t0 + offs_t
+        in_t = (tt < T)[:, None]
+        qk_off = tt[:, None] * (H * D) + offs_d[None, :]
+        vo_off = tt[:, None] * (H * DV) + offs_v[None, :]
+        # Rows past T load as zeros, so they add nothing to the state.
+        q = tl.load(q_ptr + qk_off, mask=in_t & in_d, other=0.0)
+        k = tl.load(k_ptr + qk_off, mask=in_t & in_d, other=0.0)
+        v = tl.load(v_ptr + vo_off, mask=in_t & in_v, other=0.0)
+        a = tl.where(causal, _dot(q, tl.trans(k)), 0.0)
+        o = _dot(a.to(v.dtype), v)
+        o = _dot(q, state.to(q.dtype), o)
+        state = _dot(tl.trans(k), v, state)
+        tl.store(o_ptr + vo_off, (o * scale).to(O.dtype.element_ty),
+                 mask=in_t & in_v)
+
+
+def triton_linear_attention(q, k, v, scale: float):
+    """o_t = scale * sum_{s<=t} (q_t . k_s) v_s on [B, T, H, D] bf16/f16."""
+    B, T, H, D = q.shape
+    DV = v.shape[-1]
+    assert k.shape == q.shape and v.shape[:3] == q.shape[:3]
+    assert q.is_contiguous() and k.is_contiguous() and v.is_contiguous()
+    o = torch.empty_like(v)
+    grid = lambda meta: (B * H, triton.cdiv(DV, meta["BLOCK_V"]))  # noqa: E731
+    _linear_attn_fwd[grid](q, k, v, o, T, H, scale, D=D, DV=DV,
+                           BLOCK_D=max(16, triton.next_power_of_2(D)),
+                           BLOCK_T=64)
+    return o
+
+
+def eager_linear_attention(q, k, v, scale, chunk=64):
+    """Chunked causal linear attention with torch matmuls.
+
+    Matmuls run in the input dtype; the carried state and the sums are f32.
+    """
+    q, k, v = (x.transpose(1, 2) for x in (q, k, v))  # [B, H, T, *]
+    B, H, T, D = q.shape
+    state = q.new_zeros(B, H, D, v.shape[-1], dtype=torch.float32)
+    mask = torch.ones(chunk, chunk, dtype=torch.bool, device=q.device).tril()
+    outs = []
+    for t0 in range(0, T, chunk):
+        qc, kc, vc = (x[:, :, t0:t0 + chunk] for x in (q, k, v))
+        n = qc.shape[2]
+        attn = (qc @ kc.transpose(-1, -2)).masked_fill(~mask[:n, :n], 0)
+        intra = (attn @ vc).float()
+        inter = (qc @ state.to(q.dtype)).float()
+        outs.append(((intra + inter) * scale).to(v.dtype))
+        state += (kc.transpose(-1, -2) @ vc).float()
+    return torch.cat(outs, dim=2).transpose(1, 2)
+
+
+# ---------------------------------------------------------------------------
+# float64 references: the definitions, computed directly.
+
+def ref_attention(q, k, v, causal, scale):
+    q, k, v = (x.double() for x in (q, k, v))
+    s = (q @ k.transpose(-1, -2)) * scale
+    if causal:
+        n = q.shape[-2]
+        above = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
+        s = s.masked_fill(above, float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
+
+
+def ref_rotary(x, cos, sin, interleaved=False):
+    half = cos.shape[-1]
+    T = x.shape[1]
+    i = torch.arange(half, device=x.device)
+    i1, i2 = (2 * i, 2 * i + 1) if interleaved else (i, i + half)
+    c = cos[:T, None, :].double()
+    s = sin[:T, None, :].double()
+    out = x.to(torch.float64, copy=True)
+    x1, x2 = out[..., i1], out[..., i2]
+    out[..., i1] = x1 * c - x2 * s
+    out[..., i2] = x2 * c + x1 * s
+    return out
+
+
+def ref_linear_attention(q, k, v, scale):
+    q, k, v = (x.double().transpose(1, 2) for x in (q, k, v))
+    T = q.shape[2]
+    keep = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
+    a = (q @ k.transpose(-1, -2)).masked_fill(~keep, 0) * scale
+    return (a @ v).transpose(1, 2)
+
+
+def rel_l2(out, ref):
+    """||out - ref|| / ||ref||, in float64."""
+    ref = ref.to(device=out.device, dtype=torch.float64)
+    return ((out.double() - ref).norm() / ref.norm()).item()

@@ -1,0 +1,117 @@
+"""Checks every Triton and eager peer of bench/baselines.py against float64.
+
+On a GPU machine the tests run on CUDA; with TRITON_INTERPRET=1 they run on
+the CPU through Triton's interpreter, at smaller sizes.
+"""
+import os
+
+import pytest
+import torch
+
+pytest.importorskip("triton")
+
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+if INTERPRET:
+    DEVICE = "cpu"
+    # Triton 3.6's interpreter turns loop bounds into Python ints through
+    # int() of a 1-element array, which numpy >= 2.4 refuses (triton#9171).
+    numpy = pytest.importorskip("numpy")
+    if tuple(int(p) for p in numpy.__version__.split(".")[:2]) >= (2, 4):
+        pytest.skip("Triton's interpreter needs numpy < 2.4",
+                    allow_module_level=True)
+elif torch.cuda.is_available():
+    DEVICE = "cuda"
+else:
+    pytest.skip("needs CUDA or TRITON_INTERPRET=1", allow_module_level=True)
+
+import baselines as bl  # noqa: E402
+
+# numpy < 2.4 still warns once per interpreted loop bound (see above).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Conversion of an array with ndim > 0:DeprecationWarning")
+
+TOL = {torch.bfloat16: 1e-2, torch.float16: 2e-3}
+DTYPES = [torch.bfloat16, torch.float16]
+
+
+def randn(*shape, dtype=torch.bfloat16):
+    return torch.randn(*shape, device=DEVICE, dtype=dtype)
+
+
+def check(out, ref, dtype):
+    assert out.dtype == dtype and out.shape == ref.shape
+    err = bl.rel_l2(out, ref)
+    assert err < TOL[dtype], f"rel_l2 {err:.3e} >= {TOL[dtype]:.0e}"
+
+
+# Attention: ragged N (not a multiple of any block), a single row, and on the
+# GPU a longer sequence as well.
+ATTN_N = [1, 100, 257] + ([] if INTERPRET else [1000])
+ATTN_ZH = (1, 2) if INTERPRET else (2, 3)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("n", ATTN_N)
+def test_attention(n, d, causal, dtype):
+    torch.manual_seed(n * 1000 + d + causal)
+    q, k, v = (randn(*ATTN_ZH, n, d, dtype=dtype) for _ in range(3))
+    scale = d ** -0.5
+    out = bl.triton_attention(q, k, v, causal, scale)
+    check(out, bl.ref_attention(q, k, v, causal, scale), dtype)
+
+
+def rotary_inputs(t, d, rot_dim, dtype):
+    x = randn(2, t, 3, d, dtype=dtype)
+    angle = torch.randn(t, rot_dim // 2, device=DEVICE) * 3
+    return x, angle.cos(), angle.sin()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("d,rot_dim", [(128, 128), (128, 64), (64, 40)])
+def test_rotary(d, rot_dim, interleaved, dtype):
+    torch.manual_seed(d + rot_dim + interleaved)
+    x, cos, sin = rotary_inputs(37, d, rot_dim, dtype)
+    ref = bl.ref_rotary(x, cos, sin, interleaved)
+    # NaN poison: any element the kernel fails to write shows in the error.
+    poison = torch.full_like(x, float("nan"))
+    out = bl.triton_rotary(x, cos, sin, interleaved, out=poison)
+    assert out is poison
+    check(out, ref, dtype)
+    check(bl.triton_rotary(x, cos, sin, interleaved), ref, dtype)
+    check(bl.eager_rotary(x, cos, sin, interleaved), ref, dtype)
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_rotary_in_place(interleaved):
+    torch.manual_seed(7 + interleaved)
+    x, cos, sin = rotary_inputs(37, 128, 64, torch.bfloat16)
+    ref = bl.ref_rotary(x, cos, sin, interleaved)
+    out = bl.triton_rotary(x, cos, sin, interleaved, out=x)
+    assert out is x
+    check(x, ref, torch.bfloat16)
+
+
+LIN_SHAPES = [(1, 150, 2, 64, 64), (1, 150, 1, 128, 128)] if INTERPRET else \
+    [(2, 150, 3, 64, 64), (2, 150, 3, 128, 128), (2, 1000, 4, 128, 64)]
+
+
+@pytest.mark.parametrize("scale", [-0.3, 0.7])
+@pytest.mark.parametrize("b,t,h,d,dv", LIN_SHAPES)
+@pytest.mark.parametrize("impl", ["triton", "eager"])
+def test_linear_attention(impl, b, t, h, d, dv, scale):
+    torch.manual_seed(t + d + dv)
+    q, k = randn(b, t, h, d), randn(b, t, h, d)
+    v = randn(b, t, h, dv)
+    fn = {"triton": bl.triton_linear_attention,
+          "eager": bl.eager_linear_attention}[impl]
+    check(fn(q, k, v, scale), bl.ref_linear_attention(q, k, v, scale),
+          torch.bfloat16)
+
+
+def test_rel_l2():
+    ref = torch.tensor([3.0, 4.0])
+    assert bl.rel_l2(ref, ref) == 0.0
+    assert abs(bl.rel_l2(torch.tensor([3.0, 5.0]), ref) - 0.2) < 1e-12
