@@ -21,7 +21,8 @@ _DOT_IN_F32 = tl.constexpr(_INTERPRET)
 
 
 def _configs(interpret, tuned):
-    """Triton configs from (meta, num_warps, num_stages) tuples."""
+    """Autotune configs: the one `interpret` under the interpreter, else the
+    `tuned` list; each a (meta, num_warps, num_stages) tuple."""
     chosen = [interpret] if _INTERPRET else tuned
     return [triton.Config(meta, num_warps=w, num_stages=s)
             for meta, w, s in chosen]
@@ -131,7 +132,7 @@ def _attn_fwd(Q, K, V, O, N, qk_scale, HEAD_DIM: tl.constexpr,
 
 
 def triton_attention(q, k, v, causal: bool, scale: float):
-    """Flash attention forward on [Z, H, N, D] bf16/f16 tensors, D in {64, 128}."""
+    """Flash attention forward on [Z, H, N, D] bf16/f16, D in {64, 128}."""
     Z, H, N, D = q.shape
     assert k.shape == q.shape and v.shape == q.shape and D in (64, 128)
     assert q.dtype in (torch.bfloat16, torch.float16)
@@ -161,13 +162,15 @@ def _rotary_fwd(X, COS, SIN, OUT, n_rows, T, H, cs_stride, D: tl.constexpr,
     c = tl.load(COS + cs_off, mask=in_h, other=0.0)
     s = tl.load(SIN + cs_off, mask=in_h, other=0.0)
     if INTERLEAVED:
-        # Load (2i, 2i+1) as one contiguous [rows, pairs, 2] tile and split
-        # it, so the access stays as wide as a plain row copy.
-        offs_p = 2 * offs_h[:, None] + tl.arange(0, 2)[None, :]
-        off = row_off[:, None, None] + offs_p[None, :, :]
-        in_p = in_rows[:, None, None] & (offs_p < 2 * HALF)[None, :, :]
-        x1, x2 = tl.split(tl.load(X + off, mask=in_p, other=0.0).to(tl.float32))
+        # Load the rotated features as one contiguous [rows, 2*pairs] tile,
+        # as wide as a plain row copy, and pull the pairs apart in registers.
+        offs_p = tl.arange(0, 2 * BLOCK_H)
+        off = row_off[:, None] + offs_p[None, :]
+        in_p = in_rows[:, None] & (offs_p < 2 * HALF)[None, :]
+        xx = tl.load(X + off, mask=in_p, other=0.0).to(tl.float32)
+        x1, x2 = tl.split(tl.reshape(xx, [BLOCK_ROWS, BLOCK_H, 2]))
         out = tl.join(x1 * c - x2 * s, x2 * c + x1 * s)
+        out = tl.reshape(out, [BLOCK_ROWS, 2 * BLOCK_H])
         tl.store(OUT + off, out.to(OUT.dtype.element_ty), mask=in_p)
     else:
         off = row_off[:, None] + offs_h[None, :]
@@ -188,7 +191,7 @@ def triton_rotary(x, cos, sin, interleaved: bool = False, out=None):
     """Rotary embedding of x [B, T, H, D] with cos/sin [T, R/2] float32.
 
     Rotates the first R features as pairs (i, i + R/2), or (2i, 2i+1) when
-    interleaved; copies features R.. D-1. out may be x (in place).
+    interleaved; copies features R..D-1 unchanged. out may be x (in place).
     """
     B, T, H, D = x.shape
     half = cos.shape[-1]
@@ -198,7 +201,8 @@ def triton_rotary(x, cos, sin, interleaved: bool = False, out=None):
     assert cos.stride(-1) == 1 and sin.stride() == cos.stride()
     if out is None:
         out = torch.empty_like(x)
-    assert out.shape == x.shape and out.dtype == x.dtype and out.is_contiguous()
+    assert out.shape == x.shape and out.dtype == x.dtype
+    assert out.is_contiguous()
     n_rows = B * T * H
     # About 4K elements of x per program: enough bytes in flight per SM.
     block_rows = max(1, 4096 // triton.next_power_of_2(D))

@@ -337,6 +337,57 @@ func.func @async_push(%kp: !tile.ptr<bf16>, %n: i32, %row0: i32)
 
 // -----
 
+// A loop body that pops two rings and then pushes their next blocks needs
+// one wait and one barrier: the second pop is covered by the first's wait
+// (no push came between), and each push's barrier is taken only when it
+// would write the stage its ring's last pop read. Before the loop, the
+// first push needs a barrier and the second, whose ring nobody read since,
+// none.
+#blocked = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @pipeline_sync
+// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK-NOT: nvvm.barrier0
+// CHECK: scf.if
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"{ .reg .pred p; setp.ne.b32 p, $0, 0; @p bar.sync 0; }", "r"
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.inline_asm has_side_effects {{.*}}@p bar.sync 0;
+// CHECK-NOT: nvvm.barrier0
+// CHECK: scf.yield
+func.func @pipeline_sync(%kp: !tile.ptr<bf16>, %vp: !tile.ptr<bf16>, %n: i32,
+                         %ri: tensor<32x64xi32, #blocked>, %ci: tensor<32x64xi32, #blocked>,
+                         %more: i1) -> tensor<32x64xbf16, #blocked>
+    attributes {tile.kernel, tile.warps = 4 : i32} {
+  %k = tile.make_tensor %kp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  %v = tile.make_tensor %vp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  %kr = tile.pipeline.create : !tile.pipeline<32x64xbf16, stages = 2>
+  %vr = tile.pipeline.create : !tile.pipeline<32x64xbf16, stages = 2>
+  tile.pipeline.push %kr, %k[%ri, %ci] : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>]
+  tile.pipeline.push %vr, %v[%ri, %ci] : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>]
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant dense<0.0> : tensor<32x64xbf16, #blocked>
+  %sum = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (tensor<32x64xbf16, #blocked>) {
+    %kt = tile.pipeline.pop %kr : !tile.pipeline<32x64xbf16, stages = 2> -> tensor<32x64xbf16, #blocked>
+    %vt = tile.pipeline.pop %vr : !tile.pipeline<32x64xbf16, stages = 2> -> tensor<32x64xbf16, #blocked>
+    scf.if %more {
+      tile.pipeline.push %kr, %k[%ri, %ci] : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>]
+      tile.pipeline.push %vr, %v[%ri, %ci] : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32, #blocked>, tensor<32x64xi32, #blocked>]
+    }
+    %kv = arith.addf %kt, %vt : tensor<32x64xbf16, #blocked>
+    %next = arith.addf %acc, %kv : tensor<32x64xbf16, #blocked>
+    scf.yield %next : tensor<32x64xbf16, #blocked>
+  }
+  return %sum : tensor<32x64xbf16, #blocked>
+}
+
+// -----
+
 // Pops straight into mma operand fragments use ldmatrix: A fragments
 // (pairs along the stage's rows) with plain loads, B fragments whose pairs
 // run down the stage's columns with .trans loads. Rows of 128 bytes are

@@ -36,6 +36,16 @@ struct KernelPlan {
   unsigned numWarps = 4;
 };
 
+/// The synchronization a pipeline op needs, from the order of pops and
+/// pushes in its block (analyzePipelineSync).
+enum class PipelineSync {
+  Full,        ///< pop: wait for the copies and meet at a barrier;
+               ///< push: a barrier before writing its stage
+  None,        ///< already synchronized by an earlier op of the block
+  IfSameStage, ///< push: a barrier only when the stage it writes is the one
+               ///< its ring's last pop read since the last barrier
+};
+
 class LoweringState {
 public:
   LoweringState(const TargetInfo &target) : target(target) {}
@@ -45,6 +55,8 @@ public:
   /// Registers per vector instruction of each load, store and push,
   /// computed on the tile IR before it is rewritten.
   llvm::DenseMap<mlir::Operation *, unsigned> vectorWidths;
+  /// Synchronization of each pipeline pop and push (absent: Full).
+  llvm::DenseMap<mlir::Operation *, PipelineSync> pipelineSync;
 
   /// The plan of the kernel enclosing `op`.
   KernelPlan &planFor(mlir::Operation *op);
@@ -178,6 +190,11 @@ void populateDotOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                  LoweringState &state);
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
+/// Finds the pops and pushes whose barriers an earlier op of the same block
+/// already provides, on the tile IR before it is rewritten.
+void analyzePipelineSync(mlir::Operation *root,
+                         llvm::DenseMap<mlir::Operation *, PipelineSync> &out);
+
 void populatePipelineOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                       mlir::RewritePatternSet &patterns,
                                       LoweringState &state);

@@ -10,11 +10,19 @@
 // each push keeps a stage from being overwritten while another warp still
 // reads it.
 //
+// Most of those barriers are redundant in a loop body that pops its rings
+// and then pushes the next blocks: analyzePipelineSync walks each block in
+// order and drops a pop's wait and barrier when no push came since the last
+// full synchronization (that wait covered every group), and a push's barrier
+// when its ring was not read since the last barrier, or, when it was read
+// once, makes the barrier conditional on the push writing that very stage.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
@@ -48,6 +56,32 @@ Value takeStage(OpBuilder &builder, Location loc, PipelineType type,
       arith::AddIOp::create(builder, loc, count, i32Const(builder, loc, 1));
   LLVM::StoreOp::create(builder, loc, next, counter);
   return arith::AddIOp::create(builder, loc, ring.offset, stageOffset);
+}
+
+/// A barrier, taken only when the next push writes the stage the ring's
+/// last pop read (pushes % stages == (pops - 1) % stages). The counters are
+/// uniform across the block, so every thread takes the same branch.
+void emitBarrierIfLastPopped(OpBuilder &builder, Location loc,
+                             PipelineType type, const RingState &ring) {
+  Type i32 = builder.getI32Type();
+  Value stages = i32Const(builder, loc, type.getStages());
+  Value pushes = LLVM::LoadOp::create(builder, loc, i32, ring.pushes);
+  Value pops = LLVM::LoadOp::create(builder, loc, i32, ring.pops);
+  Value lastPop =
+      arith::SubIOp::create(builder, loc, pops, i32Const(builder, loc, 1));
+  Value same = arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(builder, loc, pushes, stages),
+      arith::RemUIOp::create(builder, loc, lastPop, stages));
+  Value flag = arith::ExtUIOp::create(builder, loc, i32, same);
+  LLVM::InlineAsmOp::create(
+      builder, loc, TypeRange(), ValueRange{flag},
+      "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p bar.sync 0; }", "r",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(builder.getContext(),
+                                LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
 }
 
 struct PipelineCreateLowering : public StatefulPattern<PipelineCreateOp> {
@@ -141,7 +175,12 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
                               adaptor.getTensor(), adaptor.getIndices(),
                               adaptor.getMask(), adaptor.getOther(), width);
     // Every warp has finished reading the stage's previous block.
-    emitBarrier(rewriter, loc);
+    PipelineSync sync =
+        state.pipelineSync.lookup_or(op, PipelineSync::Full);
+    if (sync == PipelineSync::Full)
+      emitBarrier(rewriter, loc);
+    else if (sync == PipelineSync::IfSameStage)
+      emitBarrierIfLastPopped(rewriter, loc, type, ring);
     Value stage = takeStage(rewriter, loc, type, ring, ring.pushes);
     auto coords = emitRegisterCoords(rewriter, loc, layout, position);
     auto addressOf = [&](ArrayRef<Value> regCoords) {
@@ -183,9 +222,12 @@ struct PipelinePopLowering : public StatefulPattern<PipelinePopOp> {
     // This thread's asynchronous copies have landed (all of them: the
     // count of those still allowed in flight is not tracked yet), then the
     // barrier makes every warp's copies visible.
-    if (state.target.hasAsyncCopy)
-      NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
-    emitBarrier(rewriter, loc);
+    if (state.pipelineSync.lookup_or(op, PipelineSync::Full) ==
+        PipelineSync::Full) {
+      if (state.target.hasAsyncCopy)
+        NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
+      emitBarrier(rewriter, loc);
+    }
     Value stage = takeStage(rewriter, loc, type, ring, ring.pops);
     LinearLayout layout = getLinearLayout(op.getType());
     // A transposed pop reads the result's layout in the stage's coordinates.
@@ -213,6 +255,92 @@ struct PipelinePopLowering : public StatefulPattern<PipelinePopOp> {
   }
 };
 } // namespace
+
+namespace {
+/// What is known at a point of a block about the last barrier.
+struct SyncFacts {
+  bool barrierSeen = false; ///< a barrier executed earlier in this block
+  bool synced = false;      ///< ... after waiting for every copy, and no
+                            ///< push was issued since
+  /// Pops of each ring since the last barrier (their reads follow it).
+  llvm::DenseMap<Value, int> popsSinceBarrier;
+};
+
+bool hasPipelineOps(Operation *op) {
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    if (isa<PipelinePushOp, PipelinePopOp>(inner))
+      found = true;
+  });
+  return found;
+}
+
+void analyzeBlock(Block &block, SyncFacts facts,
+                  llvm::DenseMap<Operation *, PipelineSync> &out);
+
+/// Analyzes the regions of `op` and returns what holds after it.
+SyncFacts analyzeNested(Operation *op, const SyncFacts &before,
+                        llvm::DenseMap<Operation *, PipelineSync> &out) {
+  // A conditional runs its region at most once, right here: it starts from
+  // the facts before it. Loops come around again: nothing is known.
+  bool once = isa<scf::IfOp>(op);
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      analyzeBlock(block, once ? before : SyncFacts(), out);
+  if (!hasPipelineOps(op))
+    return before;
+  // A branch may have pushed (no longer synced) or popped (more reads since
+  // the barrier, of stages not known here).
+  SyncFacts after;
+  if (once) {
+    after.barrierSeen = before.barrierSeen;
+    after.popsSinceBarrier = before.popsSinceBarrier;
+    op->walk([&](PipelinePopOp pop) {
+      after.popsSinceBarrier[pop.getPipeline()] += 2;
+    });
+  }
+  return after;
+}
+
+void analyzeBlock(Block &block, SyncFacts facts,
+                  llvm::DenseMap<Operation *, PipelineSync> &out) {
+  for (Operation &op : block) {
+    if (auto pop = dyn_cast<PipelinePopOp>(op)) {
+      if (facts.synced) {
+        out[&op] = PipelineSync::None;
+      } else {
+        out[&op] = PipelineSync::Full;
+        facts.barrierSeen = facts.synced = true;
+        facts.popsSinceBarrier.clear();
+      }
+      ++facts.popsSinceBarrier[pop.getPipeline()];
+      continue;
+    }
+    if (auto push = dyn_cast<PipelinePushOp>(op)) {
+      int reads = facts.popsSinceBarrier.lookup(push.getPipeline());
+      if (!facts.barrierSeen || reads > 1) {
+        out[&op] = PipelineSync::Full;
+        facts.barrierSeen = true;
+        facts.popsSinceBarrier.clear();
+      } else {
+        out[&op] = reads == 0 ? PipelineSync::None : PipelineSync::IfSameStage;
+      }
+      facts.synced = false;
+      continue;
+    }
+    if (op.getNumRegions() != 0)
+      facts = analyzeNested(&op, facts, out);
+  }
+}
+} // namespace
+
+void tegula::tile::analyzePipelineSync(
+    Operation *root, llvm::DenseMap<Operation *, PipelineSync> &out) {
+  root->walk([&](FunctionOpInterface func) {
+    if (!func.isExternal())
+      analyzeBlock(func.getFunctionBody().front(), SyncFacts(), out);
+  });
+}
 
 void tegula::tile::populatePipelineOpToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,

@@ -266,6 +266,8 @@ struct ConvertTileToNVVMPass
             cast<RankedTensorType>(push.getIndices().front().getType()));
     });
 
+    analyzePipelineSync(module, state.pipelineSync);
+
     OpBuilder builder(module.getBodyRegion());
     if (!module.lookupSymbol("__tegula_shared")) {
       // Dynamic shared memory: the launcher passes its size.
