@@ -16,6 +16,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Target/LLVMIR/LLVMTranslationInterface.h"
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -35,6 +36,16 @@ using namespace mlir;
 using namespace tegula;
 using namespace tegula::tile;
 
+namespace {
+/// The tile.* attributes left on lowered kernels (tile.name, tile.dims, ...)
+/// describe the bundle's ABI, which is read from the tile-level module. LLVM
+/// IR has nothing to carry them; claiming them for the tile dialect lets the
+/// translation drop them without an "Unhandled parameter attribute" warning.
+struct TileToLLVMIRTranslation : public LLVMTranslationDialectInterface {
+  using LLVMTranslationDialectInterface::LLVMTranslationDialectInterface;
+};
+} // namespace
+
 void target::registerLowering(MLIRContext &context) {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -49,6 +60,9 @@ void target::registerLowering(MLIRContext &context) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
+  registry.addExtension(+[](MLIRContext *, TileDialect *dialect) {
+    dialect->addInterfaces<TileToLLVMIRTranslation>();
+  });
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
 }
@@ -113,20 +127,6 @@ createTargetMachine(const TargetInfo &target, std::string &error) {
 std::unique_ptr<llvm::Module>
 target::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                           const TargetInfo &target, std::string &error) {
-  // The tile.* argument attributes describe the kernel's ABI for the bundle
-  // (read from the tile-level module); LLVM has no meaning for them.
-  module.walk([](LLVM::LLVMFuncOp func) {
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      DictionaryAttr attrs = func.getArgAttrDict(i);
-      if (!attrs)
-        continue;
-      SmallVector<NamedAttribute> kept;
-      for (NamedAttribute attr : attrs)
-        if (!attr.getName().strref().starts_with("tile."))
-          kept.push_back(attr);
-      func.setArgAttrs(i, kept);
-    }
-  });
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "tegula");
   if (!llvmModule) {
