@@ -7,6 +7,27 @@
 
 using namespace tegula::frontend;
 
+int tegula::frontend::binaryPrecedence(Tok kind) {
+  switch (kind) {
+  case Tok::PipePipe: return 1;
+  case Tok::AmpAmp: return 2;
+  case Tok::Pipe: return 3;
+  case Tok::Caret: return 4;
+  case Tok::Amp: return 5;
+  case Tok::EqEq: case Tok::Ne: return 6;
+  case Tok::Lt: case Tok::Gt: case Tok::Le: case Tok::Ge: return 7;
+  case Tok::Shl: case Tok::Shr: return 8;
+  case Tok::Plus: case Tok::Minus: return 9;
+  case Tok::Star: case Tok::Slash: case Tok::Percent: return 10;
+  default: return -1;
+  }
+}
+
+bool tegula::frontend::isComparison(Tok kind) {
+  int prec = binaryPrecedence(kind);
+  return prec == 6 || prec == 7;
+}
+
 const char *tegula::frontend::tokSpelling(Tok kind) {
   switch (kind) {
   case Tok::Eof: return "end of file";

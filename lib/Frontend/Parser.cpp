@@ -143,22 +143,6 @@ struct DepthGuard {
   ~DepthGuard() { --depth; }
 };
 
-int precedence(Tok kind) {
-  switch (kind) {
-  case Tok::PipePipe: return 1;
-  case Tok::AmpAmp: return 2;
-  case Tok::Pipe: return 3;
-  case Tok::Caret: return 4;
-  case Tok::Amp: return 5;
-  case Tok::EqEq: case Tok::Ne: return 6;
-  case Tok::Lt: case Tok::Gt: case Tok::Le: case Tok::Ge: return 7;
-  case Tok::Shl: case Tok::Shr: return 8;
-  case Tok::Plus: case Tok::Minus: return 9;
-  case Tok::Star: case Tok::Slash: case Tok::Percent: return 10;
-  default: return -1;
-  }
-}
-
 bool isTemplateBuiltin(llvm::StringRef name) {
   return name == "zeros" || name == "full" || name == "cast" ||
          name == "pipeline";
@@ -623,7 +607,7 @@ ExprPtr Parser::parseBinary(int minPrec) {
   ExprPtr lhs = parseUnary();
   while (lhs) {
     Tok op = cur().kind;
-    int prec = precedence(op);
+    int prec = binaryPrecedence(op);
     if (prec < minPrec)
       return lhs;
     SourceLoc opLoc = cur().loc;

@@ -292,21 +292,6 @@ void collectAssigned(const std::vector<StmtPtr> &body,
   }
 }
 
-int opPrecedence(Tok kind) {
-  switch (kind) {
-  case Tok::PipePipe: return 1;
-  case Tok::AmpAmp: return 2;
-  case Tok::Pipe: return 3;
-  case Tok::Caret: return 4;
-  case Tok::Amp: return 5;
-  case Tok::EqEq: case Tok::Ne: return 6;
-  case Tok::Lt: case Tok::Gt: case Tok::Le: case Tok::Ge: return 7;
-  case Tok::Shl: case Tok::Shr: return 8;
-  case Tok::Plus: case Tok::Minus: return 9;
-  default: return 10;
-  }
-}
-
 std::string opText(Tok kind) {
   std::string s = tokSpelling(kind);
   return s.substr(1, s.size() - 2);
@@ -514,11 +499,11 @@ std::string Sema::renderValues(const Expr &e) {
   case ExprKind::Unary:
     return opText(e.op) + renderValues(*e.operands[0]);
   case ExprKind::Binary: {
-    int prec = opPrecedence(e.op);
+    int prec = binaryPrecedence(e.op);
     auto side = [&](const Expr &child, bool right) {
       std::string text = renderValues(child);
       if (child.kind == ExprKind::Binary) {
-        int childPrec = opPrecedence(child.op);
+        int childPrec = binaryPrecedence(child.op);
         if (childPrec < prec || (right && childPrec == prec))
           return "(" + text + ")";
       }
@@ -699,8 +684,7 @@ std::optional<Val> Sema::tryConst(const Expr &e) {
         return std::nullopt;
     } else if (a->isLiteral() && b->isLiteral()) {
       if (e.op != Tok::Plus && e.op != Tok::Minus && e.op != Tok::Star &&
-          e.op != Tok::Slash && opPrecedence(e.op) != 6 &&
-          opPrecedence(e.op) != 7)
+          e.op != Tok::Slash && !isComparison(e.op))
         return std::nullopt;
     } else {
       return std::nullopt;
@@ -1301,8 +1285,7 @@ Val Sema::binaryOp(Tok op, Val a, Val b, SourceLoc l, const Expr *ea,
   if (!shape)
     return Val::invalid();
   Ty operandTy = shape->withDT(*dt);
-  int prec = opPrecedence(op);
-  bool isCompare = prec == 6 || prec == 7;
+  bool isCompare = isComparison(op);
   bool isLogical = op == Tok::AmpAmp || op == Tok::PipePipe;
   bool isBitwise = op == Tok::Amp || op == Tok::Pipe || op == Tok::Caret;
   bool isShift = op == Tok::Shl || op == Tok::Shr;
@@ -2926,7 +2909,7 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
                            "cdiv min max");
       return std::nullopt;
     }
-    int prec = opPrecedence(op);
+    int prec = binaryPrecedence(op);
     auto a = renderLaunch(*e.operands[0], prec, false);
     auto b = renderLaunch(*e.operands[1], prec, true);
     if (!a || !b)

@@ -36,6 +36,13 @@ std::vector<Token> lex(DiagEngine &diags);
 
 const char *tokSpelling(Tok kind);
 
+/// C's precedence of a binary operator (1: `||` ... 10: `* / %`), or -1
+/// for a token that is not one.
+int binaryPrecedence(Tok kind);
+
+/// `== != < > <= >=`.
+bool isComparison(Tok kind);
+
 } // namespace tegula::frontend
 
 #endif // TEGULA_FRONTEND_LEXER_H
