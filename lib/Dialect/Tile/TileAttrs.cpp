@@ -36,6 +36,19 @@ Coords basisAlong(ArrayRef<int64_t> shape, unsigned dim, int64_t value) {
 
 Coords basis2D(int64_t row, int64_t col) { return Coords{row, col}; }
 
+/// The lane bases every mma.sync m16n8k16 fragment shares: lane = 4 * group
+/// + thread, where thread bits step the inner dimension (accumulator
+/// columns, operand K) by 2 and 4 and group bits step the outer one (rows,
+/// or B's columns) by 1, 2 and 4. `at(outer, inner)` places a step.
+template <typename At>
+void addMmaLaneBases(LinearLayout &layout, At at) {
+  layout.addLaneBasis(at(0, 2));
+  layout.addLaneBasis(at(0, 4));
+  layout.addLaneBasis(at(1, 0));
+  layout.addLaneBasis(at(2, 0));
+  layout.addLaneBasis(at(4, 0));
+}
+
 bool allPowersOfTwo(ArrayRef<unsigned> values) {
   return llvm::all_of(values,
                       [](unsigned v) { return llvm::isPowerOf2_32(v); });
@@ -174,13 +187,7 @@ FailureOr<LinearLayout> MmaLayoutAttr::toLinearLayout(
     layout.addRegBasis(at(0, col));
   for (int64_t row = 16; row < rowsPerWarp; row *= 2)
     layout.addRegBasis(at(row, 0));
-  // Lane = 4 * group + thread: thread bits step columns by 2 and 4, group
-  // bits step rows by 1, 2 and 4.
-  layout.addLaneBasis(at(0, 2));
-  layout.addLaneBasis(at(0, 4));
-  layout.addLaneBasis(at(1, 0));
-  layout.addLaneBasis(at(2, 0));
-  layout.addLaneBasis(at(4, 0));
+  addMmaLaneBases(layout, at);
   for (int64_t w = 1; w < warps[0]; w *= 2)
     layout.addWarpBasis(at(rowsPerWarp * w, 0));
   for (int64_t w = 1; w < warps[1]; w *= 2)
@@ -248,12 +255,7 @@ FailureOr<LinearLayout> DotOperandLayoutAttr::toLinearLayout(
     layout.addRegBasis(at(0, kk));
   for (int64_t o = minOuter; o < outerPerWarp; o *= 2)
     layout.addRegBasis(at(o, 0));
-  // Thread bits step K by 2 and 4, group bits step rows (A) or columns (B).
-  layout.addLaneBasis(at(0, 2));
-  layout.addLaneBasis(at(0, 4));
-  layout.addLaneBasis(at(1, 0));
-  layout.addLaneBasis(at(2, 0));
-  layout.addLaneBasis(at(4, 0));
+  addMmaLaneBases(layout, at);
   // Warps along the other operand's dimension hold the same fragments.
   for (int64_t w = 1; w < warps[0]; w *= 2)
     layout.addWarpBasis(isB ? basis2D(0, 0) : basis2D(outerPerWarp * w, 0));
