@@ -100,6 +100,20 @@ class TileRun:
         return results, ms
 
 
+def record(rows, work, impl, shape, ms, flops=None, nbytes=None):
+    """Appends one timed row, with its TFLOP/s or GB/s, and prints it."""
+    row = dict(work=work, impl=impl, **shape, ms=ms)
+    line = f"  {impl}: {ms:.3f} ms"
+    if flops:
+        row["tflops"] = flops / ms / 1e9
+        line += f" {row['tflops']:.1f} TFLOP/s"
+    if nbytes:
+        row["gbps"] = nbytes / ms / 1e6
+        line += f" {row['gbps']:.0f} GB/s"
+    rows.append(row)
+    print(line, flush=True)
+
+
 def checked(name, out, ref, tol, log):
     err = baselines.rel_l2(out, ref)
     ok = err < tol and math.isfinite(err)
@@ -150,19 +164,13 @@ def attention(tile, rows, checks):
                                     dict(q=q, k=k, v=v), ["o"],
                                     dict(scale=scale))
                 ours = outs["o"]
-                rows.append(dict(work="attention", impl="tegula", **shape,
-                                 ms=ms, tflops=flops / ms / 1e9))
-                print(f"  tegula: {ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s",
-                      flush=True)
+                record(rows, "attention", "tegula", shape, ms, flops=flops)
                 for name, fn in peers.items():
                     o = fn(q, k, v, causal, scale)
                     checked(f"attention {name} vs tegula {shape}", o, ours,
                             1e-2, checks)
                     ms = time_cuda(lambda: fn(q, k, v, causal, scale))
-                    rows.append(dict(work="attention", impl=name, **shape,
-                                     ms=ms, tflops=flops / ms / 1e9))
-                    print(f"  {name}: {ms:.3f} ms {flops / ms / 1e9:.1f} "
-                          f"TFLOP/s", flush=True)
+                    record(rows, "attention", name, shape, ms, flops=flops)
                 del q, k, v, ours
 
 
@@ -188,17 +196,12 @@ def rotary(tile, rows, checks):
     print(f"rotary {shape}", flush=True)
     outs, ms = tile.run("rotary/rotary.json", dict(B=b, T=t, H=h),
                         dict(x=x, cos=cos, sin=sin), ["out"])
-    rows.append(dict(work="rotary", impl="tegula", **shape, ms=ms,
-                     gbps=nbytes / ms / 1e6))
+    record(rows, "rotary", "tegula", shape, ms, nbytes=nbytes)
     for name, fn in peers.items():
         checked(f"rotary {name} vs tegula {shape}", fn(x, cos, sin),
                 outs["out"], 1e-2, checks)
         ms = time_cuda(lambda: fn(x, cos, sin))
-        rows.append(dict(work="rotary", impl=name, **shape, ms=ms,
-                         gbps=nbytes / ms / 1e6))
-    for r in rows[-3:]:
-        print(f"  {r['impl']}: {r['ms']:.3f} ms {r['gbps']:.0f} GB/s",
-              flush=True)
+        record(rows, "rotary", name, shape, ms, nbytes=nbytes)
 
 
 def fla_linear_attention():
@@ -236,7 +239,14 @@ def linear_attention(tile, rows, checks):
         scale = d ** -0.5
         dims = dict(B=b, T=t, H=h)
         ins = dict(q=q, k=k, v=v)
-        # Form (a): state in registers, one kernel, in two block shapes.
+        # Bytes that must move: q, k, v in, o out.
+        nbytes = 4 * q.numel() * 2
+
+        def timed(impl, ms):
+            record(rows, "linear_attention", impl, shape, ms, nbytes=nbytes)
+
+        # Form (a): state in registers, one kernel, in two block shapes; the
+        # first is the one every other output is compared with.
         ours = None
         for label, bundle in (("tegula (a) BLOCK_V=32", "linattn-bv32"),
                               ("tegula (a) BLOCK_T=32", "linattn-bt32")):
@@ -245,10 +255,9 @@ def linear_attention(tile, rows, checks):
             if ours is None:
                 ours = outs["o"]
             else:
-                checked(f"linear attention {label} vs {rows[-1]['impl']} "
-                        f"{shape}", outs["o"], ours, 1e-2, checks)
-            rows.append(dict(work="linear_attention", impl=label, **shape,
-                             ms=ms))
+                checked(f"linear attention {label} vs the first (a) {shape}",
+                        outs["o"], ours, 1e-2, checks)
+            timed(label, ms)
         # Form (b): two kernels; its time is the sum of both.
         nc = -(-t // 64)
         states, ms_states = tile.run(
@@ -259,26 +268,18 @@ def linear_attention(tile, rows, checks):
             dict(ins, states=states["states"]), ["o"], dict(scale=scale))
         checked(f"linear attention tegula (b) vs (a) {shape}", outs["o"],
                 ours, 1e-2, checks)
-        rows.append(dict(work="linear_attention", impl="tegula (b)", **shape,
-                         ms=ms_states + ms_chunks))
+        timed("tegula (b)", ms_states + ms_chunks)
         # Form (c): recurrent.
         outs, ms = tile.run(
             "linattn-recurrent/linear_attention_recurrent.json", dims, ins,
             ["o"], dict(scale=scale))
         checked(f"linear attention tegula (c) vs (a) {shape}", outs["o"],
                 ours, 1e-2, checks)
-        rows.append(dict(work="linear_attention", impl="tegula (c)", **shape,
-                         ms=ms))
+        timed("tegula (c)", ms)
         for name, fn in peers.items():
             checked(f"linear attention {name} vs tegula {shape}",
                     fn(q, k, v, scale), ours, 1e-2, checks)
-            ms = time_cuda(lambda: fn(q, k, v, scale))
-            rows.append(dict(work="linear_attention", impl=name, **shape,
-                             ms=ms))
-        nbytes = 4 * q.numel() * 2
-        for r in rows[-(4 + len(peers)):]:
-            r["gbps"] = nbytes / r["ms"] / 1e6
-            print(f"  {r['impl']}: {r['ms']:.3f} ms", flush=True)
+            timed(name, time_cuda(lambda: fn(q, k, v, scale)))
         del q, k, v, ours
 
 

@@ -30,5 +30,5 @@ for target in sm_80 sm_90a; do
   compile linattn-states-$target linear_attention_states.tile $target -D D=64
   compile linattn-recurrent-$target linear_attention_recurrent.tile $target -D D=64 --reference linear_attention
 done
-cp "$root/scripts/gpu/check-kernels.sh" "$stage/"
+cp "$root/scripts/gpu/check-kernels.sh" "$root/scripts/gpu/kernel-configs.sh" "$stage/"
 echo "staged $(ls "$stage/kernels" | wc -l) configurations in $stage/kernels"

@@ -1,0 +1,30 @@
+# The staged kernel runs that scripts/gpu/check-kernels.sh and
+# scripts/gpu/sanitize-kernels.sh share (sourced by both):
+#   for_each_kernel_run FN   calls  FN NAME BUNDLE TILE-RUN-ARGS...
+# for every run on both targets. Runs with --check compare with the float64
+# reference at ragged sizes; linear attention form (b) has no
+# single-kernel reference, so its two kernels only run there (bench/run.py
+# compares its outputs with form (a)).
+for_each_kernel_run() {
+  local fn=$1 k=${STAGE:-.device-bundle}/kernels target
+  for target in sm_80 sm_90a; do
+    $fn attn-d64-$target-small $k/attn-d64-$target/attention_fwd.json --check --dims Z=1,H=2,N=128 --scalar scale=0.125 --seed 1
+    $fn attn-d64-$target $k/attn-d64-$target/attention_fwd.json --check --dims Z=2,H=3,N=384 --scalar scale=0.125 --seed 2
+    $fn attn-d64-$target-negscale $k/attn-d64-$target/attention_fwd.json --check --dims Z=1,H=2,N=256 --scalar scale=-0.2 --seed 3
+    $fn attn-d64-$target-ragged $k/attn-d64-$target/attention_fwd.json --check --dims Z=1,H=3,N=333 --scalar scale=0.125 --seed 11
+    $fn attn-d64-lse-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=2,N=201 --scalar scale=-0.2 --seed 12
+    $fn attn-d128-$target-ragged $k/attn-d128-$target/attention_fwd.json --check --dims Z=1,H=2,N=1000 --scalar scale=0.088 --seed 13
+    $fn attn-d64-causal-$target-ragged $k/attn-d64-causal-$target/attention_fwd.json --check --dims Z=2,H=2,N=299 --scalar scale=0.125 --seed 14
+    $fn attn-d64-causal-lse-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=2,N=256 --scalar scale=0.125 --seed 15
+    $fn attn-d128-causal-f16-$target $k/attn-d128-causal-f16-$target/attention_fwd.json --check --dims Z=2,H=2,N=320 --scalar scale=0.088 --seed 4
+    $fn attn-decode-$target $k/attn-decode-$target/attention_fwd.json --check --dims Z=2,H=4,N=192 --scalar scale=0.125 --seed 5
+    $fn attn-decode-$target-ragged $k/attn-decode-$target/attention_fwd.json --check --dims Z=1,H=4,N=77 --scalar scale=0.125 --seed 16
+    $fn rotary-$target $k/rotary-$target/rotary.json --check --dims B=2,T=37,H=3 --seed 6
+    $fn rotary-inplace-$target $k/rotary-$target/rotary_inplace.json --check --dims B=2,T=37,H=3 --seed 7
+    $fn rotary-partial-pairs-$target $k/rotary-partial-pairs-$target/rotary.json --check --dims B=2,T=45,H=2 --seed 8
+    $fn linattn-$target $k/linattn-$target/linear_attention.json --check --dims B=2,T=150,H=3 --scalar scale=-0.3 --seed 9
+    $fn linattn-states-$target $k/linattn-states-$target/linear_attention_states.json --dims B=1,T=150,H=2,NC=3 --seed 17
+    $fn linattn-chunks-$target $k/linattn-states-$target/linear_attention_chunks.json --dims B=1,T=150,H=2,NC=3 --scalar scale=0.5 --seed 18
+    $fn linattn-recurrent-$target $k/linattn-recurrent-$target/linear_attention_recurrent.json --check --dims B=2,T=77,H=2 --scalar scale=0.7 --seed 10
+  done
+}
