@@ -2206,7 +2206,9 @@ Val Sema::evalMethod(const Expr &e) {
   if (recv.kind != Val::Pipe)
     return error(e.loc(), "'." + e.name + "(...)' applies to pipelines, but '" +
                               src(*e.operands[0]) + "' is not a pipeline");
-  PipeInfo &info = pipes[recv.index];
+  // A copy: evaluating the pushed block may inline fn calls that create
+  // pipelines and so grow `pipes`.
+  const PipeInfo info = pipes[recv.index];
   std::string pipeName = info.name.empty() ? src(*e.operands[0]) : info.name;
   SourceLoc l = e.loc();
   if (e.name == "push") {
@@ -2472,58 +2474,61 @@ void Sema::stmt(const Stmt &s) {
       diags.error(s.range.begin, "'return' is only allowed in an fn");
       return;
     }
-    Frame &frame = frames.back();
-    if (frame.runtimeNesting) {
+    if (frames.back().runtimeNesting) {
       diags.error(s.range.begin, "'return' inside a runtime 'if' or loop is not "
                                  "supported; assign a var and return it at the end");
       return;
     }
-    const Function &fn = *frame.fn;
-    frame.returned = true;
-    frame.result = Val::invalid();
+    // Evaluating the returned expression may inline further calls, which grow
+    // `frames`: the frame is addressed by index and marked returned only once
+    // its value is known, so no reference into the vector outlives a call.
+    size_t frameIndex = frames.size() - 1;
+    const Function &fn = *frames[frameIndex].fn;
+    auto finish = [&](Val result) {
+      frames[frameIndex].returned = true;
+      frames[frameIndex].result = result;
+    };
     if (!fn.result) {
       if (s.value)
         diags.error(s.value->loc(), "fn '" + fn.name + "' declares no result "
                                     "but returns a value; add '-> TYPE'");
-      frame.result = Val::voidVal();
-      return;
+      return finish(Val::voidVal());
     }
     if (!s.value) {
       diags.error(s.range.begin, "fn '" + fn.name + "' must return a value");
-      return;
+      return finish(Val::invalid());
     }
     Val v = eval(*s.value);
     if (!v.ok())
-      return;
+      return finish(Val::invalid());
     if (fn.result->kind == TypeKind::Tuple) {
       if (v.kind != Val::Tuple || v.elements.size() != fn.result->elements.size()) {
         diags.error(s.value->loc(), "fn '" + fn.name + "' returns a tuple of " +
                                         std::to_string(fn.result->elements.size()) +
                                         " values; return (a, b, ...)");
-        return;
+        return finish(Val::invalid());
       }
       Val t;
       t.kind = Val::Tuple;
       for (size_t i = 0; i < v.elements.size(); ++i) {
         auto ty = resolveType(*fn.result->elements[i]);
         if (!ty)
-          return;
+          return finish(Val::invalid());
         Val x = coerce(v.elements[i], *ty, s.value->operands[i]->loc(),
                        "result " + std::to_string(i) + " of fn '" + fn.name + "'",
                        fn.result->elements[i]->range.begin);
         if (!x.ok())
-          return;
+          return finish(Val::invalid());
         t.elements.push_back(x);
       }
-      frame.result = t;
-      return;
+      return finish(t);
     }
     auto ty = resolveType(*fn.result);
     if (!ty)
-      return;
-    frame.result = coerce(v, *ty, s.value->loc(), "the result of fn '" + fn.name + "'",
-                          fn.result->range.begin);
-    return;
+      return finish(Val::invalid());
+    return finish(coerce(v, *ty, s.value->loc(),
+                         "the result of fn '" + fn.name + "'",
+                         fn.result->range.begin));
   }
   }
 }
