@@ -2,6 +2,7 @@
 
 #include "tegula/Frontend/AST.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 
@@ -13,7 +14,9 @@ using namespace tegula::frontend;
 namespace {
 
 /// Nesting deeper than this is reported instead of recursed into, so that
-/// malformed input cannot exhaust the stack.
+/// malformed input cannot exhaust the stack. Each operator of a chain such as
+/// `a + b + c` counts as one level, because it nests the tree one level deeper
+/// and every later walk of the tree recurses through it.
 constexpr unsigned kMaxDepth = 200;
 
 class Parser {
@@ -577,7 +580,9 @@ StmtPtr Parser::parseStatement() {
 ExprPtr Parser::parseExpr() {
   DepthGuard guard(depth);
   if (depth > kMaxDepth) {
-    error(cur().loc, "expression nested too deeply");
+    error(cur().loc, "expression nested too deeply: more than " +
+                         std::to_string(kMaxDepth) +
+                         " operators and brackets deep; split it with 'let'");
     return nullptr;
   }
   return parseTernary();
@@ -604,6 +609,8 @@ ExprPtr Parser::parseTernary() {
 
 ExprPtr Parser::parseBinary(int minPrec) {
   SourceLoc begin = cur().loc;
+  unsigned outerDepth = depth;
+  llvm::scope_exit restoreDepth([&] { depth = outerDepth; });
   ExprPtr lhs = parseUnary();
   while (lhs) {
     Tok op = cur().kind;
@@ -611,6 +618,12 @@ ExprPtr Parser::parseBinary(int minPrec) {
     if (prec < minPrec)
       return lhs;
     SourceLoc opLoc = cur().loc;
+    if (++depth > kMaxDepth) {
+      error(opLoc, "expression nested too deeply: more than " +
+                       std::to_string(kMaxDepth) +
+                       " operators and brackets deep; split it with 'let'");
+      return nullptr;
+    }
     take();
     ExprPtr rhs = parseBinary(prec + 1);
     if (!rhs)
@@ -632,7 +645,9 @@ ExprPtr Parser::parseUnary() {
   if (at(Tok::Minus) || at(Tok::Bang)) {
     DepthGuard guard(depth);
     if (depth > kMaxDepth) {
-      error(cur().loc, "expression nested too deeply");
+      error(cur().loc, "expression nested too deeply: more than " +
+                         std::to_string(kMaxDepth) +
+                         " operators and brackets deep; split it with 'let'");
       return nullptr;
     }
     Tok op = take().kind;
