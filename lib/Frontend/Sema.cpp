@@ -309,6 +309,19 @@ public:
        const CompileOptions &options)
       : program(program), diags(diags), ctx(&context), builder(&context),
         options(options) {
+    llvm::StringMap<const Kernel *> kernels;
+    for (const auto &k : program.kernels) {
+      // PTX identifiers that start with '_' need a second character.
+      if (k->name == "_")
+        diags.error(k->loc, "a kernel cannot be named '_': the PTX name of a "
+                            "kernel that starts with '_' needs a second "
+                            "character");
+      auto [it, inserted] = kernels.try_emplace(k->name, k.get());
+      if (!inserted) {
+        diags.error(k->loc, "redefinition of kernel '" + k->name + "'");
+        diags.note(it->second->loc, "previous definition is here");
+      }
+    }
     for (const auto &fn : program.functions) {
       if (functions.count(fn->name)) {
         diags.error(fn->loc, "redefinition of fn '" + fn->name + "'");
@@ -448,9 +461,20 @@ private:
   void kernel(const Kernel &k);
   std::optional<std::string> renderLaunch(const Expr &e, int parentPrec,
                                           bool right);
+  /// Whether `e` reads a size variable or a scalar parameter.
+  bool dependsOnLaunch(const Expr &e);
   void countPipelines(const std::vector<Effect> &effects,
                       std::map<int, int> &state);
   void addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what);
+  void checkParamBytes(const Kernel &k, size_t numParams, size_t numSizeVars,
+                       llvm::function_ref<int64_t(size_t)> paramBytes);
+  void checkGridExtent(const Expr &extent, size_t axis);
+  /// The target's limits; unknown targets are refused by the driver, so they
+  /// fall back to the default.
+  TargetInfo targetInfo() const {
+    std::optional<TargetInfo> target = TargetInfo::lookup(options.target);
+    return target ? *target : *TargetInfo::lookup("sm_90a");
+  }
 
   const Program &program;
   DiagEngine &diags;
@@ -698,6 +722,15 @@ std::optional<Val> Sema::tryConst(const Expr &e) {
     return tryConst(*e.operands[c->b ? 1 : 2]);
   }
   case ExprKind::Call: {
+    if (e.name == "abs" && !e.hasTemplateArgs && e.operands.size() == 1 &&
+        e.namedArgs.empty()) {
+      auto x = tryConst(*e.operands[0]);
+      if (x && x->kind == Val::CInt && x->i != INT64_MIN)
+        return Val::cint(x->i < 0 ? -x->i : x->i);
+      if (x && x->kind == Val::CFloat)
+        return Val::cfloat(std::fabs(x->f));
+      return std::nullopt;
+    }
     if ((e.name != "cdiv" && e.name != "min" && e.name != "max") ||
         e.hasTemplateArgs || e.operands.size() != 2 || !e.namedArgs.empty())
       return std::nullopt;
@@ -726,10 +759,16 @@ std::optional<Val> Sema::tryConst(const Expr &e) {
 }
 
 bool Sema::checkExtent(int64_t extent, SourceLoc l, llvm::StringRef what) {
-  if (!isPow2(extent) || extent > tl::kMaxTileElements) {
+  if (!isPow2(extent)) {
     diags.error(l, what + " extent " + llvm::Twine(extent) +
                        " is not a power of two; tile extents must be powers "
                        "of two (1, 2, 4, ..., 1048576)");
+    return false;
+  }
+  if (extent > tl::kMaxTileElements) {
+    diags.error(l, what + " extent " + llvm::Twine(extent) +
+                       " is more than 2^20 = 1048576, the most elements a "
+                       "tile holds; split it into smaller blocks");
     return false;
   }
   return true;
@@ -741,7 +780,7 @@ bool Sema::checkShape(llvm::ArrayRef<int64_t> shape, SourceLoc l) {
     if (!isPow2(e)) {
       diags.error(l, "tile extent " + llvm::Twine(e) +
                          " is not a power of two; tile extents must be powers "
-                         "of two (1, 2, 4, ...)");
+                         "of two (1, 2, 4, ..., 1048576)");
       return false;
     }
     if (__builtin_mul_overflow(n, e, &n) || n > tl::kMaxTileElements) {
@@ -806,6 +845,9 @@ std::optional<DT> Sema::evalDType(const Expr &e) {
     if (Binding *b = lookup(e.name)) {
       if (b->val.kind == Val::DType)
         return b->val.dt;
+      // A template parameter whose value was already reported (a bad -D).
+      if (!b->val.ok())
+        return std::nullopt;
     } else if (auto dt = parseDT(e.name)) {
       return dt;
     }
@@ -828,10 +870,7 @@ bool Sema::evalShape(const std::vector<ExprPtr> &dims, SourceLoc l,
     auto v = evalConstInt(*d, "a tile extent", &origin);
     if (!v)
       return false;
-    if (!isPow2(*v) || *v > tl::kMaxTileElements) {
-      diags.error(d->loc(), "tile extent " + llvm::Twine(*v) +
-                                " is not a power of two; tile extents must "
-                                "be powers of two (1, 2, 4, ...)");
+    if (!checkExtent(*v, d->loc(), "tile")) {
       if (!origin.text.empty())
         diags.note(origin.loc, "the extent comes from " + origin.text);
       return false;
@@ -1463,6 +1502,16 @@ Val Sema::evalCall(const Expr &e) {
 Val Sema::elementwise(llvm::StringRef name, const Expr &e, Val x) {
   if (!x.ok())
     return x;
+  // abs keeps a literal a literal, so that abs(-3) is an integer that takes
+  // the dtype it meets, as -3 itself would.
+  if (name == "abs" && x.kind == Val::CInt) {
+    if (x.i == INT64_MIN)
+      return error(e.loc(), "compile-time integer overflow in abs(" +
+                                std::to_string(x.i) + ")");
+    return Val::cint(x.i < 0 ? -x.i : x.i);
+  }
+  if (name == "abs" && x.kind == Val::CFloat)
+    return Val::cfloat(std::fabs(x.f));
   if (x.kind == Val::CFloat || x.kind == Val::CInt)
     x = toRuntime(x, e.loc(), DT::F32);
   if (x.kind != Val::Runtime)
@@ -1829,7 +1878,10 @@ Val Sema::evalBuiltin(const Expr &e, bool &handled) {
     if (!a.ok() || !b.ok())
       return Val::invalid();
     if (a.kind == Val::CInt && b.kind == Val::CInt)
-      return error(l, "division by zero in cdiv");
+      return error(l, b.i == 0 ? "division by zero in cdiv"
+                               : "compile-time integer overflow in cdiv(" +
+                                     std::to_string(a.i) + ", " +
+                                     std::to_string(b.i) + ")");
     if (!a.isValue() || !b.isValue())
       return error(l, "'cdiv' needs integer operands");
     std::optional<DT> dt = commonDT(a, b, l, "'cdiv'");
@@ -2453,7 +2505,12 @@ void Sema::stmt(const Stmt &s) {
   case StmtKind::StaticAssert: {
     std::optional<Val> c = tryConst(*s.value);
     if (!c || c->kind != Val::CBool) {
-      if (!findUndefined(*s.value, [&](llvm::StringRef n) { return lookup(n) != nullptr; }, diags))
+      if (findUndefined(*s.value, [&](llvm::StringRef n) { return lookup(n) != nullptr; }, diags))
+        return;
+      // Evaluate for real, to report division by zero and the like precisely.
+      unsigned before = diags.getNumErrors();
+      (void)eval(*s.value);
+      if (diags.getNumErrors() == before)
         diags.error(s.value->loc(), "static_assert needs a compile-time bool "
                                     "condition, but '" + src(*s.value) +
                                     "' is not one");
@@ -2791,11 +2848,50 @@ void Sema::ifStmt(const Stmt &s) {
 // Kernels
 //===----------------------------------------------------------------------===//
 
+void Sema::checkGridExtent(const Expr &extent, size_t axis) {
+  std::optional<Val> c = tryConst(extent);
+  if (!c || c->kind != Val::CInt)
+    return;
+  // CUDA's limits: 2^31 - 1 programs along x, 65535 along y and z.
+  int64_t most = axis == 0 ? INT32_MAX : 65535;
+  if (c->i >= 1 && c->i <= most)
+    return;
+  std::string text = src(extent), value = std::to_string(c->i);
+  std::string range = "1 to " + std::to_string(most);
+  if (text == value)
+    diags.error(extent.loc(), "grid extent " + value + " along axis " +
+                                  std::to_string(axis) + " must be " + range);
+  else
+    diags.error(extent.loc(), "grid extent '" + text + "' along axis " +
+                                  std::to_string(axis) + " is " + value +
+                                  " (" + renderValues(extent) +
+                                  "); it must be " + range);
+}
+
+void Sema::checkParamBytes(const Kernel &k, size_t numParams,
+                           size_t numSizeVars,
+                           llvm::function_ref<int64_t(size_t)> paramBytes) {
+  // The kernel's PTX signature: each parameter in order, naturally aligned
+  // (pointers and i64 take 8 bytes; i32, f32 and bool 4), then one i32 per
+  // size variable.
+  int64_t bytes = 0;
+  auto add = [&](int64_t size) { bytes = llvm::alignTo(bytes, size) + size; };
+  for (size_t i = 0; i < numParams; ++i)
+    add(paramBytes(i));
+  for (size_t i = 0; i < numSizeVars; ++i)
+    add(4);
+  int64_t limit = targetInfo().maxParamBytes;
+  if (bytes > limit)
+    diags.error(k.loc, "kernel '" + k.name + "' takes " +
+                           std::to_string(bytes) + " bytes of parameters (" +
+                           std::to_string(numParams) + " parameters and " +
+                           std::to_string(numSizeVars) +
+                           " size variables); a kernel may take at most " +
+                           std::to_string(limit) + " bytes");
+}
+
 void Sema::addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what) {
-  // Unknown targets are refused by the driver; fall back to the default.
-  std::optional<TargetInfo> target = TargetInfo::lookup(options.target);
-  int64_t limit =
-      (target ? *target : *TargetInfo::lookup("sm_90a")).maxSharedBytes;
+  int64_t limit = targetInfo().maxSharedBytes;
   sharedBytes += bytes;
   if (sharedBytes > limit && !sharedReported) {
     sharedReported = true;
@@ -2879,6 +2975,15 @@ void Sema::countPipelines(const std::vector<Effect> &list,
   }
 }
 
+bool Sema::dependsOnLaunch(const Expr &e) {
+  if (e.kind == ExprKind::Name &&
+      (sizeVars.contains(e.name) || scalarParams.contains(e.name)))
+    return true;
+  return llvm::any_of(e.operands, [&](const ExprPtr &operand) {
+    return operand && dependsOnLaunch(*operand);
+  });
+}
+
 std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
                                               bool right) {
   if (auto c = tryConst(e)) {
@@ -2887,6 +2992,14 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
                                         : std::to_string(c->i);
     if (c->kind == Val::CBool)
       return std::string(c->b ? "1" : "0");
+  }
+  if (!dependsOnLaunch(e)) {
+    // Compile-time but not foldable (4 / B with B = 0, an overflow):
+    // evaluate it for real to report why.
+    unsigned before = diags.getNumErrors();
+    (void)eval(e);
+    if (diags.getNumErrors() != before)
+      return std::nullopt;
   }
   switch (e.kind) {
   case ExprKind::Name:
@@ -2919,6 +3032,11 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
     auto b = renderLaunch(*e.operands[1], prec, true);
     if (!a || !b)
       return std::nullopt;
+    if ((op == Tok::Slash || op == Tok::Percent) && *b == "0") {
+      diags.error(e.opLoc, "division by zero in launch expression '" +
+                               src(e) + "' (" + renderValues(e) + ")");
+      return std::nullopt;
+    }
     std::string text = *a + " " + opText(op) + " " + *b;
     if (prec < parentPrec || (right && prec == parentPrec))
       text = "(" + text + ")";
@@ -2931,6 +3049,11 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
       auto b = renderLaunch(*e.operands[1], 0, false);
       if (!a || !b)
         return std::nullopt;
+      if (e.name == "cdiv" && *b == "0") {
+        diags.error(e.loc(), "division by zero in launch expression '" +
+                                 src(e) + "' (" + renderValues(e) + ")");
+        return std::nullopt;
+      }
       return e.name + "(" + *a + ", " + *b + ")";
     }
     [[fallthrough]];
@@ -3130,6 +3253,14 @@ void Sema::kernel(const Kernel &k) {
         info.ok = false;
         continue;
       }
+      // Indices, size variables and bounds masks are i32.
+      if (*v > INT32_MAX) {
+        diags.error(d->loc(), "tensor dimension " + std::to_string(*v) +
+                                  " is more than 2^31 - 1 = 2147483647; "
+                                  "dimensions and indices are i32");
+        info.ok = false;
+        continue;
+      }
       info.ty.shape.push_back(*v);
       info.dims.push_back(builder.getI64IntegerAttr(*v));
       info.dimSizeVar.push_back(-1);
@@ -3143,6 +3274,10 @@ void Sema::kernel(const Kernel &k) {
   bool paramsOk = llvm::all_of(params, [](const ParamInfo &p) { return p.ok; });
   if (!paramsOk || diags.getNumErrors() != errorsBefore)
     return;
+  checkParamBytes(k, params.size(), sizeVarOrder.size(), [&](size_t i) {
+    const Ty &ty = params[i].ty;
+    return ty.kind == Ty::Tensor || ty.dt == DT::I64 ? 8 : 4;
+  });
 
   for (const ParamInfo &p : params)
     argTypes.push_back(p.ty.kind == Ty::Tensor
@@ -3203,9 +3338,11 @@ void Sema::kernel(const Kernel &k) {
     diags.error(k.gridLoc, "grid needs 1 to 3 extents, got " +
                                std::to_string(k.grid.size()));
   llvm::SmallVector<mlir::Attribute> grid;
-  for (const ExprPtr &g : k.grid)
+  for (auto [axis, g] : llvm::enumerate(k.grid)) {
+    checkGridExtent(*g, axis);
     if (auto text = renderLaunch(*g, 0, false))
       grid.push_back(builder.getStringAttr(*text));
+  }
   while (grid.size() < 3)
     grid.push_back(builder.getStringAttr("1"));
   grid.resize(3);

@@ -27,6 +27,9 @@ struct TargetInfo {
   /// Whether warpgroup MMA (wgmma) is available; the mma.sync path is used
   /// on every target until the wgmma lowering lands.
   bool hasWarpgroupMma;
+  /// Bytes of kernel parameters the PTX ISA version emitted allows (4352
+  /// before PTX 8.1).
+  int64_t maxParamBytes;
 
   /// The target named `name`, or none if it is not supported.
   static std::optional<TargetInfo> lookup(llvm::StringRef name);
