@@ -280,6 +280,20 @@ struct TensorParam {
   bool read = false, written = false;
 };
 
+/// The first statement of `body` (nested ones included) that assigns `name`.
+const Stmt *findAssignment(const std::vector<StmtPtr> &body,
+                           llvm::StringRef name) {
+  for (const StmtPtr &stmt : body) {
+    if (stmt->kind == StmtKind::Assign && stmt->names[0] == name)
+      return stmt.get();
+    if (const Stmt *inner = findAssignment(stmt->body, name))
+      return inner;
+    if (const Stmt *inner = findAssignment(stmt->elseBody, name))
+      return inner;
+  }
+  return nullptr;
+}
+
 /// Names the statements assign, for loop-carried values and if results.
 void collectAssigned(const std::vector<StmtPtr> &body,
                      llvm::SmallVectorImpl<std::string> &names) {
@@ -455,6 +469,11 @@ private:
   void letStmt(const Stmt &s);
   void assignStmt(const Stmt &s);
   void forStmt(const Stmt &s);
+  /// Reports outer pipeline vars that `bodies` assign: they cannot be carried
+  /// through a runtime if or loop. False if there were any.
+  bool checkNotCarried(llvm::ArrayRef<std::string> assigned,
+                       llvm::ArrayRef<const std::vector<StmtPtr> *> bodies,
+                       llvm::StringRef construct);
   void ifStmt(const Stmt &s);
 
   // Kernels.
@@ -2682,6 +2701,31 @@ void Sema::assignStmt(const Stmt &s) {
   b->val = c;
 }
 
+bool Sema::checkNotCarried(llvm::ArrayRef<std::string> assigned,
+                           llvm::ArrayRef<const std::vector<StmtPtr> *> bodies,
+                           llvm::StringRef construct) {
+  bool ok = true;
+  for (const std::string &name : assigned) {
+    Binding *b = lookup(name);
+    if (!b || !b->isVar || b->val.kind != Val::Pipe)
+      continue;
+    // Which ring a push or pop uses is decided at compile time (the stage
+    // counts and the shared-memory plan depend on it), so a pipeline cannot
+    // become a value chosen at run time.
+    const Stmt *assignment = nullptr;
+    for (const std::vector<StmtPtr> *body : bodies)
+      if (!assignment)
+        assignment = findAssignment(*body, name);
+    diags.error(assignment ? assignment->range.begin : b->loc,
+                "pipeline var '" + name + "' is assigned inside " + construct +
+                    "; which pipeline a var names must be known at compile "
+                    "time, so assign it only outside runtime 'if's and loops");
+    diags.note(b->loc, "'" + name + "' is declared here");
+    ok = false;
+  }
+  return ok;
+}
+
 void Sema::forStmt(const Stmt &s) {
   auto bound = [&](const Expr *x, int64_t dflt) -> Val {
     if (!x)
@@ -2723,6 +2767,8 @@ void Sema::forStmt(const Stmt &s) {
   llvm::SmallVector<Binding *> carried;
   collectAssigned(s.body, assigned);
   llvm::SmallVector<mlir::Value> inits;
+  if (!checkNotCarried(assigned, {&s.body}, "a loop"))
+    return;
   for (const std::string &name : assigned) {
     Binding *b = lookup(name);
     if (b && b->isVar && b->val.ok() && b->val.v) {
@@ -2799,6 +2845,8 @@ void Sema::ifStmt(const Stmt &s) {
   collectAssigned(s.elseBody, assigned);
   llvm::SmallVector<mlir::Type> types;
   llvm::SmallVector<Val> before;
+  if (!checkNotCarried(assigned, {&s.body, &s.elseBody}, "a runtime 'if'"))
+    return;
   for (const std::string &name : assigned) {
     Binding *b = lookup(name);
     if (b && b->isVar && b->val.ok() && b->val.v) {
