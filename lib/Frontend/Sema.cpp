@@ -238,6 +238,8 @@ struct Binding {
   Val val;
   bool isVar = false;
   SourceLoc loc;
+  /// How many runtime ifs and loops enclose the declaration.
+  unsigned runtimeDepth = 0;
 };
 
 /// Push/pop events of pipelines, in program order, for the counting rule.
@@ -279,20 +281,6 @@ struct TensorParam {
   mlir::Value value;
   bool read = false, written = false;
 };
-
-/// The first statement of `body` (nested ones included) that assigns `name`.
-const Stmt *findAssignment(const std::vector<StmtPtr> &body,
-                           llvm::StringRef name) {
-  for (const StmtPtr &stmt : body) {
-    if (stmt->kind == StmtKind::Assign && stmt->names[0] == name)
-      return stmt.get();
-    if (const Stmt *inner = findAssignment(stmt->body, name))
-      return inner;
-    if (const Stmt *inner = findAssignment(stmt->elseBody, name))
-      return inner;
-  }
-  return nullptr;
-}
 
 /// Names the statements assign, for loop-carried values and if results.
 void collectAssigned(const std::vector<StmtPtr> &body,
@@ -381,7 +369,7 @@ private:
     return nullptr;
   }
   void bind(llvm::StringRef name, Val val, SourceLoc l, bool isVar = false) {
-    scopes.back()[name] = Binding{std::move(val), isVar, l};
+    scopes.back()[name] = Binding{std::move(val), isVar, l, runtimeDepth};
   }
   struct ScopeGuard {
     Sema &s;
@@ -469,11 +457,6 @@ private:
   void letStmt(const Stmt &s);
   void assignStmt(const Stmt &s);
   void forStmt(const Stmt &s);
-  /// Reports outer pipeline vars that `bodies` assign: they cannot be carried
-  /// through a runtime if or loop. False if there were any.
-  bool checkNotCarried(llvm::ArrayRef<std::string> assigned,
-                       llvm::ArrayRef<const std::vector<StmtPtr> *> bodies,
-                       llvm::StringRef construct);
   void ifStmt(const Stmt &s);
 
   // Kernels.
@@ -512,6 +495,7 @@ private:
   std::vector<PipeInfo> pipes;
   std::vector<Effect> *effects = nullptr;
   std::vector<Frame> frames;
+  unsigned runtimeDepth = 0; ///< runtime ifs and loops around the statement
   std::vector<int64_t> loopLoadBytes; ///< open pipelined loops
   int64_t sharedBytes = 0;
   bool sharedReported = false;
@@ -2692,6 +2676,19 @@ void Sema::assignStmt(const Stmt &s) {
     if (!v.ok())
       return;
   }
+  // Which ring a push or pop uses is decided at compile time (the stage
+  // counts and the shared-memory plan depend on it): a pipeline var may name
+  // another ring only outside the runtime ifs and loops it was declared
+  // outside of.
+  if (b->val.kind == Val::Pipe && v.kind == Val::Pipe &&
+      v.index != b->val.index && runtimeDepth > b->runtimeDepth) {
+    diags.error(s.nameLocs[0],
+                "pipeline var '" + name + "' is assigned another pipeline "
+                "inside a runtime 'if' or loop; which pipeline a var names "
+                "must be known at compile time");
+    diags.note(b->loc, "'" + name + "' is declared here");
+    return;
+  }
   Ty target = b->val.ty;
   Val c = coerce(v, target, s.value->loc(), "assignment to var '" + name + "'",
                  b->loc);
@@ -2699,31 +2696,6 @@ void Sema::assignStmt(const Stmt &s) {
     return;
   b = lookup(name);
   b->val = c;
-}
-
-bool Sema::checkNotCarried(llvm::ArrayRef<std::string> assigned,
-                           llvm::ArrayRef<const std::vector<StmtPtr> *> bodies,
-                           llvm::StringRef construct) {
-  bool ok = true;
-  for (const std::string &name : assigned) {
-    Binding *b = lookup(name);
-    if (!b || !b->isVar || b->val.kind != Val::Pipe)
-      continue;
-    // Which ring a push or pop uses is decided at compile time (the stage
-    // counts and the shared-memory plan depend on it), so a pipeline cannot
-    // become a value chosen at run time.
-    const Stmt *assignment = nullptr;
-    for (const std::vector<StmtPtr> *body : bodies)
-      if (!assignment)
-        assignment = findAssignment(*body, name);
-    diags.error(assignment ? assignment->range.begin : b->loc,
-                "pipeline var '" + name + "' is assigned inside " + construct +
-                    "; which pipeline a var names must be known at compile "
-                    "time, so assign it only outside runtime 'if's and loops");
-    diags.note(b->loc, "'" + name + "' is declared here");
-    ok = false;
-  }
-  return ok;
 }
 
 void Sema::forStmt(const Stmt &s) {
@@ -2767,8 +2739,6 @@ void Sema::forStmt(const Stmt &s) {
   llvm::SmallVector<Binding *> carried;
   collectAssigned(s.body, assigned);
   llvm::SmallVector<mlir::Value> inits;
-  if (!checkNotCarried(assigned, {&s.body}, "a loop"))
-    return;
   for (const std::string &name : assigned) {
     Binding *b = lookup(name);
     if (b && b->isVar && b->val.ok() && b->val.v) {
@@ -2796,7 +2766,9 @@ void Sema::forStmt(const Stmt &s) {
          s.nameLocs[0]);
     if (!frames.empty())
       ++frames.back().runtimeNesting;
+    ++runtimeDepth;
     stmts(s.body);
+    --runtimeDepth;
     if (!frames.empty())
       --frames.back().runtimeNesting;
     llvm::SmallVector<mlir::Value> yields;
@@ -2845,8 +2817,6 @@ void Sema::ifStmt(const Stmt &s) {
   collectAssigned(s.elseBody, assigned);
   llvm::SmallVector<mlir::Type> types;
   llvm::SmallVector<Val> before;
-  if (!checkNotCarried(assigned, {&s.body, &s.elseBody}, "a runtime 'if'"))
-    return;
   for (const std::string &name : assigned) {
     Binding *b = lookup(name);
     if (b && b->isVar && b->val.ok() && b->val.v) {
@@ -2861,6 +2831,7 @@ void Sema::ifStmt(const Stmt &s) {
   std::vector<Effect> *savedEffects = effects;
   if (!frames.empty())
     ++frames.back().runtimeNesting;
+  ++runtimeDepth;
   for (int arm = 0; arm < 2; ++arm) {
     mlir::Block *block = arm == 0 ? ifOp.thenBlock() : ifOp.elseBlock();
     mlir::OpBuilder::InsertionGuard guard(builder);
@@ -2880,6 +2851,7 @@ void Sema::ifStmt(const Stmt &s) {
     else
       block->back().setOperands(yields);
   }
+  --runtimeDepth;
   if (!frames.empty())
     --frames.back().runtimeNesting;
   effects = savedEffects;
