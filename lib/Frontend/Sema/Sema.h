@@ -1,0 +1,474 @@
+//===- Sema.h - The elaborator's state, shared by its parts -----*- C++ -*-===//
+//
+// One walk over the AST per kernel does both jobs: it evaluates the
+// compile-time part of the program (template values, static if, lets, slice
+// lengths, fn inlining), infers and checks every type and shape, reports
+// user errors with source positions, and, for what survives, emits tile
+// dialect IR. Every check runs before the op it guards is built, so the
+// verifier only ever sees IR that the checks accepted; a verifier failure
+// is a compiler bug and is reported as an internal error.
+//
+// The class is one, its definitions are spread by job, as clang's Sema is:
+// SemaConstant (compile-time evaluation), SemaConversion (materializing and
+// converting values), SemaExpr (operators), SemaBuiltins (the builtin table
+// and its handlers), SemaMemory (tensor blocks, loads, stores, pipelines),
+// SemaInline (fn calls), SemaStmt (statements) and SemaKernel (kernels and
+// their launch description). Private to lib/Frontend.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_LIB_FRONTEND_SEMA_SEMA_H
+#define TEGULA_LIB_FRONTEND_SEMA_SEMA_H
+
+#include "tegula/Frontend/Frontend.h"
+#include "tegula/Target/TargetInfo.h"
+
+#include "Tile/TileDialect.h"
+#include "Tile/TileOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tegula::frontend::sema {
+
+namespace tl = tegula::tile;
+
+//===----------------------------------------------------------------------===//
+// Types and values
+//===----------------------------------------------------------------------===//
+
+enum class DT { I1, I32, I64, F16, BF16, F32 };
+
+inline bool isFloat(DT dt) { return dt == DT::F16 || dt == DT::BF16 || dt == DT::F32; }
+inline bool isInt(DT dt) { return dt == DT::I32 || dt == DT::I64; }
+inline int64_t dtBytes(DT dt) {
+  switch (dt) {
+  case DT::I1: return 1;
+  case DT::F16: case DT::BF16: return 2;
+  case DT::I32: case DT::F32: return 4;
+  case DT::I64: return 8;
+  }
+  return 4;
+}
+inline const char *dtName(DT dt) {
+  switch (dt) {
+  case DT::I1: return "i1";
+  case DT::I32: return "i32";
+  case DT::I64: return "i64";
+  case DT::F16: return "f16";
+  case DT::BF16: return "bf16";
+  case DT::F32: return "f32";
+  }
+  return "?";
+}
+inline std::optional<DT> parseDT(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<DT>>(name)
+      .Case("i1", DT::I1)
+      .Case("bool", DT::I1)
+      .Case("i32", DT::I32)
+      .Case("i64", DT::I64)
+      .Case("f16", DT::F16)
+      .Case("bf16", DT::BF16)
+      .Case("f32", DT::F32)
+      .Default(std::nullopt);
+}
+
+/// How one compile-time integer was computed, for messages.
+struct Origin {
+  std::string text; ///< "DK = D * EXPAND / 2 = 16 * 1 / 2"; empty if literal
+  SourceLoc loc;
+};
+
+struct Ty {
+  enum Kind { Scalar, Tile, Pipeline, Tensor } kind = Scalar;
+  DT dt = DT::I32;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<Origin> origins; ///< per extent; may be empty
+  unsigned stages = 0;
+  bool isMutable = false;
+
+  static Ty scalar(DT dt) {
+    Ty t;
+    t.dt = dt;
+    return t;
+  }
+  static Ty tile(DT dt, llvm::ArrayRef<int64_t> shape,
+                 std::vector<Origin> origins = {}) {
+    if (shape.empty())
+      return scalar(dt);
+    Ty t;
+    t.kind = Tile;
+    t.dt = dt;
+    t.shape.assign(shape.begin(), shape.end());
+    t.origins = std::move(origins);
+    t.origins.resize(shape.size());
+    return t;
+  }
+  Ty withDT(DT newDT) const {
+    Ty t = *this;
+    t.dt = newDT;
+    return t;
+  }
+  bool isScalar() const { return kind == Scalar; }
+  bool isTile() const { return kind == Tile; }
+  int64_t rank() const { return shape.size(); }
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t e : shape)
+      n *= e;
+    return n;
+  }
+  bool sameValueType(const Ty &o) const {
+    return kind == o.kind && dt == o.dt && shape == o.shape;
+  }
+  std::string str() const {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    if (kind == Scalar) {
+      os << dtName(dt);
+      return s;
+    }
+    os << (kind == Tile ? "tile" : kind == Pipeline ? "pipeline" : "tensor")
+       << "<" << dtName(dt) << ">[";
+    llvm::interleaveComma(shape, os);
+    os << "]";
+    return s;
+  }
+};
+
+inline std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+/// What an expression evaluates to.
+struct Val {
+  enum Kind {
+    Invalid, ///< an error was reported already
+    Void,
+    CInt,    ///< compile-time integer: takes any numeric dtype it meets
+    CFloat,  ///< float literal: takes any float dtype it meets
+    CBool,
+    DType,
+    Runtime, ///< an SSA scalar or tile
+    Tensor,  ///< a tensor parameter
+    Pipe,    ///< a pipeline handle
+    Tuple,
+  } kind = Invalid;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  DT dt = DT::I32;
+  Origin origin;
+  Ty ty;
+  mlir::Value v;
+  int index = -1; ///< tensor parameter or pipeline id
+  std::vector<Val> elements;
+
+  static Val invalid() { return Val(); }
+  static Val voidVal() {
+    Val x;
+    x.kind = Void;
+    return x;
+  }
+  static Val cint(int64_t value, Origin origin = {}) {
+    Val x;
+    x.kind = CInt;
+    x.i = value;
+    x.origin = std::move(origin);
+    return x;
+  }
+  static Val cfloat(double value) {
+    Val x;
+    x.kind = CFloat;
+    x.f = value;
+    return x;
+  }
+  static Val cbool(bool value) {
+    Val x;
+    x.kind = CBool;
+    x.b = value;
+    return x;
+  }
+  static Val dtype(DT dt) {
+    Val x;
+    x.kind = DType;
+    x.dt = dt;
+    return x;
+  }
+  static Val runtime(mlir::Value v, Ty ty) {
+    Val x;
+    x.kind = Runtime;
+    x.v = v;
+    x.ty = std::move(ty);
+    return x;
+  }
+  bool ok() const { return kind != Invalid; }
+  bool isConst() const {
+    return kind == CInt || kind == CFloat || kind == CBool || kind == DType;
+  }
+  /// A literal-like value with no dtype of its own yet.
+  bool isLiteral() const { return kind == CInt || kind == CFloat; }
+  bool isValue() const { return kind == Runtime || isLiteral() || kind == CBool; }
+};
+
+struct Binding {
+  Val val;
+  bool isVar = false;
+  SourceLoc loc;
+  /// How many runtime ifs and loops enclose the declaration.
+  unsigned runtimeDepth = 0;
+};
+
+/// Push/pop events of pipelines, in program order, for the counting rule.
+struct Effect {
+  enum Kind { Push, Pop, If, Loop } kind;
+  int pipe = -1;
+  SourceLoc loc;
+  std::vector<Effect> first, second;
+};
+
+struct PipeInfo {
+  std::string name;
+  SourceLoc loc;
+  unsigned stages;
+  Ty ty;
+};
+
+/// One inlined fn call in progress.
+struct Frame {
+  const Function *fn = nullptr;
+  SourceLoc callLoc;
+  bool returned = false;
+  Val result;
+  unsigned runtimeNesting = 0;
+};
+
+/// A tensor block addressed by T[I0, ..., In].
+struct Block {
+  int tensor = -1;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<Origin> origins;
+  llvm::SmallVector<mlir::Value> indices;
+};
+
+struct TensorParam {
+  std::string name;
+  SourceLoc loc;
+  Ty ty;
+  mlir::Value value;
+  bool read = false, written = false;
+};
+
+inline std::string opText(Tok kind) {
+  std::string s = tokSpelling(kind);
+  return s.substr(1, s.size() - 2);
+}
+
+inline bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+//===----------------------------------------------------------------------===//
+// The elaborator
+//===----------------------------------------------------------------------===//
+
+class Sema {
+public:
+  Sema(const Program &program, DiagEngine &diags, mlir::MLIRContext &context,
+       const CompileOptions &options);
+
+  mlir::OwningOpRef<mlir::ModuleOp> run();
+
+private:
+  // Locations and errors.
+  mlir::Location loc(SourceLoc l) {
+    return mlir::FileLineColLoc::get(ctx, diags.getFileName(), l.line, l.col);
+  }
+  Val error(SourceLoc l, const llvm::Twine &message) {
+    diags.error(l, message);
+    return Val::invalid();
+  }
+  std::string src(const Expr &e) { return diags.slice(e.range).str(); }
+  bool budget(SourceLoc l) {
+    if (aborted)
+      return false;
+    if (++work > kMaxWork) {
+      diags.error(l, "the kernel is too large after inlining and unrolling "
+                     "compile-time branches (over " +
+                         llvm::Twine(kMaxWork) + " steps)");
+      aborted = true;
+      return false;
+    }
+    return true;
+  }
+
+  // Scopes.
+  Binding *lookup(llvm::StringRef name) {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+      auto found = it->find(name);
+      if (found != it->end())
+        return &found->second;
+    }
+    return nullptr;
+  }
+  void bind(llvm::StringRef name, Val val, SourceLoc l, bool isVar = false) {
+    scopes.back()[name] = Binding{std::move(val), isVar, l, runtimeDepth};
+  }
+  struct ScopeGuard {
+    Sema &s;
+    explicit ScopeGuard(Sema &s) : s(s) { s.scopes.emplace_back(); }
+    ~ScopeGuard() { s.scopes.pop_back(); }
+  };
+
+  // Types.
+  mlir::Type mlirDT(DT dt) {
+    switch (dt) {
+    case DT::I1: return builder.getI1Type();
+    case DT::I32: return builder.getI32Type();
+    case DT::I64: return builder.getI64Type();
+    case DT::F16: return builder.getF16Type();
+    case DT::BF16: return builder.getBF16Type();
+    case DT::F32: return builder.getF32Type();
+    }
+    return builder.getI32Type();
+  }
+  mlir::Type mlirType(const Ty &ty) {
+    if (ty.kind == Ty::Scalar)
+      return mlirDT(ty.dt);
+    return mlir::RankedTensorType::get(ty.shape, mlirDT(ty.dt));
+  }
+  mlir::RankedTensorType tileType(llvm::ArrayRef<int64_t> shape, DT dt) {
+    return mlir::RankedTensorType::get(shape, mlirDT(dt));
+  }
+
+  // Compile-time evaluation.
+  std::optional<Val> tryConst(const Expr &e);
+  std::string renderValues(const Expr &e);
+  bool checkExtent(int64_t extent, SourceLoc l, llvm::StringRef what);
+  bool checkShape(llvm::ArrayRef<int64_t> shape, SourceLoc l);
+  bool evalShape(const std::vector<ExprPtr> &dims, SourceLoc l,
+                 llvm::SmallVectorImpl<int64_t> &shape,
+                 std::vector<Origin> &origins);
+  std::optional<int64_t> evalConstInt(const Expr &e, llvm::StringRef what,
+                                      Origin *origin = nullptr);
+  std::optional<DT> evalDType(const Expr &e);
+  std::optional<Ty> resolveType(const TypeExpr &t);
+  /// Reports the first undefined name of `e`; true if it reported one.
+  bool findUndefined(const Expr &e);
+
+  // Values.
+  mlir::Value constant(DT dt, const Val &lit, SourceLoc l);
+  mlir::Value materialize(const Val &v, const Ty &to, SourceLoc l);
+  Val toRuntime(const Val &v, SourceLoc l, std::optional<DT> dt = std::nullopt);
+  mlir::Value broadcastTo(mlir::Value v, const Ty &from,
+                          llvm::ArrayRef<int64_t> shape, SourceLoc l);
+  std::optional<Ty> broadcastShapes(const Ty &a, const Ty &b, SourceLoc l,
+                                    const Expr *ea, const Expr *eb);
+  std::optional<DT> commonDT(const Val &a, const Val &b, SourceLoc l,
+                             const char *what);
+  Val coerce(const Val &v, const Ty &to, SourceLoc l, const llvm::Twine &what,
+             SourceLoc declLoc);
+  Val castTo(const Val &v, DT to, SourceLoc l);
+  mlir::Value castValue(mlir::Value v, DT from, DT to, SourceLoc l);
+
+  // Expressions.
+  Val eval(const Expr &e);
+  Val evalName(const Expr &e);
+  Val evalUnary(const Expr &e);
+  Val evalBinary(const Expr &e);
+  Val binaryOp(Tok op, Val a, Val b, SourceLoc l, const Expr *ea,
+               const Expr *eb);
+  Val foldConst(Tok op, const Val &a, const Val &b, SourceLoc l,
+                const Expr *whole);
+  Val evalTernary(const Expr &e);
+  Val evalCall(const Expr &e);
+  Val evalBuiltin(const Expr &e, bool &handled);
+  Val evalMethod(const Expr &e);
+  Val evalIndex(const Expr &e);
+  Val elementwise(llvm::StringRef name, const Expr &e, Val x);
+  Val reduce(llvm::StringRef name, const Expr &e);
+  Val dot(const Expr &e);
+  Val callFunction(const Function &fn, const Expr &e);
+  std::optional<Block> evalBlock(const Expr &e, bool forStore);
+  std::optional<mlir::Value> evalMask(const Expr &e, const Block &b);
+  std::optional<mlir::Value> evalOther(const Expr &e, const Block &b, DT dt);
+  const NamedArg *namedArg(const Expr &e, llvm::StringRef name);
+  bool checkArgs(const Expr &e, size_t minArgs, size_t maxArgs,
+                 std::initializer_list<llvm::StringRef> named);
+
+  // Statements.
+  void stmts(const std::vector<StmtPtr> &body);
+  void stmt(const Stmt &s);
+  void letStmt(const Stmt &s);
+  void assignStmt(const Stmt &s);
+  void forStmt(const Stmt &s);
+  void ifStmt(const Stmt &s);
+
+  // Kernels.
+  void kernel(const Kernel &k);
+  std::optional<std::string> renderLaunch(const Expr &e, int parentPrec,
+                                          bool right);
+  /// Whether `e` reads a size variable or a scalar parameter.
+  bool dependsOnLaunch(const Expr &e);
+  void countPipelines(const std::vector<Effect> &effects,
+                      std::map<int, int> &state);
+  void addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what);
+  void checkParamBytes(const Kernel &k, size_t numParams, size_t numSizeVars,
+                       llvm::function_ref<int64_t(size_t)> paramBytes);
+  void checkGridExtent(const Expr &extent, size_t axis);
+  /// The target's limits; unknown targets are refused by the driver, so they
+  /// fall back to the default.
+  TargetInfo targetInfo() const {
+    std::optional<TargetInfo> target = TargetInfo::lookup(options.target);
+    return target ? *target : *TargetInfo::lookup("sm_90a");
+  }
+
+  const Program &program;
+  DiagEngine &diags;
+  mlir::MLIRContext *ctx;
+  mlir::OpBuilder builder;
+  const CompileOptions &options;
+  llvm::StringMap<const Function *> functions;
+  llvm::StringSet<> usedDefines;
+
+  // Per kernel.
+  // A deque: bindings are referenced across scope pushes.
+  std::deque<llvm::StringMap<Binding>> scopes;
+  std::vector<TensorParam> tensors;
+  llvm::StringSet<> sizeVars;
+  llvm::StringSet<> scalarParams;
+  std::vector<PipeInfo> pipes;
+  std::vector<Effect> *effects = nullptr;
+  std::vector<Frame> frames;
+  unsigned runtimeDepth = 0; ///< runtime ifs and loops around the statement
+  std::vector<int64_t> loopLoadBytes; ///< open pipelined loops
+  int64_t sharedBytes = 0;
+  bool sharedReported = false;
+  int64_t warps = 4;
+  bool aborted = false;
+  uint64_t work = 0;
+  std::set<uint32_t> reportedPipeErrors;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  static constexpr uint64_t kMaxWork = 200000;
+};
+
+
+} // namespace tegula::frontend::sema
+
+#endif // TEGULA_LIB_FRONTEND_SEMA_SEMA_H

@@ -1,0 +1,551 @@
+//===- SemaBuiltins.cpp - Builtin calls -------------------------------------===//
+//
+// Calls of builtins and of fns, and the builtins that compute values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sema.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace tegula;
+using namespace tegula::frontend;
+using namespace tegula::frontend::sema;
+
+const NamedArg *Sema::namedArg(const Expr &e, llvm::StringRef name) {
+  for (const NamedArg &arg : e.namedArgs)
+    if (arg.name == name)
+      return &arg;
+  return nullptr;
+}
+
+bool Sema::checkArgs(const Expr &e, size_t minArgs, size_t maxArgs,
+                     std::initializer_list<llvm::StringRef> named) {
+  if (!e.hasCallArgs) {
+    diags.error(e.loc(), "'" + e.name + "' must be called with (...)");
+    return false;
+  }
+  if (e.operands.size() < minArgs || e.operands.size() > maxArgs) {
+    std::string expected = minArgs == maxArgs
+                               ? std::to_string(minArgs)
+                               : std::to_string(minArgs) + " to " +
+                                     std::to_string(maxArgs);
+    diags.error(e.loc(), "'" + e.name + "' takes " + expected +
+                             " argument" + (maxArgs == 1 ? "" : "s") +
+                             ", but " + std::to_string(e.operands.size()) +
+                             " were given");
+    return false;
+  }
+  for (const NamedArg &arg : e.namedArgs) {
+    if (!llvm::is_contained(named, arg.name)) {
+      diags.error(arg.loc, "'" + e.name + "' has no argument named '" +
+                               arg.name + "'");
+      return false;
+    }
+    int count = 0;
+    for (const NamedArg &other : e.namedArgs)
+      count += other.name == arg.name;
+    if (count > 1) {
+      diags.error(arg.loc, "argument '" + arg.name + "' is given twice");
+      return false;
+    }
+  }
+  if (e.hasTemplateArgs && e.name != "zeros" && e.name != "full" &&
+      e.name != "cast" && e.name != "pipeline") {
+    diags.error(e.loc(), "'" + e.name + "' takes no template arguments");
+    return false;
+  }
+  return true;
+}
+
+Val Sema::evalCall(const Expr &e) {
+  auto fn = functions.find(e.name);
+  if (fn != functions.end())
+    return callFunction(*fn->second, e);
+  bool handled = false;
+  Val v = evalBuiltin(e, handled);
+  if (handled)
+    return v;
+  if (Binding *b = lookup(e.name)) {
+    (void)b;
+    return error(e.loc(), "'" + e.name + "' is not a function");
+  }
+  return error(e.loc(), "use of undefined function '" + e.name + "'");
+}
+
+Val Sema::elementwise(llvm::StringRef name, const Expr &e, Val x) {
+  if (!x.ok())
+    return x;
+  // abs keeps a literal a literal, so that abs(-3) is an integer that takes
+  // the dtype it meets, as -3 itself would.
+  if (name == "abs" && x.kind == Val::CInt) {
+    if (x.i == INT64_MIN)
+      return error(e.loc(), "compile-time integer overflow in abs(" +
+                                std::to_string(x.i) + ")");
+    return Val::cint(x.i < 0 ? -x.i : x.i);
+  }
+  if (name == "abs" && x.kind == Val::CFloat)
+    return Val::cfloat(std::fabs(x.f));
+  if (x.kind == Val::CFloat || x.kind == Val::CInt)
+    x = toRuntime(x, e.loc(), DT::F32);
+  if (x.kind != Val::Runtime)
+    return error(e.loc(), "'" + name + "' needs a scalar or tile value");
+  mlir::Location at = loc(e.loc());
+  if (name == "abs" && isInt(x.ty.dt))
+    return Val::runtime(mlir::math::AbsIOp::create(builder, at, x.v), x.ty);
+  if (!isFloat(x.ty.dt))
+    return error(e.operands[0]->loc(),
+                 "'" + name + "' needs a float operand, but '" +
+                     src(*e.operands[0]) + "' is " + x.ty.str() +
+                     "; convert it with cast<f32>(...)");
+  mlir::Value r;
+  using namespace mlir::math;
+  if (name == "exp") r = ExpOp::create(builder, at, x.v);
+  else if (name == "exp2") r = Exp2Op::create(builder, at, x.v);
+  else if (name == "log") r = LogOp::create(builder, at, x.v);
+  else if (name == "log2") r = Log2Op::create(builder, at, x.v);
+  else if (name == "sqrt") r = SqrtOp::create(builder, at, x.v);
+  else if (name == "rsqrt") r = RsqrtOp::create(builder, at, x.v);
+  else if (name == "sin") r = SinOp::create(builder, at, x.v);
+  else if (name == "cos") r = CosOp::create(builder, at, x.v);
+  else r = AbsFOp::create(builder, at, x.v);
+  return Val::runtime(r, x.ty);
+}
+
+Val Sema::reduce(llvm::StringRef name, const Expr &e) {
+  const NamedArg *axisArg = namedArg(e, "axis");
+  Val x = eval(*e.operands[0]);
+  if (!x.ok())
+    return x;
+  if (x.kind != Val::Runtime || !x.ty.isTile())
+    return error(e.operands[0]->loc(), "'" + name + "' reduces a tile, but '" +
+                                           src(*e.operands[0]) + "' is " +
+                                           (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
+  auto axis = evalConstInt(*axisArg->value, "the reduction axis");
+  if (!axis)
+    return Val::invalid();
+  if (*axis < 0 || *axis >= x.ty.rank())
+    return error(axisArg->value->loc(),
+                 "axis " + std::to_string(*axis) + " is out of range for " +
+                     x.ty.str() + "; expected 0 to " +
+                     std::to_string(x.ty.rank() - 1));
+  if (x.ty.dt == DT::I1)
+    return error(e.loc(), "'" + name + "' does not reduce bool tiles; cast<i32>(...) them first");
+  llvm::SmallVector<int64_t> shape(x.ty.shape);
+  std::vector<Origin> origins = x.ty.origins;
+  shape.erase(shape.begin() + *axis);
+  origins.erase(origins.begin() + *axis);
+  Ty ty = Ty::tile(x.ty.dt, shape, origins);
+  tl::ReduceKind kind = name == "sum"   ? tl::ReduceKind::Sum
+                        : name == "max" ? tl::ReduceKind::Max
+                                        : tl::ReduceKind::Min;
+  mlir::Value r = tl::ReduceOp::create(builder, loc(e.loc()), mlirType(ty),
+                                       kind, x.v, (uint32_t)*axis);
+  return Val::runtime(r, ty);
+}
+
+Val Sema::dot(const Expr &e) {
+  Val a = eval(*e.operands[0]);
+  Val b = eval(*e.operands[1]);
+  if (!a.ok() || !b.ok())
+    return Val::invalid();
+  for (int i = 0; i < 2; ++i) {
+    const Val &x = i ? b : a;
+    const Expr &ex = *e.operands[i];
+    if (x.kind != Val::Runtime || x.ty.rank() != 2)
+      return error(ex.loc(), "dot needs 2-D tiles, but '" + src(ex) + "' is " +
+                                 (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
+    if (x.ty.dt != DT::F16 && x.ty.dt != DT::BF16)
+      return error(ex.loc(), "dot operands must be f16 or bf16, but '" +
+                                 src(ex) + "' is " + x.ty.str() +
+                                 "; convert it with cast<bf16>(...) or cast<f16>(...)");
+  }
+  if (a.ty.dt != b.ty.dt)
+    return error(e.loc(), "dot operands must have one dtype, but '" +
+                              src(*e.operands[0]) + "' is " + a.ty.str() +
+                              " and '" + src(*e.operands[1]) + "' is " +
+                              b.ty.str() + "; cast one to the other's dtype");
+  int64_t m = a.ty.shape[0], k = a.ty.shape[1], kb = b.ty.shape[0],
+          n = b.ty.shape[1];
+  if (k != kb)
+    return error(e.loc(), "dot contracts " + a.ty.str() + " with " +
+                              b.ty.str() + ": K differs (" +
+                              std::to_string(k) + " vs " + std::to_string(kb) +
+                              "); a is [M, K] and b must be [K, N]");
+  struct Extent {
+    const char *name;
+    int64_t value;
+    Origin origin;
+  } extents[] = {{"M", m, a.ty.origins[0]},
+                 {"N", n, b.ty.origins[1]},
+                 {"K", k, a.ty.origins[1].text.empty() ? b.ty.origins[0] : a.ty.origins[1]}};
+  for (const Extent &x : extents) {
+    if (x.value >= 16)
+      continue;
+    std::string how;
+    if (!x.origin.text.empty())
+      how = "; " + std::string(x.name) + " = " + std::to_string(x.value) +
+            " comes from " + x.origin.text;
+    diags.error(e.loc(), "dot " + std::string(x.name) + " = " +
+                             std::to_string(x.value) +
+                             " is below 16: tensor-core dot needs M, N and K "
+                             "of at least 16 (a is " + a.ty.str() + ", b is " +
+                             b.ty.str() + ")" + how +
+                             "; choose template values or tile sizes that "
+                             "make it at least 16");
+    if (!x.origin.text.empty())
+      diags.note(x.origin.loc, std::string(x.name) + " = " +
+                                   std::to_string(x.value) + " is computed here");
+    return Val::invalid();
+  }
+  // Check 5: the warps must split over the [M, N] result.
+  bool splits = false;
+  std::string options;
+  for (int64_t wm = 1; wm <= warps; wm *= 2) {
+    int64_t wn = warps / wm;
+    if (m >= 16 * wm && n >= 8 * wn)
+      splits = true;
+    options += (options.empty() ? "" : ", ") + std::to_string(wm) + "x" +
+               std::to_string(wn) + " gives " + std::to_string(m / wm) +
+               " rows x " + std::to_string(n / wn) + " columns";
+  }
+  if (!splits)
+    return error(e.loc(), "dot of [" + std::to_string(m) + ", " +
+                              std::to_string(n) + "] cannot be split over " +
+                              std::to_string(warps) +
+                              " warps: each warp needs at least 16 rows and "
+                              "8 columns, but " + options +
+                              " per warp; use fewer warps or a larger tile");
+  Ty accTy = Ty::tile(DT::F32, {m, n}, {a.ty.origins[0], b.ty.origins[1]});
+  mlir::Value acc;
+  if (e.operands.size() == 3) {
+    Val c = eval(*e.operands[2]);
+    if (!c.ok())
+      return c;
+    if (c.kind == Val::Runtime && (c.ty.dt != DT::F32 || c.ty.shape != accTy.shape))
+      return error(e.operands[2]->loc(),
+                   "the dot accumulator must be " + accTy.str() + ", but '" +
+                       src(*e.operands[2]) + "' is " + c.ty.str());
+    Val cc = coerce(c, accTy, e.operands[2]->loc(), "the dot accumulator",
+                    e.loc());
+    if (!cc.ok())
+      return cc;
+    acc = cc.v;
+  } else {
+    acc = materialize(Val::cint(0), accTy, e.loc());
+  }
+  mlir::Value r = tl::DotOp::create(builder, loc(e.loc()), mlirType(accTy),
+                                    a.v, b.v, acc);
+  return Val::runtime(r, accTy);
+}
+
+Val Sema::evalBuiltin(const Expr &e, bool &handled) {
+  handled = true;
+  llvm::StringRef name = e.name;
+  SourceLoc l = e.loc();
+  if (name == "program_id" || name == "num_programs") {
+    if (!checkArgs(e, 1, 1, {}))
+      return Val::invalid();
+    auto axis = evalConstInt(*e.operands[0], "the grid axis");
+    if (!axis)
+      return Val::invalid();
+    if (*axis < 0 || *axis > 2)
+      return error(e.operands[0]->loc(), "grid axis " + std::to_string(*axis) +
+                                             " is out of range; expected 0, 1 or 2");
+    mlir::Value r;
+    if (name == "program_id")
+      r = tl::ProgramIdOp::create(builder, loc(l), (uint32_t)*axis);
+    else
+      r = tl::NumProgramsOp::create(builder, loc(l), (uint32_t)*axis);
+    return Val::runtime(r, Ty::scalar(DT::I32));
+  }
+  if (name == "arange") {
+    if (!checkArgs(e, 1, 1, {}))
+      return Val::invalid();
+    Origin origin;
+    auto n = evalConstInt(*e.operands[0], "the arange extent", &origin);
+    if (!n || !checkExtent(*n, e.operands[0]->loc(), "arange"))
+      return Val::invalid();
+    Ty ty = Ty::tile(DT::I32, {*n}, {origin});
+    return Val::runtime(tl::ArangeOp::create(builder, loc(l), mlirType(ty)), ty);
+  }
+  if (name == "zeros" || name == "full" || name == "pipeline") {
+    if (!e.hasTemplateArgs || e.templateArgs.size() != 1 || !e.hasShape) {
+      return error(l, "'" + name + "' is written " + name +
+                          (name == "zeros"  ? "<DT>[S0, ...]"
+                           : name == "full" ? "<DT>[S0, ...](VALUE)"
+                                            : "<DT>[S0, S1](stages = N)"));
+    }
+    auto dt = evalDType(*e.templateArgs[0]);
+    if (!dt)
+      return Val::invalid();
+    llvm::SmallVector<int64_t> shape;
+    std::vector<Origin> origins;
+    if (!evalShape(e.shape, l, shape, origins))
+      return Val::invalid();
+    Ty ty = Ty::tile(*dt, shape, origins);
+    if (name == "zeros") {
+      if (e.hasCallArgs)
+        return error(l, "'zeros' takes no arguments; write zeros<DT>[S0, ...]");
+      return Val::runtime(materialize(Val::cint(0), ty, l), ty);
+    }
+    if (name == "full") {
+      if (!checkArgs(e, 1, 1, {}))
+        return Val::invalid();
+      Val v = eval(*e.operands[0]);
+      if (!v.ok())
+        return v;
+      if (v.kind == Val::Runtime && !v.ty.isScalar())
+        return error(e.operands[0]->loc(), "the value of 'full' must be a scalar, but '" +
+                                               src(*e.operands[0]) + "' is " + v.ty.str());
+      return coerce(v, ty, e.operands[0]->loc(), "the value of 'full'", l);
+    }
+    if (!checkArgs(e, 0, 0, {"stages"}))
+      return Val::invalid();
+    const NamedArg *stagesArg = namedArg(e, "stages");
+    if (!stagesArg)
+      return error(l, "a pipeline needs its stage count: pipeline<" +
+                          llvm::Twine(dtName(*dt)) + ">" + shapeStr(shape) +
+                          "(stages = 2)");
+    auto stages = evalConstInt(*stagesArg->value, "the pipeline stage count");
+    if (!stages)
+      return Val::invalid();
+    if (*stages < 1 || *stages > 16)
+      return error(stagesArg->value->loc(), "a pipeline needs 1 to 16 stages, got " +
+                                                std::to_string(*stages));
+    ty.kind = Ty::Pipeline;
+    ty.stages = *stages;
+    int64_t stageBytes = ty.elements() * dtBytes(*dt);
+    addSharedBytes(*stages * stageBytes, l,
+                   "this pipeline needs " + std::to_string(*stages) + " x " +
+                       std::to_string(stageBytes) + " = " +
+                       std::to_string(*stages * stageBytes) + " bytes");
+    auto type = tl::PipelineType::get(ctx, shape, mlirDT(*dt), *stages);
+    Val p;
+    p.kind = Val::Pipe;
+    p.ty = ty;
+    p.v = tl::PipelineCreateOp::create(builder, loc(l), type);
+    p.index = pipes.size();
+    pipes.push_back({"", l, (unsigned)*stages, ty});
+    return p;
+  }
+  if (name == "cast") {
+    if (!e.hasTemplateArgs || e.templateArgs.size() != 1)
+      return error(l, "'cast' is written cast<DT>(x)");
+    if (!checkArgs(e, 1, 1, {}))
+      return Val::invalid();
+    auto dt = evalDType(*e.templateArgs[0]);
+    if (!dt)
+      return Val::invalid();
+    return castTo(eval(*e.operands[0]), *dt, l);
+  }
+  if (name == "dot") {
+    if (!checkArgs(e, 2, 3, {}))
+      return Val::invalid();
+    return dot(e);
+  }
+  if (name == "trans") {
+    if (!checkArgs(e, 1, 1, {}))
+      return Val::invalid();
+    Val x = eval(*e.operands[0]);
+    if (!x.ok())
+      return x;
+    if (x.kind != Val::Runtime || x.ty.rank() != 2)
+      return error(e.operands[0]->loc(), "'trans' needs a 2-D tile, but '" +
+                                             src(*e.operands[0]) + "' is " +
+                                             (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
+    Ty ty = Ty::tile(x.ty.dt, {x.ty.shape[1], x.ty.shape[0]},
+                     {x.ty.origins[1], x.ty.origins[0]});
+    return Val::runtime(tl::TransOp::create(builder, loc(l), mlirType(ty), x.v), ty);
+  }
+  if (name == "where") {
+    if (!checkArgs(e, 3, 3, {}))
+      return Val::invalid();
+    Val c = eval(*e.operands[0]);
+    Val a = eval(*e.operands[1]);
+    Val b = eval(*e.operands[2]);
+    if (!c.ok() || !a.ok() || !b.ok())
+      return Val::invalid();
+    if (c.kind == Val::CBool)
+      c = toRuntime(c, l, DT::I1);
+    if (c.kind != Val::Runtime || c.ty.dt != DT::I1)
+      return error(e.operands[0]->loc(), "the condition of 'where' must be bool, but '" +
+                                             src(*e.operands[0]) + "' is " +
+                                             (c.kind == Val::Runtime ? c.ty.str() : std::string("not a bool")));
+    if (!a.isValue() || !b.isValue())
+      return error(l, "'where' selects between two values");
+    std::optional<DT> dt = commonDT(a, b, e.operands[1]->loc(), "'where'");
+    if (!dt)
+      return Val::invalid();
+    Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
+    Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
+    auto s1 = broadcastShapes(ta, tb, l, e.operands[1].get(), e.operands[2].get());
+    if (!s1)
+      return Val::invalid();
+    auto s2 = broadcastShapes(c.ty, s1->withDT(DT::I1), l, e.operands[0].get(), e.operands[1].get());
+    if (!s2)
+      return Val::invalid();
+    Ty ty = s2->withDT(*dt);
+    mlir::Value cv = broadcastTo(c.v, c.ty, ty.shape, l);
+    mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
+    return Val::runtime(mlir::arith::SelectOp::create(builder, loc(l), cv, x, y), ty);
+  }
+  if (name == "sum" || name == "max" || name == "min") {
+    if (namedArg(e, "axis") || name == "sum") {
+      if (!checkArgs(e, 1, 1, {"axis"}))
+        return Val::invalid();
+      if (!namedArg(e, "axis"))
+        return error(l, "'" + name + "' needs the axis to reduce: " + name +
+                            "(x, axis = 0)");
+      return reduce(name, e);
+    }
+    if (!checkArgs(e, 2, 2, {}))
+      return Val::invalid();
+    Val a = eval(*e.operands[0]);
+    Val b = eval(*e.operands[1]);
+    if (!a.ok() || !b.ok())
+      return Val::invalid();
+    if (a.kind == Val::CInt && b.kind == Val::CInt)
+      return Val::cint(name == "max" ? std::max(a.i, b.i) : std::min(a.i, b.i));
+    if (a.isLiteral() && b.isLiteral()) {
+      double x = a.kind == Val::CInt ? a.i : a.f, y = b.kind == Val::CInt ? b.i : b.f;
+      return Val::cfloat(name == "max" ? std::max(x, y) : std::min(x, y));
+    }
+    if (!a.isValue() || !b.isValue())
+      return error(l, "'" + name + "' takes two values, or a tile and axis = k");
+    std::optional<DT> dt = commonDT(a, b, l, name == "max" ? "'max'" : "'min'");
+    if (!dt)
+      return Val::invalid();
+    if (*dt == DT::I1)
+      return error(l, "'" + name + "' does not apply to bool values");
+    Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
+    Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
+    auto s = broadcastShapes(ta, tb, l, e.operands[0].get(), e.operands[1].get());
+    if (!s)
+      return Val::invalid();
+    Ty ty = s->withDT(*dt);
+    mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
+    mlir::Value r;
+    using namespace mlir::arith;
+    if (isFloat(*dt))
+      r = name == "max" ? (mlir::Value)MaximumFOp::create(builder, loc(l), x, y)
+                        : MinimumFOp::create(builder, loc(l), x, y);
+    else
+      r = name == "max" ? (mlir::Value)MaxSIOp::create(builder, loc(l), x, y)
+                        : MinSIOp::create(builder, loc(l), x, y);
+    return Val::runtime(r, ty);
+  }
+  if (name == "exp" || name == "exp2" || name == "log" || name == "log2" ||
+      name == "sqrt" || name == "rsqrt" || name == "sin" || name == "cos" ||
+      name == "abs") {
+    if (!checkArgs(e, 1, 1, {}))
+      return Val::invalid();
+    return elementwise(name, e, eval(*e.operands[0]));
+  }
+  if (name == "cdiv") {
+    if (!checkArgs(e, 2, 2, {}))
+      return Val::invalid();
+    if (auto c = tryConst(e))
+      return *c;
+    Val a = eval(*e.operands[0]);
+    Val b = eval(*e.operands[1]);
+    if (!a.ok() || !b.ok())
+      return Val::invalid();
+    if (a.kind == Val::CInt && b.kind == Val::CInt)
+      return error(l, b.i == 0 ? "division by zero in cdiv"
+                               : "compile-time integer overflow in cdiv(" +
+                                     std::to_string(a.i) + ", " +
+                                     std::to_string(b.i) + ")");
+    if (!a.isValue() || !b.isValue())
+      return error(l, "'cdiv' needs integer operands");
+    std::optional<DT> dt = commonDT(a, b, l, "'cdiv'");
+    if (!dt)
+      return Val::invalid();
+    if (!isInt(*dt))
+      return error(l, "'cdiv' needs integer operands, got " + llvm::Twine(dtName(*dt)));
+    Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
+    Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
+    auto s = broadcastShapes(ta, tb, l, e.operands[0].get(), e.operands[1].get());
+    if (!s)
+      return Val::invalid();
+    Ty ty = s->withDT(*dt);
+    mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
+    return Val::runtime(mlir::arith::CeilDivSIOp::create(builder, loc(l), x, y), ty);
+  }
+  if (name == "load") {
+    if (!checkArgs(e, 1, 1, {"other", "mask"}))
+      return Val::invalid();
+    auto block = evalBlock(*e.operands[0], false);
+    if (!block)
+      return Val::invalid();
+    TensorParam &t = tensors[block->tensor];
+    bool scalar = block->shape.empty();
+    if (scalar) {
+      block->shape.push_back(1);
+      block->origins.emplace_back();
+      for (mlir::Value &index : block->indices)
+        index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
+    }
+    auto mask = evalMask(e, *block);
+    auto other = evalOther(e, *block, t.ty.dt);
+    if (!mask || !other)
+      return Val::invalid();
+    Ty ty = Ty::tile(t.ty.dt, block->shape, block->origins);
+    mlir::Value r = tl::LoadOp::create(builder, loc(l), mlirType(ty), t.value,
+                                       block->indices, *mask, *other);
+    t.read = true;
+    for (int64_t &bytes : loopLoadBytes)
+      bytes += ty.elements() * dtBytes(ty.dt);
+    if (scalar) {
+      Ty sty = Ty::scalar(t.ty.dt);
+      return Val::runtime(tl::ReduceOp::create(builder, loc(l), mlirType(sty),
+                                               tl::ReduceKind::Sum, r, 0u),
+                          sty);
+    }
+    return Val::runtime(r, ty);
+  }
+  if (name == "store") {
+    if (!checkArgs(e, 2, 2, {"mask"}))
+      return Val::invalid();
+    auto block = evalBlock(*e.operands[0], true);
+    if (!block)
+      return Val::invalid();
+    TensorParam &t = tensors[block->tensor];
+    Val v = eval(*e.operands[1]);
+    if (!v.ok())
+      return v;
+    if (!v.isValue())
+      return error(e.operands[1]->loc(), "store needs a value to store");
+    if (v.kind == Val::Runtime && v.ty.dt != t.ty.dt)
+      return error(e.operands[1]->loc(),
+                   "store of " + v.ty.str() + " values into tensor '" + t.name +
+                       "' of " + dtName(t.ty.dt) + "; convert them with cast<" +
+                       dtName(t.ty.dt) + ">(...)");
+    if (block->shape.empty()) {
+      block->shape.push_back(1);
+      block->origins.emplace_back();
+      for (mlir::Value &index : block->indices)
+        index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
+    }
+    Ty blockTy = Ty::tile(t.ty.dt, block->shape, block->origins);
+    if (v.kind == Val::Runtime && v.ty.isTile()) {
+      auto s = broadcastShapes(v.ty, blockTy, e.operands[1]->loc(), e.operands[1].get(), e.operands[0].get());
+      if (!s)
+        return Val::invalid();
+      if (s->shape != blockTy.shape)
+        return error(e.operands[1]->loc(), "store of a " + v.ty.str() +
+                                               " value into a " + blockTy.str() +
+                                               " block; the value must broadcast to the block's shape");
+    }
+    Val value = coerce(v, blockTy, e.operands[1]->loc(), "the stored value", e.operands[0]->loc());
+    auto mask = evalMask(e, *block);
+    if (!value.ok() || !mask)
+      return Val::invalid();
+    tl::StoreOp::create(builder, loc(l), t.value, block->indices, value.v, *mask);
+    t.written = true;
+    return Val::voidVal();
+  }
+  handled = false;
+  return Val::invalid();
+}

@@ -1,0 +1,369 @@
+//===- SemaMemory.cpp - Tensor blocks, loads, stores, pipelines -------------===//
+//
+// T[I0, ..., In] blocks and their bounds masks, loads and stores, and the
+// push/pop methods of pipelines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Sema.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include <functional>
+
+using namespace tegula;
+using namespace tegula::frontend;
+using namespace tegula::frontend::sema;
+
+namespace {
+/// A sum of runtime terms with integer coefficients plus a constant, used to
+/// find slice lengths where the runtime parts of both ends cancel.
+struct Linear {
+  std::map<std::string, int64_t> terms;
+  int64_t constant = 0;
+  bool ok = true;
+};
+} // namespace
+
+static std::string canonical(llvm::StringRef text) {
+  std::string out;
+  for (char c : text)
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+      out.push_back(c);
+  return out;
+}
+
+std::optional<mlir::Value> Sema::evalMask(const Expr &e, const Block &b) {
+  const NamedArg *arg = namedArg(e, "mask");
+  if (!arg)
+    return mlir::Value();
+  Val m = eval(*arg->value);
+  if (!m.ok())
+    return std::nullopt;
+  if (m.kind == Val::CBool)
+    m = toRuntime(m, arg->loc, DT::I1);
+  if (m.kind != Val::Runtime || m.ty.dt != DT::I1) {
+    diags.error(arg->value->loc(), "the mask must be bool, but '" +
+                                       src(*arg->value) + "' is " +
+                                       (m.kind == Val::Runtime ? m.ty.str() : std::string("not a bool")));
+    return std::nullopt;
+  }
+  Ty blockTy = Ty::tile(DT::I1, b.shape);
+  auto s = broadcastShapes(m.ty, blockTy, arg->value->loc(), arg->value.get(), nullptr);
+  if (!s)
+    return std::nullopt;
+  if (s->shape != blockTy.shape) {
+    diags.error(arg->value->loc(), "the mask " + m.ty.str() +
+                                       " does not broadcast to the block " +
+                                       shapeStr(b.shape));
+    return std::nullopt;
+  }
+  return broadcastTo(m.v, m.ty, b.shape, arg->value->loc());
+}
+
+std::optional<mlir::Value> Sema::evalOther(const Expr &e, const Block &b, DT dt) {
+  const NamedArg *arg = namedArg(e, "other");
+  if (!arg)
+    return mlir::Value();
+  Val o = eval(*arg->value);
+  if (!o.ok())
+    return std::nullopt;
+  Ty blockTy = Ty::tile(dt, b.shape);
+  if (o.kind == Val::Runtime && o.ty.isTile()) {
+    auto s = broadcastShapes(o.ty, blockTy, arg->value->loc(), arg->value.get(), nullptr);
+    if (!s)
+      return std::nullopt;
+  }
+  Val v = coerce(o, blockTy, arg->value->loc(), "'other'", e.loc());
+  if (!v.ok())
+    return std::nullopt;
+  return v.v;
+}
+
+std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore) {
+  Val base;
+  if (e.kind == ExprKind::Index)
+    base = eval(*e.operands[0]);
+  if (e.kind != ExprKind::Index || (base.ok() && base.kind != Val::Tensor)) {
+    diags.error(e.loc(), "expected an indexed tensor parameter T[...], got '" +
+                             src(e) + "'");
+    return std::nullopt;
+  }
+  if (!base.ok())
+    return std::nullopt;
+  TensorParam &t = tensors[base.index];
+  Block block;
+  block.tensor = base.index;
+  size_t rank = t.ty.shape.size();
+  size_t given = e.operands.size() - 1;
+  if (given != rank) {
+    diags.error(e.loc(), "tensor '" + t.name + "' has rank " +
+                             std::to_string(rank) + " but is indexed with " +
+                             std::to_string(given) + " index" +
+                             (given == 1 ? "" : "es") +
+                             "; give exactly one index per dimension");
+    diags.note(t.loc, "'" + t.name + "' is declared here");
+    return std::nullopt;
+  }
+  if (forStore && !t.ty.isMutable) {
+    diags.error(e.loc(), "store needs a mut tensor, but '" + t.name +
+                             "' is read-only; declare it 'mut tensor<...>'");
+    diags.note(t.loc, "'" + t.name + "' is declared here");
+    return std::nullopt;
+  }
+  struct Item {
+    Val v;
+    bool tile;
+  };
+  std::vector<Item> items;
+  std::function<Linear(const Expr &)> linearize = [&](const Expr &x) -> Linear {
+    Linear lin;
+    if (auto c = tryConst(x)) {
+      if (c->kind == Val::CInt) {
+        lin.constant = c->i;
+        return lin;
+      }
+    }
+    if (x.kind == ExprKind::Unary && x.op == Tok::Minus) {
+      lin = linearize(*x.operands[0]);
+      for (auto &term : lin.terms)
+        term.second = -term.second;
+      if (lin.constant == INT64_MIN)
+        lin.ok = false;
+      lin.constant = -lin.constant;
+      return lin;
+    }
+    if (x.kind == ExprKind::Binary && (x.op == Tok::Plus || x.op == Tok::Minus)) {
+      Linear a = linearize(*x.operands[0]), b = linearize(*x.operands[1]);
+      int64_t sign = x.op == Tok::Plus ? 1 : -1;
+      lin = a;
+      for (auto &term : b.terms)
+        lin.terms[term.first] += sign * term.second;
+      lin.ok = a.ok && b.ok &&
+               !__builtin_add_overflow(a.constant, sign * b.constant, &lin.constant);
+      return lin;
+    }
+    if (x.kind == ExprKind::Binary && x.op == Tok::Star) {
+      for (int side = 0; side < 2; ++side) {
+        auto c = tryConst(*x.operands[side]);
+        if (c && c->kind == Val::CInt) {
+          lin = linearize(*x.operands[1 - side]);
+          for (auto &term : lin.terms)
+            if (__builtin_mul_overflow(term.second, c->i, &term.second))
+              lin.ok = false;
+          if (__builtin_mul_overflow(lin.constant, c->i, &lin.constant))
+            lin.ok = false;
+          return lin;
+        }
+      }
+    }
+    lin.terms[canonical(diags.slice(x.range))] = 1;
+    return lin;
+  };
+  for (size_t i = 1; i < e.operands.size(); ++i) {
+    const Expr &ix = *e.operands[i];
+    if (ix.kind == ExprKind::Slice) {
+      if (ix.operands.empty()) {
+        diags.error(ix.loc(), "':' alone is not a tensor index; write a "
+                              "slice 'START : END' of compile-time length");
+        return std::nullopt;
+      }
+      Linear a = linearize(*ix.operands[0]), b = linearize(*ix.operands[1]);
+      bool constant = a.ok && b.ok;
+      for (auto &term : b.terms)
+        a.terms[term.first] -= term.second;
+      for (auto &term : a.terms)
+        constant &= term.second == 0;
+      int64_t length = 0;
+      if (!constant || __builtin_sub_overflow(b.constant, a.constant, &length)) {
+        diags.error(ix.loc(), "the length of slice '" + src(ix) +
+                                  "' is not a compile-time constant; write "
+                                  "both ends so that END - START is known "
+                                  "(for example 'n0 : n0 + BLOCK')");
+        return std::nullopt;
+      }
+      if (!isPow2(length) || length > tl::kMaxTileElements) {
+        diags.error(ix.loc(), "slice '" + src(ix) + "' has length " +
+                                  std::to_string(length) +
+                                  ", which is not a power of two; tile "
+                                  "extents must be powers of two");
+        return std::nullopt;
+      }
+      Origin origin;
+      auto startConst = tryConst(*ix.operands[0]);
+      if (startConst && startConst->kind == Val::CInt && startConst->i == 0)
+        if (auto endConst = tryConst(*ix.operands[1]))
+          origin = endConst->origin;
+      Val start = eval(*ix.operands[0]);
+      if (!start.ok())
+        return std::nullopt;
+      if (!(start.kind == Val::CInt ||
+            (start.kind == Val::Runtime && start.ty.isScalar() && isInt(start.ty.dt)))) {
+        diags.error(ix.operands[0]->loc(), "a slice start must be a scalar integer");
+        return std::nullopt;
+      }
+      Ty ty = Ty::tile(DT::I32, {length}, {origin});
+      mlir::Value r = tl::ArangeOp::create(builder, loc(ix.loc()), mlirType(ty));
+      if (!(start.kind == Val::CInt && start.i == 0)) {
+        if (start.kind == Val::Runtime && start.ty.dt == DT::I64)
+          start = castTo(start, DT::I32, ix.loc());
+        Val sum = binaryOp(Tok::Plus, start, Val::runtime(r, ty), ix.loc(), nullptr, nullptr);
+        if (!sum.ok())
+          return std::nullopt;
+        r = sum.v;
+      }
+      items.push_back({Val::runtime(r, ty), true});
+      continue;
+    }
+    if (ix.kind == ExprKind::NoneIndex) {
+      diags.error(ix.loc(), "'None' is not a tensor index");
+      return std::nullopt;
+    }
+    Val v = eval(ix);
+    if (!v.ok())
+      return std::nullopt;
+    if (v.kind == Val::CInt) {
+      v = toRuntime(v, ix.loc(), DT::I32);
+      if (!v.ok())
+        return std::nullopt;
+    }
+    if (v.kind != Val::Runtime || !isInt(v.ty.dt) || v.ty.rank() > 1) {
+      diags.error(ix.loc(), "a tensor index must be a scalar integer, a 1-D "
+                            "integer tile or a slice 'START : END', but '" +
+                                src(ix) + "' is " +
+                                (v.kind == Val::Runtime ? v.ty.str() : std::string("not an integer")));
+      return std::nullopt;
+    }
+    items.push_back({v, v.ty.isTile()});
+  }
+  for (const Item &item : items)
+    if (item.tile) {
+      block.shape.push_back(item.v.ty.shape[0]);
+      block.origins.push_back(item.v.ty.origins[0]);
+    }
+  if (!checkShape(block.shape, e.loc()))
+    return std::nullopt;
+  size_t position = 0;
+  size_t blockRank = block.shape.size();
+  for (const Item &item : items) {
+    mlir::Value v = item.v.v;
+    if (!item.tile) {
+      block.indices.push_back(broadcastTo(v, item.v.ty, block.shape, e.loc()));
+      continue;
+    }
+    llvm::SmallVector<int64_t> cur{item.v.ty.shape[0]};
+    DT dt = item.v.ty.dt;
+    for (size_t axis = 0; axis < position; ++axis) {
+      cur.insert(cur.begin(), 1);
+      v = tl::ExpandDimsOp::create(builder, loc(e.loc()), tileType(cur, dt), v, 0u);
+    }
+    while (cur.size() < blockRank) {
+      cur.push_back(1);
+      v = tl::ExpandDimsOp::create(builder, loc(e.loc()), tileType(cur, dt), v,
+                                   (uint32_t)(cur.size() - 1));
+    }
+    if (llvm::ArrayRef<int64_t>(cur) != llvm::ArrayRef<int64_t>(block.shape))
+      v = tl::BroadcastOp::create(builder, loc(e.loc()), tileType(block.shape, dt), v);
+    block.indices.push_back(v);
+    ++position;
+  }
+  return block;
+}
+
+Val Sema::evalIndex(const Expr &e) {
+  Val base = eval(*e.operands[0]);
+  if (!base.ok())
+    return base;
+  if (base.kind == Val::Tensor)
+    return error(e.loc(), "an indexed tensor may only appear in load, store "
+                          "and push; write load(" + src(e) + ")");
+  if (base.kind != Val::Runtime || !base.ty.isTile())
+    return error(e.loc(), "only tiles and tensors can be indexed, but '" +
+                              src(*e.operands[0]) + "' is " +
+                              (base.kind == Val::Runtime ? base.ty.str() : std::string("not a tile")));
+  size_t slices = 0;
+  for (size_t i = 1; i < e.operands.size(); ++i) {
+    const Expr &ix = *e.operands[i];
+    if (ix.kind == ExprKind::Slice && ix.operands.empty())
+      ++slices;
+    else if (ix.kind != ExprKind::NoneIndex)
+      return error(ix.loc(), "a tile can only be indexed with ':' and 'None' "
+                             "(as in x[:, None]) to add unit dimensions");
+  }
+  if ((int64_t)slices != base.ty.rank())
+    return error(e.loc(), "'" + src(*e.operands[0]) + "' is " + base.ty.str() +
+                              " and needs one ':' per dimension, got " +
+                              std::to_string(slices));
+  Ty ty = base.ty;
+  mlir::Value v = base.v;
+  for (size_t i = 1; i < e.operands.size(); ++i) {
+    if (e.operands[i]->kind != ExprKind::NoneIndex)
+      continue;
+    uint32_t axis = i - 1;
+    ty.shape.insert(ty.shape.begin() + axis, 1);
+    ty.origins.insert(ty.origins.begin() + axis, Origin());
+    v = tl::ExpandDimsOp::create(builder, loc(e.loc()), mlirType(ty), v, axis);
+  }
+  if (!checkShape(ty.shape, e.loc()))
+    return Val::invalid();
+  return Val::runtime(v, ty);
+}
+
+Val Sema::evalMethod(const Expr &e) {
+  Val recv = eval(*e.operands[0]);
+  if (!recv.ok())
+    return recv;
+  if (recv.kind != Val::Pipe)
+    return error(e.loc(), "'." + e.name + "(...)' applies to pipelines, but '" +
+                              src(*e.operands[0]) + "' is not a pipeline");
+  // A copy: evaluating the pushed block may inline fn calls that create
+  // pipelines and so grow `pipes`.
+  const PipeInfo info = pipes[recv.index];
+  std::string pipeName = info.name.empty() ? src(*e.operands[0]) : info.name;
+  SourceLoc l = e.loc();
+  if (e.name == "push") {
+    if (e.operands.size() != 2) {
+      return error(l, "push takes one indexed tensor, as in " + pipeName +
+                          ".push(k[z, h, n0 : n0 + BLOCK_N, 0 : D])");
+    }
+    for (const NamedArg &arg : e.namedArgs)
+      if (arg.name != "mask" && arg.name != "other")
+        return error(arg.loc, "push has no argument named '" + arg.name + "'");
+    auto block = evalBlock(*e.operands[1], false);
+    if (!block)
+      return Val::invalid();
+    TensorParam &t = tensors[block->tensor];
+    Ty blockTy = Ty::tile(t.ty.dt, block->shape, block->origins);
+    if (blockTy.dt != recv.ty.dt || blockTy.shape != recv.ty.shape) {
+      diags.error(e.operands[1]->loc(),
+                  "push of a " + blockTy.str() + " block into pipeline '" +
+                      pipeName + "' of type " + recv.ty.str() +
+                      "; push needs a block of exactly the pipeline's dtype "
+                      "and shape");
+      diags.note(info.loc, "'" + pipeName + "' is created here as " +
+                               recv.ty.str());
+      return Val::invalid();
+    }
+    auto mask = evalMask(e, *block);
+    auto other = evalOther(e, *block, t.ty.dt);
+    if (!mask || !other)
+      return Val::invalid();
+    tl::PipelinePushOp::create(builder, loc(l), recv.v, t.value, block->indices,
+                               *mask, *other);
+    t.read = true;
+    if (effects)
+      effects->push_back({Effect::Push, recv.index, l, {}, {}});
+    return Val::voidVal();
+  }
+  if (e.name == "pop") {
+    if (!e.operands.empty() || e.operands.size() != 1 || !e.namedArgs.empty())
+      if (e.operands.size() != 1 || !e.namedArgs.empty())
+        return error(l, "pop takes no arguments");
+    Ty ty = recv.ty;
+    ty.kind = Ty::Tile;
+    mlir::Value r = tl::PipelinePopOp::create(builder, loc(l), mlirType(ty), recv.v);
+    if (effects)
+      effects->push_back({Effect::Pop, recv.index, l, {}, {}});
+    return Val::runtime(r, ty);
+  }
+  return error(l, "pipelines have no method '" + e.name + "'; use push or pop");
+}
