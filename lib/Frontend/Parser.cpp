@@ -2,6 +2,8 @@
 
 #include "tegula/Frontend/AST.h"
 
+#include "Builtins.h"
+
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
@@ -147,8 +149,8 @@ struct DepthGuard {
 };
 
 bool isTemplateBuiltin(llvm::StringRef name) {
-  return name == "zeros" || name == "full" || name == "cast" ||
-         name == "pipeline";
+  const BuiltinSignature *builtin = lookupBuiltin(name);
+  return builtin && builtin->templateArgs != BuiltinTemplate::None;
 }
 
 } // namespace
@@ -843,7 +845,8 @@ ExprPtr Parser::parsePrimary() {
       if (!expect(Tok::Comma, "between template arguments"))
         return nullptr;
     }
-    if ((name == "zeros" || name == "full" || name == "pipeline") &&
+    const BuiltinSignature *builtin = lookupBuiltin(name);
+    if (builtin && builtin->templateArgs == BuiltinTemplate::DTypeShape &&
         accept(Tok::LBracket)) {
       call->hasShape = true;
       while (!accept(Tok::RBracket)) {

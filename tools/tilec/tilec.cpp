@@ -111,6 +111,15 @@ int main(int argc, char **argv) {
   app.add_flag("--run", run,
                "run the kernel in the tile-IR interpreter instead of "
                "compiling it for the GPU");
+  app.add_flag_callback(
+      "--list-builtins",
+      [] {
+        for (const std::string &name : builtinNames())
+          llvm::outs() << name << "\n";
+        llvm::outs().flush();
+        throw CLI::Success();
+      },
+      "print the names of the builtin functions, one a line, and exit");
   interp::addRunOptions(app, runOptions, "--run options (as tile-run)");
   // --reference (from the run options) also names the bundle's reference.
   try {

@@ -32,6 +32,10 @@ struct CompileOptions {
 /// Loads the dialects the frontend generates into `context`.
 void registerFrontendDialects(mlir::MLIRContext &context);
 
+/// The names of every builtin function, for tools such as the fuzzer's
+/// dictionary.
+std::vector<std::string> builtinNames();
+
 /// Semantic analysis and IR generation of `program`. Every user error is
 /// reported to `diags`; the module is returned only when there were none
 /// and it verifies. A verifier failure is reported as an internal error.

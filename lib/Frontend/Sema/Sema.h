@@ -23,6 +23,8 @@
 #include "tegula/Frontend/Frontend.h"
 #include "tegula/Target/TargetInfo.h"
 
+#include "../Builtins.h"
+
 #include "Tile/TileDialect.h"
 #include "Tile/TileOps.h"
 
@@ -398,19 +400,39 @@ private:
                 const Expr *whole);
   Val evalTernary(const Expr &e);
   Val evalCall(const Expr &e);
-  Val evalBuiltin(const Expr &e, bool &handled);
   Val evalMethod(const Expr &e);
   Val evalIndex(const Expr &e);
   Val elementwise(llvm::StringRef name, const Expr &e, Val x);
   Val reduce(llvm::StringRef name, const Expr &e);
-  Val dot(const Expr &e);
   Val callFunction(const Function &fn, const Expr &e);
   std::optional<Block> evalBlock(const Expr &e, bool forStore);
   std::optional<mlir::Value> evalMask(const Expr &e, const Block &b);
   std::optional<mlir::Value> evalOther(const Expr &e, const Block &b, DT dt);
   const NamedArg *namedArg(const Expr &e, llvm::StringRef name);
   bool checkArgs(const Expr &e, size_t minArgs, size_t maxArgs,
-                 std::initializer_list<llvm::StringRef> named);
+                 llvm::ArrayRef<llvm::StringRef> named);
+  bool checkArgs(const Expr &e, const BuiltinSignature &signature);
+  /// The dtype and shape of zeros<DT>[S...] and the like, written as `form`.
+  std::optional<Ty> templateTile(const Expr &e, llvm::StringRef form);
+
+public:
+  // Builtins, one handler each (the table is in SemaBuiltins.cpp).
+  Val builtinGridIndex(const Expr &e);
+  Val builtinArange(const Expr &e);
+  Val builtinZeros(const Expr &e);
+  Val builtinFull(const Expr &e);
+  Val builtinPipeline(const Expr &e);
+  Val builtinCast(const Expr &e);
+  Val builtinTrans(const Expr &e);
+  Val builtinWhere(const Expr &e);
+  Val builtinReduceOrMinMax(const Expr &e);
+  Val builtinMath(const Expr &e);
+  Val builtinCdiv(const Expr &e);
+  Val builtinLoad(const Expr &e);
+  Val builtinStore(const Expr &e);
+  Val dot(const Expr &e);
+
+private:
 
   // Statements.
   void stmts(const std::vector<StmtPtr> &body);
@@ -468,6 +490,17 @@ private:
   static constexpr uint64_t kMaxWork = 200000;
 };
 
+
+/// A builtin: its signature and the Sema member that elaborates a call.
+struct Builtin {
+  BuiltinSignature signature;
+  Val (Sema::*handler)(const Expr &e);
+  /// The handler checks the arguments itself, in an order of its own.
+  bool checksItself = false;
+};
+
+/// The builtin called `name`, or null.
+const Builtin *findBuiltin(llvm::StringRef name);
 
 } // namespace tegula::frontend::sema
 

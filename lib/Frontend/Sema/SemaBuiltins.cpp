@@ -1,6 +1,7 @@
 //===- SemaBuiltins.cpp - Builtin calls -------------------------------------===//
 //
-// Calls of builtins and of fns, and the builtins that compute values.
+// Calls of builtins and of fns: one table of every builtin (name, arity,
+// named arguments, template form, handler) and the handlers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,7 @@ const NamedArg *Sema::namedArg(const Expr &e, llvm::StringRef name) {
 }
 
 bool Sema::checkArgs(const Expr &e, size_t minArgs, size_t maxArgs,
-                     std::initializer_list<llvm::StringRef> named) {
+                     llvm::ArrayRef<llvm::StringRef> named) {
   if (!e.hasCallArgs) {
     diags.error(e.loc(), "'" + e.name + "' must be called with (...)");
     return false;
@@ -51,27 +52,13 @@ bool Sema::checkArgs(const Expr &e, size_t minArgs, size_t maxArgs,
       return false;
     }
   }
-  if (e.hasTemplateArgs && e.name != "zeros" && e.name != "full" &&
-      e.name != "cast" && e.name != "pipeline") {
+  const Builtin *builtin = findBuiltin(e.name);
+  if (e.hasTemplateArgs &&
+      (!builtin || builtin->signature.templateArgs == BuiltinTemplate::None)) {
     diags.error(e.loc(), "'" + e.name + "' takes no template arguments");
     return false;
   }
   return true;
-}
-
-Val Sema::evalCall(const Expr &e) {
-  auto fn = functions.find(e.name);
-  if (fn != functions.end())
-    return callFunction(*fn->second, e);
-  bool handled = false;
-  Val v = evalBuiltin(e, handled);
-  if (handled)
-    return v;
-  if (Binding *b = lookup(e.name)) {
-    (void)b;
-    return error(e.loc(), "'" + e.name + "' is not a function");
-  }
-  return error(e.loc(), "use of undefined function '" + e.name + "'");
 }
 
 Val Sema::elementwise(llvm::StringRef name, const Expr &e, Val x) {
@@ -240,312 +227,396 @@ Val Sema::dot(const Expr &e) {
   return Val::runtime(r, accTy);
 }
 
-Val Sema::evalBuiltin(const Expr &e, bool &handled) {
-  handled = true;
+Val Sema::builtinGridIndex(const Expr &e) {
   llvm::StringRef name = e.name;
   SourceLoc l = e.loc();
-  if (name == "program_id" || name == "num_programs") {
-    if (!checkArgs(e, 1, 1, {}))
+  auto axis = evalConstInt(*e.operands[0], "the grid axis");
+  if (!axis)
+    return Val::invalid();
+  if (*axis < 0 || *axis > 2)
+    return error(e.operands[0]->loc(), "grid axis " + std::to_string(*axis) +
+                                           " is out of range; expected 0, 1 or 2");
+  mlir::Value r;
+  if (name == "program_id")
+    r = tl::ProgramIdOp::create(builder, loc(l), (uint32_t)*axis);
+  else
+    r = tl::NumProgramsOp::create(builder, loc(l), (uint32_t)*axis);
+  return Val::runtime(r, Ty::scalar(DT::I32));
+}
+
+Val Sema::builtinArange(const Expr &e) {
+  SourceLoc l = e.loc();
+  Origin origin;
+  auto n = evalConstInt(*e.operands[0], "the arange extent", &origin);
+  if (!n || !checkExtent(*n, e.operands[0]->loc(), "arange"))
+    return Val::invalid();
+  Ty ty = Ty::tile(DT::I32, {*n}, {origin});
+  return Val::runtime(tl::ArangeOp::create(builder, loc(l), mlirType(ty)), ty);
+}
+
+Val Sema::builtinCast(const Expr &e) {
+  SourceLoc l = e.loc();
+  if (!e.hasTemplateArgs || e.templateArgs.size() != 1)
+    return error(l, "'cast' is written cast<DT>(x)");
+  if (!checkArgs(e, 1, 1, {}))
+    return Val::invalid();
+  auto dt = evalDType(*e.templateArgs[0]);
+  if (!dt)
+    return Val::invalid();
+  return castTo(eval(*e.operands[0]), *dt, l);
+}
+
+Val Sema::builtinTrans(const Expr &e) {
+  SourceLoc l = e.loc();
+  Val x = eval(*e.operands[0]);
+  if (!x.ok())
+    return x;
+  if (x.kind != Val::Runtime || x.ty.rank() != 2)
+    return error(e.operands[0]->loc(), "'trans' needs a 2-D tile, but '" +
+                                           src(*e.operands[0]) + "' is " +
+                                           (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
+  Ty ty = Ty::tile(x.ty.dt, {x.ty.shape[1], x.ty.shape[0]},
+                   {x.ty.origins[1], x.ty.origins[0]});
+  return Val::runtime(tl::TransOp::create(builder, loc(l), mlirType(ty), x.v), ty);
+}
+
+Val Sema::builtinWhere(const Expr &e) {
+  SourceLoc l = e.loc();
+  Val c = eval(*e.operands[0]);
+  Val a = eval(*e.operands[1]);
+  Val b = eval(*e.operands[2]);
+  if (!c.ok() || !a.ok() || !b.ok())
+    return Val::invalid();
+  if (c.kind == Val::CBool)
+    c = toRuntime(c, l, DT::I1);
+  if (c.kind != Val::Runtime || c.ty.dt != DT::I1)
+    return error(e.operands[0]->loc(), "the condition of 'where' must be bool, but '" +
+                                           src(*e.operands[0]) + "' is " +
+                                           (c.kind == Val::Runtime ? c.ty.str() : std::string("not a bool")));
+  if (!a.isValue() || !b.isValue())
+    return error(l, "'where' selects between two values");
+  std::optional<DT> dt = commonDT(a, b, e.operands[1]->loc(), "'where'");
+  if (!dt)
+    return Val::invalid();
+  Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
+  Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
+  auto s1 = broadcastShapes(ta, tb, l, e.operands[1].get(), e.operands[2].get());
+  if (!s1)
+    return Val::invalid();
+  auto s2 = broadcastShapes(c.ty, s1->withDT(DT::I1), l, e.operands[0].get(), e.operands[1].get());
+  if (!s2)
+    return Val::invalid();
+  Ty ty = s2->withDT(*dt);
+  mlir::Value cv = broadcastTo(c.v, c.ty, ty.shape, l);
+  mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
+  return Val::runtime(mlir::arith::SelectOp::create(builder, loc(l), cv, x, y), ty);
+}
+
+/// sum(x, axis = k), and max and min both as reductions and elementwise.
+Val Sema::builtinReduceOrMinMax(const Expr &e) {
+  llvm::StringRef name = e.name;
+  SourceLoc l = e.loc();
+  if (namedArg(e, "axis") || name == "sum") {
+    if (!checkArgs(e, 1, 1, {"axis"}))
       return Val::invalid();
-    auto axis = evalConstInt(*e.operands[0], "the grid axis");
-    if (!axis)
-      return Val::invalid();
-    if (*axis < 0 || *axis > 2)
-      return error(e.operands[0]->loc(), "grid axis " + std::to_string(*axis) +
-                                             " is out of range; expected 0, 1 or 2");
-    mlir::Value r;
-    if (name == "program_id")
-      r = tl::ProgramIdOp::create(builder, loc(l), (uint32_t)*axis);
-    else
-      r = tl::NumProgramsOp::create(builder, loc(l), (uint32_t)*axis);
-    return Val::runtime(r, Ty::scalar(DT::I32));
+    if (!namedArg(e, "axis"))
+      return error(l, "'" + name + "' needs the axis to reduce: " + name +
+                          "(x, axis = 0)");
+    return reduce(name, e);
   }
-  if (name == "arange") {
-    if (!checkArgs(e, 1, 1, {}))
-      return Val::invalid();
-    Origin origin;
-    auto n = evalConstInt(*e.operands[0], "the arange extent", &origin);
-    if (!n || !checkExtent(*n, e.operands[0]->loc(), "arange"))
-      return Val::invalid();
-    Ty ty = Ty::tile(DT::I32, {*n}, {origin});
-    return Val::runtime(tl::ArangeOp::create(builder, loc(l), mlirType(ty)), ty);
+  if (!checkArgs(e, 2, 2, {}))
+    return Val::invalid();
+  Val a = eval(*e.operands[0]);
+  Val b = eval(*e.operands[1]);
+  if (!a.ok() || !b.ok())
+    return Val::invalid();
+  if (a.kind == Val::CInt && b.kind == Val::CInt)
+    return Val::cint(name == "max" ? std::max(a.i, b.i) : std::min(a.i, b.i));
+  if (a.isLiteral() && b.isLiteral()) {
+    double x = a.kind == Val::CInt ? a.i : a.f, y = b.kind == Val::CInt ? b.i : b.f;
+    return Val::cfloat(name == "max" ? std::max(x, y) : std::min(x, y));
   }
-  if (name == "zeros" || name == "full" || name == "pipeline") {
-    if (!e.hasTemplateArgs || e.templateArgs.size() != 1 || !e.hasShape) {
-      return error(l, "'" + name + "' is written " + name +
-                          (name == "zeros"  ? "<DT>[S0, ...]"
-                           : name == "full" ? "<DT>[S0, ...](VALUE)"
-                                            : "<DT>[S0, S1](stages = N)"));
-    }
-    auto dt = evalDType(*e.templateArgs[0]);
-    if (!dt)
-      return Val::invalid();
-    llvm::SmallVector<int64_t> shape;
-    std::vector<Origin> origins;
-    if (!evalShape(e.shape, l, shape, origins))
-      return Val::invalid();
-    Ty ty = Ty::tile(*dt, shape, origins);
-    if (name == "zeros") {
-      if (e.hasCallArgs)
-        return error(l, "'zeros' takes no arguments; write zeros<DT>[S0, ...]");
-      return Val::runtime(materialize(Val::cint(0), ty, l), ty);
-    }
-    if (name == "full") {
-      if (!checkArgs(e, 1, 1, {}))
-        return Val::invalid();
-      Val v = eval(*e.operands[0]);
-      if (!v.ok())
-        return v;
-      if (v.kind == Val::Runtime && !v.ty.isScalar())
-        return error(e.operands[0]->loc(), "the value of 'full' must be a scalar, but '" +
-                                               src(*e.operands[0]) + "' is " + v.ty.str());
-      return coerce(v, ty, e.operands[0]->loc(), "the value of 'full'", l);
-    }
-    if (!checkArgs(e, 0, 0, {"stages"}))
-      return Val::invalid();
-    const NamedArg *stagesArg = namedArg(e, "stages");
-    if (!stagesArg)
-      return error(l, "a pipeline needs its stage count: pipeline<" +
-                          llvm::Twine(dtName(*dt)) + ">" + shapeStr(shape) +
-                          "(stages = 2)");
-    auto stages = evalConstInt(*stagesArg->value, "the pipeline stage count");
-    if (!stages)
-      return Val::invalid();
-    if (*stages < 1 || *stages > 16)
-      return error(stagesArg->value->loc(), "a pipeline needs 1 to 16 stages, got " +
-                                                std::to_string(*stages));
-    ty.kind = Ty::Pipeline;
-    ty.stages = *stages;
-    int64_t stageBytes = ty.elements() * dtBytes(*dt);
-    addSharedBytes(*stages * stageBytes, l,
-                   "this pipeline needs " + std::to_string(*stages) + " x " +
-                       std::to_string(stageBytes) + " = " +
-                       std::to_string(*stages * stageBytes) + " bytes");
-    auto type = tl::PipelineType::get(ctx, shape, mlirDT(*dt), *stages);
-    Val p;
-    p.kind = Val::Pipe;
-    p.ty = ty;
-    p.v = tl::PipelineCreateOp::create(builder, loc(l), type);
-    p.index = pipes.size();
-    pipes.push_back({"", l, (unsigned)*stages, ty});
-    return p;
+  if (!a.isValue() || !b.isValue())
+    return error(l, "'" + name + "' takes two values, or a tile and axis = k");
+  std::optional<DT> dt = commonDT(a, b, l, name == "max" ? "'max'" : "'min'");
+  if (!dt)
+    return Val::invalid();
+  if (*dt == DT::I1)
+    return error(l, "'" + name + "' does not apply to bool values");
+  Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
+  Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
+  auto s = broadcastShapes(ta, tb, l, e.operands[0].get(), e.operands[1].get());
+  if (!s)
+    return Val::invalid();
+  Ty ty = s->withDT(*dt);
+  mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
+  mlir::Value r;
+  using namespace mlir::arith;
+  if (isFloat(*dt))
+    r = name == "max" ? (mlir::Value)MaximumFOp::create(builder, loc(l), x, y)
+                      : MinimumFOp::create(builder, loc(l), x, y);
+  else
+    r = name == "max" ? (mlir::Value)MaxSIOp::create(builder, loc(l), x, y)
+                      : MinSIOp::create(builder, loc(l), x, y);
+  return Val::runtime(r, ty);
+}
+
+Val Sema::builtinCdiv(const Expr &e) {
+  SourceLoc l = e.loc();
+  if (auto c = tryConst(e))
+    return *c;
+  Val a = eval(*e.operands[0]);
+  Val b = eval(*e.operands[1]);
+  if (!a.ok() || !b.ok())
+    return Val::invalid();
+  if (a.kind == Val::CInt && b.kind == Val::CInt)
+    return error(l, b.i == 0 ? "division by zero in cdiv"
+                             : "compile-time integer overflow in cdiv(" +
+                                   std::to_string(a.i) + ", " +
+                                   std::to_string(b.i) + ")");
+  if (!a.isValue() || !b.isValue())
+    return error(l, "'cdiv' needs integer operands");
+  std::optional<DT> dt = commonDT(a, b, l, "'cdiv'");
+  if (!dt)
+    return Val::invalid();
+  if (!isInt(*dt))
+    return error(l, "'cdiv' needs integer operands, got " + llvm::Twine(dtName(*dt)));
+  Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
+  Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
+  auto s = broadcastShapes(ta, tb, l, e.operands[0].get(), e.operands[1].get());
+  if (!s)
+    return Val::invalid();
+  Ty ty = s->withDT(*dt);
+  mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
+  return Val::runtime(mlir::arith::CeilDivSIOp::create(builder, loc(l), x, y), ty);
+}
+
+Val Sema::builtinLoad(const Expr &e) {
+  SourceLoc l = e.loc();
+  auto block = evalBlock(*e.operands[0], false);
+  if (!block)
+    return Val::invalid();
+  TensorParam &t = tensors[block->tensor];
+  bool scalar = block->shape.empty();
+  if (scalar) {
+    block->shape.push_back(1);
+    block->origins.emplace_back();
+    for (mlir::Value &index : block->indices)
+      index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
   }
-  if (name == "cast") {
-    if (!e.hasTemplateArgs || e.templateArgs.size() != 1)
-      return error(l, "'cast' is written cast<DT>(x)");
-    if (!checkArgs(e, 1, 1, {}))
-      return Val::invalid();
-    auto dt = evalDType(*e.templateArgs[0]);
-    if (!dt)
-      return Val::invalid();
-    return castTo(eval(*e.operands[0]), *dt, l);
+  auto mask = evalMask(e, *block);
+  auto other = evalOther(e, *block, t.ty.dt);
+  if (!mask || !other)
+    return Val::invalid();
+  Ty ty = Ty::tile(t.ty.dt, block->shape, block->origins);
+  mlir::Value r = tl::LoadOp::create(builder, loc(l), mlirType(ty), t.value,
+                                     block->indices, *mask, *other);
+  t.read = true;
+  for (int64_t &bytes : loopLoadBytes)
+    bytes += ty.elements() * dtBytes(ty.dt);
+  if (scalar) {
+    Ty sty = Ty::scalar(t.ty.dt);
+    return Val::runtime(tl::ReduceOp::create(builder, loc(l), mlirType(sty),
+                                             tl::ReduceKind::Sum, r, 0u),
+                        sty);
   }
-  if (name == "dot") {
-    if (!checkArgs(e, 2, 3, {}))
-      return Val::invalid();
-    return dot(e);
+  return Val::runtime(r, ty);
+}
+
+Val Sema::builtinStore(const Expr &e) {
+  llvm::StringRef name = e.name;
+  SourceLoc l = e.loc();
+  auto block = evalBlock(*e.operands[0], true);
+  if (!block)
+    return Val::invalid();
+  TensorParam &t = tensors[block->tensor];
+  Val v = eval(*e.operands[1]);
+  if (!v.ok())
+    return v;
+  if (!v.isValue())
+    return error(e.operands[1]->loc(), "store needs a value to store");
+  if (v.kind == Val::Runtime && v.ty.dt != t.ty.dt)
+    return error(e.operands[1]->loc(),
+                 "store of " + v.ty.str() + " values into tensor '" + t.name +
+                     "' of " + dtName(t.ty.dt) + "; convert them with cast<" +
+                     dtName(t.ty.dt) + ">(...)");
+  if (block->shape.empty()) {
+    block->shape.push_back(1);
+    block->origins.emplace_back();
+    for (mlir::Value &index : block->indices)
+      index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
   }
-  if (name == "trans") {
-    if (!checkArgs(e, 1, 1, {}))
-      return Val::invalid();
-    Val x = eval(*e.operands[0]);
-    if (!x.ok())
-      return x;
-    if (x.kind != Val::Runtime || x.ty.rank() != 2)
-      return error(e.operands[0]->loc(), "'trans' needs a 2-D tile, but '" +
-                                             src(*e.operands[0]) + "' is " +
-                                             (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
-    Ty ty = Ty::tile(x.ty.dt, {x.ty.shape[1], x.ty.shape[0]},
-                     {x.ty.origins[1], x.ty.origins[0]});
-    return Val::runtime(tl::TransOp::create(builder, loc(l), mlirType(ty), x.v), ty);
-  }
-  if (name == "where") {
-    if (!checkArgs(e, 3, 3, {}))
-      return Val::invalid();
-    Val c = eval(*e.operands[0]);
-    Val a = eval(*e.operands[1]);
-    Val b = eval(*e.operands[2]);
-    if (!c.ok() || !a.ok() || !b.ok())
-      return Val::invalid();
-    if (c.kind == Val::CBool)
-      c = toRuntime(c, l, DT::I1);
-    if (c.kind != Val::Runtime || c.ty.dt != DT::I1)
-      return error(e.operands[0]->loc(), "the condition of 'where' must be bool, but '" +
-                                             src(*e.operands[0]) + "' is " +
-                                             (c.kind == Val::Runtime ? c.ty.str() : std::string("not a bool")));
-    if (!a.isValue() || !b.isValue())
-      return error(l, "'where' selects between two values");
-    std::optional<DT> dt = commonDT(a, b, e.operands[1]->loc(), "'where'");
-    if (!dt)
-      return Val::invalid();
-    Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
-    Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
-    auto s1 = broadcastShapes(ta, tb, l, e.operands[1].get(), e.operands[2].get());
-    if (!s1)
-      return Val::invalid();
-    auto s2 = broadcastShapes(c.ty, s1->withDT(DT::I1), l, e.operands[0].get(), e.operands[1].get());
-    if (!s2)
-      return Val::invalid();
-    Ty ty = s2->withDT(*dt);
-    mlir::Value cv = broadcastTo(c.v, c.ty, ty.shape, l);
-    mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
-    return Val::runtime(mlir::arith::SelectOp::create(builder, loc(l), cv, x, y), ty);
-  }
-  if (name == "sum" || name == "max" || name == "min") {
-    if (namedArg(e, "axis") || name == "sum") {
-      if (!checkArgs(e, 1, 1, {"axis"}))
-        return Val::invalid();
-      if (!namedArg(e, "axis"))
-        return error(l, "'" + name + "' needs the axis to reduce: " + name +
-                            "(x, axis = 0)");
-      return reduce(name, e);
-    }
-    if (!checkArgs(e, 2, 2, {}))
-      return Val::invalid();
-    Val a = eval(*e.operands[0]);
-    Val b = eval(*e.operands[1]);
-    if (!a.ok() || !b.ok())
-      return Val::invalid();
-    if (a.kind == Val::CInt && b.kind == Val::CInt)
-      return Val::cint(name == "max" ? std::max(a.i, b.i) : std::min(a.i, b.i));
-    if (a.isLiteral() && b.isLiteral()) {
-      double x = a.kind == Val::CInt ? a.i : a.f, y = b.kind == Val::CInt ? b.i : b.f;
-      return Val::cfloat(name == "max" ? std::max(x, y) : std::min(x, y));
-    }
-    if (!a.isValue() || !b.isValue())
-      return error(l, "'" + name + "' takes two values, or a tile and axis = k");
-    std::optional<DT> dt = commonDT(a, b, l, name == "max" ? "'max'" : "'min'");
-    if (!dt)
-      return Val::invalid();
-    if (*dt == DT::I1)
-      return error(l, "'" + name + "' does not apply to bool values");
-    Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
-    Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
-    auto s = broadcastShapes(ta, tb, l, e.operands[0].get(), e.operands[1].get());
+  Ty blockTy = Ty::tile(t.ty.dt, block->shape, block->origins);
+  if (v.kind == Val::Runtime && v.ty.isTile()) {
+    auto s = broadcastShapes(v.ty, blockTy, e.operands[1]->loc(), e.operands[1].get(), e.operands[0].get());
     if (!s)
       return Val::invalid();
-    Ty ty = s->withDT(*dt);
-    mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
-    mlir::Value r;
-    using namespace mlir::arith;
-    if (isFloat(*dt))
-      r = name == "max" ? (mlir::Value)MaximumFOp::create(builder, loc(l), x, y)
-                        : MinimumFOp::create(builder, loc(l), x, y);
-    else
-      r = name == "max" ? (mlir::Value)MaxSIOp::create(builder, loc(l), x, y)
-                        : MinSIOp::create(builder, loc(l), x, y);
-    return Val::runtime(r, ty);
+    if (s->shape != blockTy.shape)
+      return error(e.operands[1]->loc(), "store of a " + v.ty.str() +
+                                             " value into a " + blockTy.str() +
+                                             " block; the value must broadcast to the block's shape");
   }
-  if (name == "exp" || name == "exp2" || name == "log" || name == "log2" ||
-      name == "sqrt" || name == "rsqrt" || name == "sin" || name == "cos" ||
-      name == "abs") {
-    if (!checkArgs(e, 1, 1, {}))
-      return Val::invalid();
-    return elementwise(name, e, eval(*e.operands[0]));
+  Val value = coerce(v, blockTy, e.operands[1]->loc(), "the stored value", e.operands[0]->loc());
+  auto mask = evalMask(e, *block);
+  if (!value.ok() || !mask)
+    return Val::invalid();
+  tl::StoreOp::create(builder, loc(l), t.value, block->indices, value.v, *mask);
+  t.written = true;
+  return Val::voidVal();
+}
+
+std::optional<Ty> Sema::templateTile(const Expr &e, llvm::StringRef form) {
+  if (!e.hasTemplateArgs || e.templateArgs.size() != 1 || !e.hasShape) {
+    diags.error(e.loc(), "'" + e.name + "' is written " + e.name + form);
+    return std::nullopt;
   }
-  if (name == "cdiv") {
-    if (!checkArgs(e, 2, 2, {}))
+  auto dt = evalDType(*e.templateArgs[0]);
+  if (!dt)
+    return std::nullopt;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<Origin> origins;
+  if (!evalShape(e.shape, e.loc(), shape, origins))
+    return std::nullopt;
+  return Ty::tile(*dt, shape, origins);
+}
+
+Val Sema::builtinZeros(const Expr &e) {
+  std::optional<Ty> ty = templateTile(e, "<DT>[S0, ...]");
+  if (!ty)
+    return Val::invalid();
+  if (e.hasCallArgs)
+    return error(e.loc(), "'zeros' takes no arguments; write zeros<DT>[S0, ...]");
+  return Val::runtime(materialize(Val::cint(0), *ty, e.loc()), *ty);
+}
+
+Val Sema::builtinFull(const Expr &e) {
+  std::optional<Ty> ty = templateTile(e, "<DT>[S0, ...](VALUE)");
+  if (!ty || !checkArgs(e, findBuiltin(e.name)->signature))
+    return Val::invalid();
+  Val v = eval(*e.operands[0]);
+  if (!v.ok())
+    return v;
+  if (v.kind == Val::Runtime && !v.ty.isScalar())
+    return error(e.operands[0]->loc(), "the value of 'full' must be a scalar, but '" +
+                                           src(*e.operands[0]) + "' is " + v.ty.str());
+  return coerce(v, *ty, e.operands[0]->loc(), "the value of 'full'", e.loc());
+}
+
+Val Sema::builtinPipeline(const Expr &e) {
+  SourceLoc l = e.loc();
+  std::optional<Ty> tile = templateTile(e, "<DT>[S0, S1](stages = N)");
+  if (!tile || !checkArgs(e, findBuiltin(e.name)->signature))
+    return Val::invalid();
+  Ty ty = *tile;
+  const NamedArg *stagesArg = namedArg(e, "stages");
+  if (!stagesArg)
+    return error(l, "a pipeline needs its stage count: pipeline<" +
+                        llvm::Twine(dtName(ty.dt)) + ">" + shapeStr(ty.shape) +
+                        "(stages = 2)");
+  auto stages = evalConstInt(*stagesArg->value, "the pipeline stage count");
+  if (!stages)
+    return Val::invalid();
+  if (*stages < 1 || *stages > 16)
+    return error(stagesArg->value->loc(), "a pipeline needs 1 to 16 stages, got " +
+                                              std::to_string(*stages));
+  ty.kind = Ty::Pipeline;
+  ty.stages = *stages;
+  int64_t stageBytes = ty.elements() * dtBytes(ty.dt);
+  addSharedBytes(*stages * stageBytes, l,
+                 "this pipeline needs " + std::to_string(*stages) + " x " +
+                     std::to_string(stageBytes) + " = " +
+                     std::to_string(*stages * stageBytes) + " bytes");
+  auto type = tl::PipelineType::get(ctx, ty.shape, mlirDT(ty.dt), *stages);
+  Val p;
+  p.kind = Val::Pipe;
+  p.ty = ty;
+  p.v = tl::PipelineCreateOp::create(builder, loc(l), type);
+  p.index = pipes.size();
+  pipes.push_back({"", l, (unsigned)*stages, ty});
+  return p;
+}
+
+Val Sema::builtinMath(const Expr &e) {
+  return elementwise(e.name, e, eval(*e.operands[0]));
+}
+
+//===----------------------------------------------------------------------===//
+// The builtin table
+//===----------------------------------------------------------------------===//
+
+namespace {
+using Tmpl = BuiltinTemplate;
+/// Every builtin, once: its signature (for argument checks, the parser's
+/// template arguments and the fuzzer's dictionary) and its handler. A
+/// handler marked `checksItself` calls checkArgs where its own order of
+/// messages needs it (after the template form, or per form for max/min).
+const Builtin kBuiltins[] = {
+    {{"program_id", Tmpl::None, 1, 1, {}}, &Sema::builtinGridIndex},
+    {{"num_programs", Tmpl::None, 1, 1, {}}, &Sema::builtinGridIndex},
+    {{"arange", Tmpl::None, 1, 1, {}}, &Sema::builtinArange},
+    {{"zeros", Tmpl::DTypeShape, 0, 0, {}}, &Sema::builtinZeros, true},
+    {{"full", Tmpl::DTypeShape, 1, 1, {}}, &Sema::builtinFull, true},
+    {{"pipeline", Tmpl::DTypeShape, 0, 0, {"stages"}}, &Sema::builtinPipeline,
+     true},
+    {{"cast", Tmpl::DType, 1, 1, {}}, &Sema::builtinCast, true},
+    {{"dot", Tmpl::None, 2, 3, {}}, &Sema::dot},
+    {{"trans", Tmpl::None, 1, 1, {}}, &Sema::builtinTrans},
+    {{"where", Tmpl::None, 3, 3, {}}, &Sema::builtinWhere},
+    {{"sum", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
+    {{"max", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
+    {{"min", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
+    {{"exp", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"exp2", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"log", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"log2", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"sqrt", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"rsqrt", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"sin", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"cos", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"abs", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"cdiv", Tmpl::None, 2, 2, {}}, &Sema::builtinCdiv},
+    {{"load", Tmpl::None, 1, 1, {"other", "mask"}}, &Sema::builtinLoad},
+    {{"store", Tmpl::None, 2, 2, {"mask"}}, &Sema::builtinStore},
+};
+} // namespace
+
+const Builtin *sema::findBuiltin(llvm::StringRef name) {
+  for (const Builtin &b : kBuiltins)
+    if (b.signature.name == name)
+      return &b;
+  return nullptr;
+}
+
+const BuiltinSignature *tegula::frontend::lookupBuiltin(llvm::StringRef name) {
+  const Builtin *b = findBuiltin(name);
+  return b ? &b->signature : nullptr;
+}
+
+std::vector<std::string> tegula::frontend::builtinNames() {
+  std::vector<std::string> names;
+  for (const Builtin &b : kBuiltins)
+    names.push_back(b.signature.name.str());
+  return names;
+}
+
+bool Sema::checkArgs(const Expr &e, const BuiltinSignature &signature) {
+  llvm::SmallVector<llvm::StringRef, 2> named;
+  for (const char *name : signature.named)
+    if (name)
+      named.push_back(name);
+  return checkArgs(e, signature.minArgs, signature.maxArgs, named);
+}
+
+Val Sema::evalCall(const Expr &e) {
+  auto fn = functions.find(e.name);
+  if (fn != functions.end())
+    return callFunction(*fn->second, e);
+  if (const Builtin *b = findBuiltin(e.name)) {
+    if (!b->checksItself && !checkArgs(e, b->signature))
       return Val::invalid();
-    if (auto c = tryConst(e))
-      return *c;
-    Val a = eval(*e.operands[0]);
-    Val b = eval(*e.operands[1]);
-    if (!a.ok() || !b.ok())
-      return Val::invalid();
-    if (a.kind == Val::CInt && b.kind == Val::CInt)
-      return error(l, b.i == 0 ? "division by zero in cdiv"
-                               : "compile-time integer overflow in cdiv(" +
-                                     std::to_string(a.i) + ", " +
-                                     std::to_string(b.i) + ")");
-    if (!a.isValue() || !b.isValue())
-      return error(l, "'cdiv' needs integer operands");
-    std::optional<DT> dt = commonDT(a, b, l, "'cdiv'");
-    if (!dt)
-      return Val::invalid();
-    if (!isInt(*dt))
-      return error(l, "'cdiv' needs integer operands, got " + llvm::Twine(dtName(*dt)));
-    Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
-    Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
-    auto s = broadcastShapes(ta, tb, l, e.operands[0].get(), e.operands[1].get());
-    if (!s)
-      return Val::invalid();
-    Ty ty = s->withDT(*dt);
-    mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
-    return Val::runtime(mlir::arith::CeilDivSIOp::create(builder, loc(l), x, y), ty);
+    return (this->*b->handler)(e);
   }
-  if (name == "load") {
-    if (!checkArgs(e, 1, 1, {"other", "mask"}))
-      return Val::invalid();
-    auto block = evalBlock(*e.operands[0], false);
-    if (!block)
-      return Val::invalid();
-    TensorParam &t = tensors[block->tensor];
-    bool scalar = block->shape.empty();
-    if (scalar) {
-      block->shape.push_back(1);
-      block->origins.emplace_back();
-      for (mlir::Value &index : block->indices)
-        index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
-    }
-    auto mask = evalMask(e, *block);
-    auto other = evalOther(e, *block, t.ty.dt);
-    if (!mask || !other)
-      return Val::invalid();
-    Ty ty = Ty::tile(t.ty.dt, block->shape, block->origins);
-    mlir::Value r = tl::LoadOp::create(builder, loc(l), mlirType(ty), t.value,
-                                       block->indices, *mask, *other);
-    t.read = true;
-    for (int64_t &bytes : loopLoadBytes)
-      bytes += ty.elements() * dtBytes(ty.dt);
-    if (scalar) {
-      Ty sty = Ty::scalar(t.ty.dt);
-      return Val::runtime(tl::ReduceOp::create(builder, loc(l), mlirType(sty),
-                                               tl::ReduceKind::Sum, r, 0u),
-                          sty);
-    }
-    return Val::runtime(r, ty);
-  }
-  if (name == "store") {
-    if (!checkArgs(e, 2, 2, {"mask"}))
-      return Val::invalid();
-    auto block = evalBlock(*e.operands[0], true);
-    if (!block)
-      return Val::invalid();
-    TensorParam &t = tensors[block->tensor];
-    Val v = eval(*e.operands[1]);
-    if (!v.ok())
-      return v;
-    if (!v.isValue())
-      return error(e.operands[1]->loc(), "store needs a value to store");
-    if (v.kind == Val::Runtime && v.ty.dt != t.ty.dt)
-      return error(e.operands[1]->loc(),
-                   "store of " + v.ty.str() + " values into tensor '" + t.name +
-                       "' of " + dtName(t.ty.dt) + "; convert them with cast<" +
-                       dtName(t.ty.dt) + ">(...)");
-    if (block->shape.empty()) {
-      block->shape.push_back(1);
-      block->origins.emplace_back();
-      for (mlir::Value &index : block->indices)
-        index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
-    }
-    Ty blockTy = Ty::tile(t.ty.dt, block->shape, block->origins);
-    if (v.kind == Val::Runtime && v.ty.isTile()) {
-      auto s = broadcastShapes(v.ty, blockTy, e.operands[1]->loc(), e.operands[1].get(), e.operands[0].get());
-      if (!s)
-        return Val::invalid();
-      if (s->shape != blockTy.shape)
-        return error(e.operands[1]->loc(), "store of a " + v.ty.str() +
-                                               " value into a " + blockTy.str() +
-                                               " block; the value must broadcast to the block's shape");
-    }
-    Val value = coerce(v, blockTy, e.operands[1]->loc(), "the stored value", e.operands[0]->loc());
-    auto mask = evalMask(e, *block);
-    if (!value.ok() || !mask)
-      return Val::invalid();
-    tl::StoreOp::create(builder, loc(l), t.value, block->indices, value.v, *mask);
-    t.written = true;
-    return Val::voidVal();
-  }
-  handled = false;
-  return Val::invalid();
+  if (lookup(e.name))
+    return error(e.loc(), "'" + e.name + "' is not a function");
+  return error(e.loc(), "use of undefined function '" + e.name + "'");
 }
