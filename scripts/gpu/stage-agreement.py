@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Stages the interpreter-vs-GPU agreement runs of test/GPU/agreement.txt.
+
+Here (with tilec built): each program is compiled for sm_80 and sm_90a into
+.device-bundle/agree/NAME-TARGET/, run once in the interpreter with the same
+seed, and every tensor it writes is saved as the expected output. On the GPU,
+scripts/gpu/check-agreement.sh runs each bundle with tile-run on the same
+seed and compares with --ref ... --check. Usage:
+  scripts/gpu/stage-agreement.py [LIST]    (after scripts/gpu/stage-kernels.sh)
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+build = os.environ.get("TEGULA_BUILD_DIR", os.path.join(root, "build"))
+tilec = os.path.join(build, "bin", "tilec")
+stage = os.path.join(root, ".device-bundle", "agree")
+listing = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "test/GPU/agreement.txt")
+
+
+def run(args):
+    result = subprocess.run(args, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit("failed: %s\n%s%s" % (" ".join(args), result.stdout, result.stderr))
+
+
+runs = []
+for line in open(listing):
+    line = line.strip()
+    if not line or line.startswith("#"):
+        continue
+    name, source, compile_args, run_args = [field.strip() for field in line.split("|")]
+    source = os.path.join(root, source)
+    compile_args, run_args = shlex.split(compile_args), shlex.split(run_args)
+    expected = os.path.join(stage, name + ".expected")
+    os.makedirs(expected, exist_ok=True)
+    bundles = {}
+    for target in ["sm_80", "sm_90a"]:
+        out = os.path.join(stage, "%s-%s" % (name, target))
+        os.makedirs(out, exist_ok=True)
+        run([tilec, source, "--target", target, "-o", out] + compile_args)
+        (json_name,) = [f for f in os.listdir(out) if f.endswith(".json")]
+        bundles[target] = os.path.join(out, json_name)
+    description = json.load(open(bundles["sm_90a"]))
+    written = [p["name"] for p in description["params"]
+               if p["kind"] == "tensor" and p["access"] in ("write", "readwrite")]
+    outs, refs = [], []
+    for tensor in written:
+        path = os.path.join(expected, tensor + ".npy")
+        outs += ["--out", "%s=%s" % (tensor, path)]
+        refs += ["--ref", "%s=%s" % (tensor, os.path.relpath(path, root))]
+    run([tilec, source, "--run"] + compile_args + run_args + outs)
+    for target, bundle in bundles.items():
+        runs.append(" ".join(["%s-%s" % (name, target), os.path.relpath(bundle, root)]
+                             + [shlex.quote(a) for a in run_args + refs + ["--check"]]))
+with open(os.path.join(stage, "runs.txt"), "w") as f:
+    f.write("\n".join(runs) + "\n")
+print("staged %d agreement runs in %s" % (len(runs), stage))
