@@ -7,17 +7,21 @@ seed, and every tensor it writes is saved as the expected output. On the GPU,
 scripts/gpu/check-agreement.sh runs each bundle with tile-run on the same
 seed and compares with --ref ... --check. Usage:
   scripts/gpu/stage-agreement.py [LIST]    (after scripts/gpu/stage-kernels.sh)
+AGREE_STAGE=DIR stages elsewhere (the lit test of test/GPU does, to check that
+every program compiles for both targets, assembles, and runs in the
+interpreter).
 """
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 build = os.environ.get("TEGULA_BUILD_DIR", os.path.join(root, "build"))
 tilec = os.path.join(build, "bin", "tilec")
-stage = os.path.join(root, ".device-bundle", "agree")
+stage = os.environ.get("AGREE_STAGE", os.path.join(root, ".device-bundle", "agree"))
 listing = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "test/GPU/agreement.txt")
 
 
@@ -44,6 +48,9 @@ for line in open(listing):
         run([tilec, source, "--target", target, "-o", out] + compile_args)
         (json_name,) = [f for f in os.listdir(out) if f.endswith(".json")]
         bundles[target] = os.path.join(out, json_name)
+        if shutil.which("ptxas"):
+            ptx = bundles[target][:-len(".json")] + ".ptx"
+            run(["ptxas", "-arch=" + target, ptx, "-o", os.devnull])
     description = json.load(open(bundles["sm_90a"]))
     written = [p["name"] for p in description["params"]
                if p["kind"] == "tensor" and p["access"] in ("write", "readwrite")]
