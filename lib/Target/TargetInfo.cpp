@@ -4,11 +4,27 @@
 
 using namespace tegula;
 
+namespace {
+// Every supported target, once. Shared memory is the opt-in dynamic shared
+// memory per block (language.md).
+const TargetInfo kTargets[] = {
+    {"sm_90a", "+ptx80", 232448, true, true, 4352},
+    {"sm_80", "+ptx70", 166912, true, false, 4352},
+};
+} // namespace
+
 std::optional<TargetInfo> TargetInfo::lookup(llvm::StringRef name) {
-  // Limits are the opt-in dynamic shared memory per block (language.md).
-  if (name == "sm_80")
-    return TargetInfo{"sm_80", "+ptx70", 166912, true, false, 4352};
-  if (name == "sm_90a")
-    return TargetInfo{"sm_90a", "+ptx80", 232448, true, true, 4352};
+  for (const TargetInfo &target : kTargets)
+    if (target.chip == name)
+      return target;
   return std::nullopt;
 }
+
+std::vector<std::string> TargetInfo::names() {
+  std::vector<std::string> names;
+  for (const TargetInfo &target : kTargets)
+    names.push_back(target.chip.str());
+  return names;
+}
+
+TargetInfo TargetInfo::defaultTarget() { return kTargets[0]; }

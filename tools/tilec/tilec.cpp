@@ -1,6 +1,6 @@
 //===- tilec.cpp - The Tegula compiler driver -----------------------------===//
 //
-// tilec FILE.tile [-k KERNEL] [-D NAME=VALUE]... [--target sm_80|sm_90a]
+// tilec FILE.tile [-k KERNEL] [-D NAME=VALUE]... [--target TARGET]
 //       [--emit ast|tile|gpu|llvm|ptx|bundle] [-o PATH] [--reference REF]
 //       [--run [tile-run's options]]
 //
@@ -91,7 +91,8 @@ mlir::OwningOpRef<mlir::ModuleOp> onlyKernel(mlir::ModuleOp llvmModule,
 
 int main(int argc, char **argv) {
   CLI::App app{"tilec: the Tegula tile-language compiler"};
-  std::string input, kernel, target = "sm_90a", emit = "bundle", output;
+  std::string input, kernel, emit = "bundle", output;
+  std::string target = TargetInfo::defaultTarget().chip.str();
   std::vector<std::string> defines;
   bool run = false;
   interp::RunOptions runOptions;
@@ -99,8 +100,9 @@ int main(int argc, char **argv) {
   app.add_option("-k,--kernel", kernel, "compile only this kernel");
   app.add_option("-D", defines, "set a template parameter: -D NAME=VALUE")
       ->allow_extra_args(false);
-  app.add_option("--target", target, "sm_90a (default) or sm_80")
-      ->check(CLI::IsMember({"sm_80", "sm_90a"}));
+  app.add_option("--target", target,
+                 "the GPU target (default " + target + ")")
+      ->check(CLI::IsMember(TargetInfo::names()));
   app.add_option("--emit", emit,
                  "stop after a stage: ast, tile, gpu, llvm, ptx, or bundle "
                  "(default: KERNEL.ptx and KERNEL.json in the -o directory)")
@@ -131,16 +133,15 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.kernel = kernel;
-  options.target = target;
   for (const std::string &d : defines) {
     size_t eq = d.find('=');
     if (eq == std::string::npos || eq == 0)
       return fail("-D expects NAME=VALUE, got '" + d + "'");
     options.defines.emplace_back(d.substr(0, eq), d.substr(eq + 1));
   }
+  // --target was checked against TargetInfo::names() by the parser.
   std::optional<TargetInfo> targetInfo = TargetInfo::lookup(target);
-  if (!targetInfo)
-    return fail("unknown target '" + target + "'");
+  options.target = *targetInfo;
 
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(input);
   if (!buffer)

@@ -9,6 +9,7 @@
 #define TEGULA_FRONTEND_FRONTEND_H
 
 #include "tegula/Frontend/AST.h"
+#include "tegula/Target/TargetInfo.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -25,8 +26,8 @@ struct CompileOptions {
   std::string kernel;
   /// `-D NAME=VALUE` template parameter values, in command-line order.
   std::vector<std::pair<std::string, std::string>> defines;
-  /// `sm_90a` or `sm_80`: sets the shared-memory budget.
-  std::string target = "sm_90a";
+  /// The target: sets the shared-memory and parameter budgets.
+  TargetInfo target = TargetInfo::defaultTarget();
 };
 
 /// Loads the dialects the frontend generates into `context`.

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace tegula {
 
@@ -33,6 +35,10 @@ struct TargetInfo {
 
   /// The target named `name`, or none if it is not supported.
   static std::optional<TargetInfo> lookup(llvm::StringRef name);
+  /// The names of every supported target, for option lists and messages.
+  static std::vector<std::string> names();
+  /// What tilec compiles for unless told otherwise.
+  static TargetInfo defaultTarget();
 };
 
 } // namespace tegula

@@ -95,11 +95,6 @@ tegula::frontend::compileProgram(const Program &program, DiagEngine &diags,
                                  mlir::MLIRContext &context,
                                  const CompileOptions &options) {
   registerFrontendDialects(context);
-  if (options.target != "sm_90a" && options.target != "sm_80") {
-    diags.errorNoLoc("unknown target '" + options.target +
-                     "'; expected sm_80 or sm_90a");
-    return nullptr;
-  }
   Sema sema(program, diags, context, options);
   return sema.run();
 }

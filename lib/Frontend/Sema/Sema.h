@@ -454,12 +454,7 @@ private:
   void checkParamBytes(const Kernel &k, size_t numParams, size_t numSizeVars,
                        llvm::function_ref<int64_t(size_t)> paramBytes);
   void checkGridExtent(const Expr &extent, size_t axis);
-  /// The target's limits; unknown targets are refused by the driver, so they
-  /// fall back to the default.
-  TargetInfo targetInfo() const {
-    std::optional<TargetInfo> target = TargetInfo::lookup(options.target);
-    return target ? *target : *TargetInfo::lookup("sm_90a");
-  }
+  const TargetInfo &targetInfo() const { return options.target; }
 
   const Program &program;
   DiagEngine &diags;

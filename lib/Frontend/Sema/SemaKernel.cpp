@@ -65,7 +65,7 @@ void Sema::addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what) {
                        ", bringing the kernel's total to " +
                        std::to_string(sharedBytes) + " bytes, over the " +
                        std::to_string(limit) + " bytes available on " +
-                       options.target +
+                       options.target.chip +
                        "; use fewer stages or smaller blocks");
   }
 }
