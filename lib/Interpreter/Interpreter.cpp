@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -252,8 +253,19 @@ private:
                   SmallVectorImpl<RtValue> &results);
   bool execOp(Operation &op);
 
-  const RtValue &get(Value v) { return env[v]; }
-  const Data &data(Value v) { return *env[v].data; }
+  /// Lookups never insert: a reference into `env` stays valid until the
+  /// next value is set, and a value read before it is set is an interpreter
+  /// bug, not an empty entry.
+  const RtValue &get(Value v) const {
+    auto it = env.find(v);
+    assert(it != env.end() && "value read before it was set");
+    return it->second;
+  }
+  const Data &data(Value v) const {
+    const RtValue &r = get(v);
+    assert(r.data && "numbers read from a tensor, pointer or pipeline");
+    return *r.data;
+  }
   void setData(Value v, Data d) {
     RtValue r;
     r.kind = RtValue::Numbers;
@@ -369,7 +381,7 @@ bool Machine::run(std::string &errorOut) {
         }
         SmallVector<RtValue> args, results;
         for (BlockArgument a : kernel.getArguments())
-          args.push_back(env[a]);
+          args.push_back(get(a));
         if (!execRegion(kernel.getBody(), args, results)) {
           errorOut = error;
           return false;
@@ -391,7 +403,7 @@ bool Machine::execRegion(Region &region, ArrayRef<RtValue> args,
     if (name == "scf.yield" || name == "func.return" ||
         name == "scf.condition") {
       for (Value v : op.getOperands())
-        results.push_back(env[v]);
+        results.push_back(get(v));
       return true;
     }
     if (!execOp(op))
@@ -809,6 +821,13 @@ bool Machine::execCast(Operation &op, bool &handled) {
   StringRef name = op.getName().getStringRef();
   if (op.getNumOperands() != 1 || op.getNumResults() != 1)
     return handled = false, true;
+  // Only casts read their operand as numbers: other one-operand ops (a
+  // pipeline pop, a tensor's extent) have none to read.
+  if (!isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp,
+           arith::FPToSIOp, arith::FPToUIOp, arith::ExtSIOp, arith::TruncIOp,
+           arith::IndexCastOp, arith::ExtUIOp, arith::IndexCastUIOp,
+           arith::BitcastOp>(op))
+    return handled = false, true;
   Value in = op.getOperand(0), out = op.getResult(0);
   Type src = getElementTypeOrSelf(in.getType());
   Type dst = getElementTypeOrSelf(out.getType());
@@ -816,7 +835,6 @@ bool Machine::execCast(Operation &op, bool &handled) {
   Data d;
   d.shape = shapeOf(out.getType());
   d.isFloat = isa<FloatType>(dst);
-  size_t n = a.size();
   if (name == "arith.extf" || name == "arith.truncf") {
     for (double v : a.f)
       d.f.push_back(roundFloat(v, dst));
@@ -864,7 +882,6 @@ bool Machine::execCast(Operation &op, bool &handled) {
     handled = false;
     return true;
   }
-  (void)n;
   setData(out, std::move(d));
   return true;
 }
@@ -880,7 +897,7 @@ bool Machine::execFor(scf::ForOp op) {
                 "the step " + Twine(asSigned(step, w)) + " is not positive");
   SmallVector<RtValue> iter, results;
   for (Value v : op.getInitArgs())
-    iter.push_back(env[v]);
+    iter.push_back(get(v));
   int64_t iv = lb;
   while (isUnsigned ? asUnsigned(iv, w) < asUnsigned(ub, w)
                     : asSigned(iv, w) < asSigned(ub, w)) {
@@ -910,7 +927,7 @@ bool Machine::execFor(scf::ForOp op) {
 bool Machine::execWhile(scf::WhileOp op) {
   SmallVector<RtValue> args, results;
   for (Value v : op.getInits())
-    args.push_back(env[v]);
+    args.push_back(get(v));
   for (;;) {
     if (!execRegion(op.getBefore(), args, results))
       return false;
@@ -1292,7 +1309,7 @@ bool Machine::execOp(Operation &op) {
       return false;
     SmallVector<RtValue> args, results;
     for (Value v : call.getOperands())
-      args.push_back(env[v]);
+      args.push_back(get(v));
     ++callDepth;
     bool ok = execRegion(callee.getBody(), args, results);
     --callDepth;
