@@ -22,8 +22,29 @@ tools = [ToolSubst(t, unresolved="ignore") for t in ["tile-opt", "tilec", "tile-
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.tegula_tools_dir, append_path=True)
+# Scripts that tests call (scripts/gpu/stage-agreement.py) find the tools
+# through TEGULA_BUILD_DIR: the build under test, build-asan/ included.
+config.environment["TEGULA_BUILD_DIR"] = config.tegula_obj_root
 
 # ptxas (from the CUDA toolkit) assembles generated PTX in the Target tests.
 import shutil
 if shutil.which("ptxas"):
     config.available_features.add("ptxas")
+
+# A sanitizer build (TEGULA_SANITIZE, build-asan/): a finding aborts the tool
+# (abort_on_error), so even a `not tool ...` line fails on it, as `not`
+# passes a non-zero exit but not a crash. Options already in the
+# environment come last and win.
+if config.tegula_sanitize:
+    config.available_features.add("sanitizer")
+    symbolizer = os.path.join(config.llvm_tools_dir, "llvm-symbolizer")
+    defaults = {
+        "ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1",
+        "UBSAN_OPTIONS": "abort_on_error=1:print_stacktrace=1",
+        "LSAN_OPTIONS": "",
+    }
+    for var, value in defaults.items():
+        user = config.environment.get(var, "")
+        config.environment[var] = ":".join(v for v in (value, user) if v)
+    for var in ["ASAN_SYMBOLIZER_PATH", "UBSAN_SYMBOLIZER_PATH"]:
+        config.environment.setdefault(var, symbolizer)

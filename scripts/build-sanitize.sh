@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Configures and builds the sanitizer build (ASan + UBSan, Debug) into
+# build-asan/ (or $TEGULA_ASAN_BUILD_DIR); scripts/test.sh runs lit on it.
+# Arguments go to ninja (targets, --quiet). docs/testing.md says more.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${TEGULA_ASAN_BUILD_DIR:-$root/build-asan}
+
+# The sanitizer runtimes come with libclang-rt-22-dev (clang-22 only
+# recommends it); say so instead of failing at the first link.
+if ! clang++-22 -print-file-name=libclang_rt.asan-x86_64.a | grep -q /; then
+  echo "error: clang-22's sanitizer runtimes are missing; install libclang-rt-22-dev" >&2
+  exit 1
+fi
+
+cmake -G Ninja -S "$root" -B "$build" \
+  -DCMAKE_BUILD_TYPE=Debug -DTEGULA_SANITIZE=address,undefined \
+  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 >/dev/null
+ninja -C "$build" "$@"
