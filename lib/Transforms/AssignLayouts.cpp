@@ -138,7 +138,7 @@ private:
         if (!isTile(arg.getType()))
           continue;
         Attribute carried = layoutOf(yielded);
-        if (carried != layouts[arg] && isMmaDerived(carried)) {
+        if (carried != layouts.lookup(arg) && isMmaDerived(carried)) {
           layouts[arg] = carried;
           changed = true;
         }
@@ -146,10 +146,14 @@ private:
       if (!changed)
         break;
     }
+    // Copy before inserting: operator[] may grow the map and move the
+    // entry a reference from layouts[arg] would point to.
     for (auto [result, arg] :
          llvm::zip(loop.getResults(), loop.getRegionIterArgs()))
-      if (isTile(result.getType()))
-        layouts[result] = layouts[arg];
+      if (isTile(result.getType())) {
+        Attribute carried = layouts.lookup(arg);
+        layouts[result] = carried;
+      }
     return success();
   }
 

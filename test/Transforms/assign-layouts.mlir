@@ -111,3 +111,24 @@ func.func @push_layout(%kp: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, t
   tile.pipeline.push %p, %k[%i, %i] : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>]
   return
 }
+
+// -----
+
+// A loop result takes its iter_arg's layout. Three layouts are known when
+// the result's is added, so the map grows then: the iter_arg's entry must be
+// copied out first (a reference to it dangled; ASan: heap-use-after-free).
+// CHECK: #[[$CARRIED:.*]] = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
+// CHECK-LABEL: func.func @carried_result
+// CHECK: scf.for {{.*}} -> (tensor<128xf32, #[[$CARRIED]]>)
+// CHECK: return {{.*}} : tensor<128xf32, #[[$CARRIED]]>
+func.func @carried_result(%n: i32) -> tensor<128xf32> attributes {tile.warps = 1 : i32} {
+  %zero = arith.constant dense<0.0> : tensor<128xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero)
+      -> (tensor<128xf32>) : i32 {
+    %x = arith.addf %acc, %acc : tensor<128xf32>
+    scf.yield %x : tensor<128xf32>
+  }
+  return %r : tensor<128xf32>
+}
