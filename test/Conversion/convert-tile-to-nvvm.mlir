@@ -426,3 +426,22 @@ func.func @transposed_pop() -> tensor<64x16xbf16, #b> attributes {tile.warps = 1
   %kt = tile.pipeline.pop %kp transpose : !tile.pipeline<16x64xbf16, stages = 2> -> tensor<64x16xbf16, #b>
   return %kt : tensor<64x16xbf16, #b>
 }
+
+// -----
+
+// A kernel's bool parameter is 32 bits in the ABI: the argument becomes i32
+// and the body uses `!= 0`. Other functions keep their i1.
+// CHECK-LABEL: func.func @bool_param
+// CHECK-SAME: (%[[FLAG:.*]]: i32, %{{.*}}: f32) -> f32
+// CHECK: %[[BIT:.*]] = arith.cmpi ne, %[[FLAG]], %{{.*}} : i32
+// CHECK: arith.select %[[BIT]]
+func.func @bool_param(%flag: i1, %x: f32) -> f32 attributes {tile.kernel} {
+  %neg = arith.negf %x : f32
+  %r = arith.select %flag, %neg, %x : f32
+  return %r : f32
+}
+// CHECK-LABEL: func.func @bool_helper
+// CHECK-SAME: (%{{.*}}: i1)
+func.func @bool_helper(%flag: i1) -> i1 {
+  return %flag : i1
+}

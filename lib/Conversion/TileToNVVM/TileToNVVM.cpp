@@ -206,6 +206,34 @@ KernelPlan planSharedMemory(func::FuncOp func) {
 }
 
 //===----------------------------------------------------------------------===//
+// The kernel ABI
+//===----------------------------------------------------------------------===//
+
+/// The kernel ABI passes a bool as 32 bits (tools.md), where LLVM would pass
+/// an i1 parameter as a byte: each i1 argument of a kernel becomes i32 and
+/// the body reads it as `!= 0`.
+void widenBoolParameters(func::FuncOp func) {
+  if (func.isExternal() || !func->hasAttr(TileDialect::kKernelAttrName))
+    return;
+  Block &entry = func.front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+  Type i32 = builder.getI32Type();
+  SmallVector<Type> inputs(func.getArgumentTypes());
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!arg.getType().isInteger(1))
+      continue;
+    arg.setType(i32);
+    inputs[arg.getArgNumber()] = i32;
+    Value flag = arith::CmpIOp::create(builder, arg.getLoc(),
+                                       arith::CmpIPredicate::ne, arg,
+                                       i32Const(builder, arg.getLoc(), 0));
+    arg.replaceAllUsesExcept(flag, flag.getDefiningOp());
+  }
+  func.setType(
+      FunctionType::get(func.getContext(), inputs, func.getResultTypes()));
+}
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -230,6 +258,7 @@ struct ConvertTileToNVVMPass
       return signalPassFailure();
     }
     LoweringState state(*targetInfo);
+    module.walk(widenBoolParameters);
 
     // Plan shared memory before any op is rewritten.
     bool overBudget = false;
