@@ -136,6 +136,50 @@ func.func @column_sum(%s: tensor<64x32xf32, #mma>) -> tensor<32xf32, #tile.slice
 
 // -----
 
+// An i64 reduction shuffles each value as two 32-bit halves and combines in
+// 64 bits; partials cross warps as i64 (8 bytes a slot).
+#blocked = #tile.blocked<sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @i64_reductions
+// CHECK-SAME: tile.shared_bytes = 256
+// CHECK: arith.maxsi %{{.*}}, %{{.*}} : i64
+// CHECK: %[[LO:.*]] = arith.trunci %[[V:.*]] : i64 to i32
+// CHECK: %[[HI64:.*]] = arith.shrui %[[V]], %{{.*}} : i64
+// CHECK: %[[HI:.*]] = arith.trunci %[[HI64]] : i64 to i32
+// CHECK: %[[SLO:.*]] = nvvm.shfl.sync bfly %{{.*}}, %[[LO]], %{{.*}}, %{{.*}} : i32 -> i32
+// CHECK: arith.extui %[[SLO]] : i32 to i64
+// CHECK: %[[SHI:.*]] = nvvm.shfl.sync bfly %{{.*}}, %[[HI]], %{{.*}}, %{{.*}} : i32 -> i32
+// CHECK: arith.extui %[[SHI]] : i32 to i64
+// CHECK: arith.shli
+// CHECK: arith.ori
+// CHECK: arith.maxsi %{{.*}}, %{{.*}} : i64
+// CHECK: arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<3> -> i64
+func.func @i64_reductions(%s: tensor<32x8xi64, #blocked>)
+    -> (tensor<32xi64, #tile.slice<dim = 1, parent = #blocked>>, tensor<8xi64, #tile.slice<dim = 0, parent = #blocked>>)
+    attributes {tile.warps = 4 : i32} {
+  %m = tile.reduce max %s, 1 : tensor<32x8xi64, #blocked> -> tensor<32xi64, #tile.slice<dim = 1, parent = #blocked>>
+  %t = tile.reduce sum %s, 0 : tensor<32x8xi64, #blocked> -> tensor<8xi64, #tile.slice<dim = 0, parent = #blocked>>
+  return %m, %t : tensor<32xi64, #tile.slice<dim = 1, parent = #blocked>>, tensor<8xi64, #tile.slice<dim = 0, parent = #blocked>>
+}
+
+// -----
+
+// Half-precision partials cross warps as f32: the scratch area holds 4
+// bytes a slot (4 warps x 32 outputs x 4 bytes), not 2.
+#blocked = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @f16_across_warps
+// CHECK-SAME: tile.shared_bytes = 512
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+func.func @f16_across_warps(%s: tensor<4x32xf16, #blocked>) -> tensor<32xf16, #tile.slice<dim = 0, parent = #blocked>>
+    attributes {tile.warps = 4 : i32} {
+  %t = tile.reduce sum %s, 0 : tensor<4x32xf16, #blocked> -> tensor<32xf16, #tile.slice<dim = 0, parent = #blocked>>
+  return %t : tensor<32xf16, #tile.slice<dim = 0, parent = #blocked>>
+}
+
+// -----
+
 // Unit dimensions and broadcasts stay in registers (shuffles of the
 // register vector); the accumulator-to-operand-A conversion of attention is
 // a register permutation too; a blocked-to-mma conversion goes through

@@ -172,6 +172,10 @@ readWithLdmatrix(mlir::OpBuilder &builder, mlir::Location loc,
                  const LinearLayout &to, mlir::Type elementType,
                  mlir::Value byteOffset);
 
+/// The type a reduction over `elementType` combines and moves between
+/// lanes and warps in (f16 and bf16 widen to f32), or null if unsupported.
+mlir::Type getReduceWorkType(mlir::Type elementType);
+
 /// A thread-block barrier.
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
 

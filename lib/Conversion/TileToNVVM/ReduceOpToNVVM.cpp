@@ -37,14 +37,30 @@ Value combine(OpBuilder &builder, Location loc, ReduceKind kind, Value a,
   llvm_unreachable("unknown reduction");
 }
 
-/// Butterfly shuffle of a 32-bit value with the lane `mask` away.
+/// Butterfly shuffle of a 32- or 64-bit value with the lane `mask` away;
+/// shfl moves 32 bits, so a 64-bit value goes as its two halves.
 Value shuffleXor(OpBuilder &builder, Location loc, Value value, int64_t mask) {
   Type type = value.getType();
   Value all = i32Const(builder, loc, -1);
   Value clamp = i32Const(builder, loc, 31);
-  return NVVM::ShflOp::create(builder, loc, type, all, value,
-                              i32Const(builder, loc, mask), clamp,
-                              NVVM::ShflKind::bfly, UnitAttr());
+  auto shuffle = [&](Value word) -> Value {
+    return NVVM::ShflOp::create(builder, loc, word.getType(), all, word,
+                                i32Const(builder, loc, mask), clamp,
+                                NVVM::ShflKind::bfly, UnitAttr());
+  };
+  if (type.getIntOrFloatBitWidth() == 32)
+    return shuffle(value);
+  assert(type.isInteger(64) && "reductions work on 32- or 64-bit values");
+  Type i32 = builder.getI32Type();
+  Value shift = i64Const(builder, loc, 32);
+  Value low = arith::TruncIOp::create(builder, loc, i32, value);
+  Value high = arith::TruncIOp::create(
+      builder, loc, i32, arith::ShRUIOp::create(builder, loc, value, shift));
+  Value lowBack = arith::ExtUIOp::create(builder, loc, type, shuffle(low));
+  Value highBack = arith::ExtUIOp::create(builder, loc, type, shuffle(high));
+  return arith::OrIOp::create(
+      builder, loc, lowBack,
+      arith::ShLIOp::create(builder, loc, highBack, shift));
 }
 
 bool isZero(const Coords &coords) {
@@ -76,12 +92,9 @@ struct ReduceLowering : public StatefulPattern<ReduceOp> {
             op, "a lane or warp basis moves along the axis and another dim");
     }
 
-    // Shuffles move 32-bit values: narrower floats widen to f32.
     Type elementType = op.getSource().getType().getElementType();
-    Type work = elementType;
-    if (elementType.isF16() || elementType.isBF16())
-      work = rewriter.getF32Type();
-    else if (!elementType.isF32() && !elementType.isInteger(32))
+    Type work = getReduceWorkType(elementType);
+    if (!work)
       return rewriter.notifyMatchFailure(op, "unsupported reduction type");
 
     // 1. Registers.
@@ -190,6 +203,17 @@ struct ReduceLowering : public StatefulPattern<ReduceOp> {
   }
 };
 } // namespace
+
+Type tegula::tile::getReduceWorkType(Type elementType) {
+  // Shuffles move 32-bit values (i64 in two halves): narrower floats widen
+  // to f32.
+  if (elementType.isF16() || elementType.isBF16())
+    return Float32Type::get(elementType.getContext());
+  if (elementType.isF32() || elementType.isInteger(32) ||
+      elementType.isInteger(64))
+    return elementType;
+  return {};
+}
 
 void tegula::tile::populateReduceOpToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,

@@ -179,8 +179,10 @@ int64_t scratchBytesOf(Operation *op) {
       return 0;
     int64_t outputs = reduce.getSource().getType().getNumElements() /
                       reduce.getSource().getType().getDimSize(reduce.getAxis());
-    return warpsAlongAxis * outputs *
-           getStoredBytes(reduce.getSource().getType().getElementType());
+    // Partial results are stored in the type they combine in (f16 as f32).
+    Type work =
+        getReduceWorkType(reduce.getSource().getType().getElementType());
+    return warpsAlongAxis * outputs * (work ? getStoredBytes(work) : 0);
   }
   return 0;
 }
