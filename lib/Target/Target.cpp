@@ -1,6 +1,7 @@
 //===- Target.cpp - Tile IR to PTX and kernel bundles ---------------------===//
 
 #include "tegula/Target/Target.h"
+#include "tegula/Target/Pipeline.h"
 
 #include "Tile/TileOps.h"
 #include "Tile/TilePasses.h"
@@ -67,34 +68,16 @@ void target::registerLowering(MLIRContext &context) {
   context.loadAllAvailableDialects();
 }
 
-/// Runs `pipeline`, a pass list anchored on the module (no
-/// `builtin.module(...)` around it).
-static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
+LogicalResult target::lowerToGPU(ModuleOp module, const TargetInfo &target) {
   PassManager manager(module->getName());
-  std::string errors;
-  llvm::raw_string_ostream os(errors);
-  if (failed(parsePassPipeline(pipeline, manager, os))) {
-    module.emitError() << "internal error: bad pass pipeline: " << errors;
-    return failure();
-  }
+  buildLowerToGPUPipeline(manager, target);
   return manager.run(module);
 }
 
-LogicalResult target::lowerToGPU(ModuleOp module, const TargetInfo &target) {
-  std::string pipeline =
-      "func.func(tile-pipeline-loops),func.func(tile-assign-layouts),"
-      "canonicalize,cse,"
-      "func.func(loop-invariant-code-motion),convert-tile-to-nvvm{target=" +
-      target.chip.str() + "},canonicalize,cse";
-  return runPipeline(module, pipeline);
-}
-
 LogicalResult target::lowerToLLVMDialect(ModuleOp module) {
-  if (failed(runPipeline(module,
-                         "convert-scf-to-cf,convert-vector-to-llvm,"
-                         "convert-arith-to-llvm,convert-func-to-llvm,"
-                         "convert-cf-to-llvm,reconcile-unrealized-casts,"
-                         "canonicalize,cse")))
+  PassManager manager(module->getName());
+  buildLowerToLLVMPipeline(manager);
+  if (failed(manager.run(module)))
     return failure();
   // Kernels launch 32 threads per warp; the attributes tell NVPTX so.
   Builder builder(module.getContext());

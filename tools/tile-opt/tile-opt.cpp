@@ -2,6 +2,7 @@
 
 #include "Tile/TileDialect.h"
 #include "Tile/TilePasses.h"
+#include "tegula/Target/Pipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -12,6 +13,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   tegula::tile::registerTilePasses();
+  tegula::target::registerLoweringPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<tegula::tile::TileDialect>();
