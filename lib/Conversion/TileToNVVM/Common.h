@@ -195,8 +195,9 @@ void populateDotOpToNVVMPatterns(const mlir::TypeConverter &converter,
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 /// Finds the pops and pushes whose barriers an earlier op of the same block
-/// already provides, on the tile IR before it is rewritten.
-void analyzePipelineSync(mlir::Operation *root,
+/// already provides, on the tile IR before it is rewritten; a located error
+/// if a pipeline may name different rings at run time.
+mlir::LogicalResult analyzePipelineSync(mlir::Operation *root,
                          llvm::DenseMap<mlir::Operation *, PipelineSync> &out);
 
 void populatePipelineOpToNVVMPatterns(const mlir::TypeConverter &converter,

@@ -262,9 +262,57 @@ struct SyncFacts {
   bool barrierSeen = false; ///< a barrier executed earlier in this block
   bool synced = false;      ///< ... after waiting for every copy, and no
                             ///< push was issued since
-  /// Pops of each ring since the last barrier (their reads follow it).
+  /// Pops of each ring (by the tile.pipeline.create result, ringOf) since
+  /// the last barrier (their reads follow it).
   llvm::DenseMap<Value, int> popsSinceBarrier;
 };
+
+/// The tile.pipeline.create result `pipeline` names, seen through the scf
+/// values that carry it (a pipeline `var` goes through loops and branches);
+/// null when control flow may make it name more than one ring. Pops and
+/// pushes count per ring, whichever SSA value names it.
+Value ringOf(Value pipeline) {
+  SmallVector<Value> worklist = {pipeline};
+  llvm::DenseSet<Value> seen;
+  Value ring;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (value.getDefiningOp<PipelineCreateOp>()) {
+      if (ring && ring != value)
+        return {};
+      ring = value;
+      continue;
+    }
+    Operation *owner = value.getDefiningOp();
+    unsigned index = 0;
+    if (owner) {
+      index = cast<OpResult>(value).getResultNumber();
+    } else {
+      auto arg = cast<BlockArgument>(value);
+      owner = arg.getOwner()->getParentOp();
+      auto loop = dyn_cast_or_null<scf::ForOp>(owner);
+      if (!loop || arg.getArgNumber() < loop.getNumInductionVars())
+        return {};
+      index = arg.getArgNumber() - loop.getNumInductionVars();
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(owner)) {
+      worklist.push_back(loop.getInitArgs()[index]);
+      worklist.push_back(loop.getYieldedValues()[index]);
+      continue;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(owner)) {
+      for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
+        if (!region->empty())
+          worklist.push_back(
+              region->front().getTerminator()->getOperand(index));
+      continue;
+    }
+    return {};
+  }
+  return ring;
+}
 
 bool hasPipelineOps(Operation *op) {
   bool found = false;
@@ -296,7 +344,7 @@ SyncFacts analyzeNested(Operation *op, const SyncFacts &before,
     after.barrierSeen = before.barrierSeen;
     after.popsSinceBarrier = before.popsSinceBarrier;
     op->walk([&](PipelinePopOp pop) {
-      after.popsSinceBarrier[pop.getPipeline()] += 2;
+      after.popsSinceBarrier[ringOf(pop.getPipeline())] += 2;
     });
   }
   return after;
@@ -313,11 +361,11 @@ void analyzeBlock(Block &block, SyncFacts facts,
         facts.barrierSeen = facts.synced = true;
         facts.popsSinceBarrier.clear();
       }
-      ++facts.popsSinceBarrier[pop.getPipeline()];
+      ++facts.popsSinceBarrier[ringOf(pop.getPipeline())];
       continue;
     }
     if (auto push = dyn_cast<PipelinePushOp>(op)) {
-      int reads = facts.popsSinceBarrier.lookup(push.getPipeline());
+      int reads = facts.popsSinceBarrier.lookup(ringOf(push.getPipeline()));
       if (!facts.barrierSeen || reads > 1) {
         out[&op] = PipelineSync::Full;
         facts.barrierSeen = true;
@@ -334,12 +382,28 @@ void analyzeBlock(Block &block, SyncFacts facts,
 }
 } // namespace
 
-void tegula::tile::analyzePipelineSync(
+LogicalResult tegula::tile::analyzePipelineSync(
     Operation *root, llvm::DenseMap<Operation *, PipelineSync> &out) {
+  // Counters and barriers are per ring: a pipeline value that may name one
+  // ring or another at run time (the frontend rejects such vars) has none.
+  WalkResult walk = root->walk([&](Operation *op) {
+    if (!isa<PipelinePushOp, PipelinePopOp>(op))
+      return WalkResult::advance();
+    Value pipeline = op->getOperand(0);
+    if (ringOf(pipeline))
+      return WalkResult::advance();
+    op->emitError() << "this pipeline may name different rings depending on "
+                       "run-time control flow; which ring a pipeline names "
+                       "must be known at compile time";
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
   root->walk([&](FunctionOpInterface func) {
     if (!func.isExternal())
       analyzeBlock(func.getFunctionBody().front(), SyncFacts(), out);
   });
+  return success();
 }
 
 void tegula::tile::populatePipelineOpToNVVMPatterns(

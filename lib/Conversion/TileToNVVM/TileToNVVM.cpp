@@ -297,7 +297,8 @@ struct ConvertTileToNVVMPass
             cast<RankedTensorType>(push.getIndices().front().getType()));
     });
 
-    analyzePipelineSync(module, state.pipelineSync);
+    if (failed(analyzePipelineSync(module, state.pipelineSync)))
+      return signalPassFailure();
 
     OpBuilder builder(module.getBodyRegion());
     if (!module.lookupSymbol("__tegula_shared")) {
