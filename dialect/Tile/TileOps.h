@@ -53,4 +53,11 @@ public:
 #define GET_OP_CLASSES
 #include "Tile/TileOps.h.inc"
 
+namespace tegula::tile {
+/// Whether two global tensor values may address the same memory. Tensors
+/// made (tile.make_tensor) from different kernel parameters do not: the
+/// bundle ABI gives each tensor parameter its own buffer.
+bool mayAlias(mlir::Value tensorA, mlir::Value tensorB);
+} // namespace tegula::tile
+
 #endif // TEGULA_DIALECT_TILE_TILEOPS_H

@@ -94,6 +94,15 @@ void pipelineLoop(scf::ForOp loop, unsigned stages) {
     if (auto load = dyn_cast<LoadOp>(op))
       loads.push_back(load);
   for (LoadOp load : loads) {
+    // A block fetched ahead is read before this and the next S - 2
+    // iterations store: not for a tensor the loop writes.
+    bool written = loop->walk([&](StoreOp store) {
+                         return mayAlias(store.getTensor(), load.getTensor())
+                                    ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+                       }).wasInterrupted();
+    if (written)
+      continue;
     SmallVector<Value> inputs(load->getOperands());
     std::optional<SmallVector<Operation *>> slice = backwardSlice(loop, inputs);
     if (!slice)

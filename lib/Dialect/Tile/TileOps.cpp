@@ -470,3 +470,17 @@ void TransOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
   results.add<FoldTransposeIntoPop>(context);
 }
+
+bool tegula::tile::mayAlias(Value tensorA, Value tensorB) {
+  if (tensorA == tensorB)
+    return true;
+  auto makeA = tensorA.getDefiningOp<MakeTensorOp>();
+  auto makeB = tensorB.getDefiningOp<MakeTensorOp>();
+  if (!makeA || !makeB)
+    return true;
+  Value baseA = makeA.getBase(), baseB = makeB.getBase();
+  // Distinct parameters of one kernel are distinct buffers; anything else
+  // (an address computed some other way) may be any of them.
+  return baseA == baseB || !isa<BlockArgument>(baseA) ||
+         !isa<BlockArgument>(baseB);
+}
