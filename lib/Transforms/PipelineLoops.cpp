@@ -100,7 +100,8 @@ void pipelineLoop(scf::ForOp loop, unsigned stages) {
                          return mayAlias(store.getTensor(), load.getTensor())
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
-                       }).wasInterrupted();
+                       })
+                       .wasInterrupted();
     if (written)
       continue;
     SmallVector<Value> inputs(load->getOperands());

@@ -46,6 +46,14 @@ enum class PipelineSync {
                ///< its ring's last pop read since the last barrier
 };
 
+/// What a load, store or push of a global tensor needs before it so that
+/// other threads' earlier accesses are ordered (analyzeMemoryOrder).
+enum class MemoryBarrier {
+  None,
+  Barrier,              ///< bar.sync: orders the block's global accesses
+  WaitCopiesAndBarrier, ///< a store after a push: its copies land first
+};
+
 class LoweringState {
 public:
   LoweringState(const TargetInfo &target) : target(target) {}
@@ -57,6 +65,9 @@ public:
   llvm::DenseMap<mlir::Operation *, unsigned> vectorWidths;
   /// Synchronization of each pipeline pop and push (absent: Full).
   llvm::DenseMap<mlir::Operation *, PipelineSync> pipelineSync;
+  /// Barriers before global accesses of programs working in place (absent:
+  /// none).
+  llvm::DenseMap<mlir::Operation *, MemoryBarrier> memoryBarriers;
 
   /// The plan of the kernel enclosing `op`.
   KernelPlan &planFor(mlir::Operation *op);
@@ -176,6 +187,11 @@ readWithLdmatrix(mlir::OpBuilder &builder, mlir::Location loc,
 /// lanes and warps in (f16 and bf16 widen to f32), or null if unsupported.
 mlir::Type getReduceWorkType(mlir::Type elementType);
 
+/// Bytes of shared scratch `op` needs while it runs, 0 if none. An op that
+/// needs some (a conversion through shared memory, a transpose, a
+/// reduction across warps) meets the block at a barrier while it runs.
+int64_t getScratchBytes(mlir::Operation *op);
+
 /// A thread-block barrier.
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
 
@@ -197,8 +213,19 @@ void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
 /// Finds the pops and pushes whose barriers an earlier op of the same block
 /// already provides, on the tile IR before it is rewritten; a located error
 /// if a pipeline may name different rings at run time.
-mlir::LogicalResult analyzePipelineSync(mlir::Operation *root,
-                         llvm::DenseMap<mlir::Operation *, PipelineSync> &out);
+mlir::LogicalResult
+analyzePipelineSync(mlir::Operation *root,
+                    llvm::DenseMap<mlir::Operation *, PipelineSync> &out);
+
+/// Finds the global loads, stores and pushes that may touch elements other
+/// threads of the program accessed earlier (one of the two a store), on the
+/// tile IR before it is rewritten.
+/// Fills state.memoryBarriers; reads state.pipelineSync (pops that meet at
+/// a barrier order global accesses too).
+void analyzeMemoryOrder(mlir::Operation *root, LoweringState &state);
+/// Emits what `op` needs before it by the memory-order analysis, if any.
+void emitMemoryBarrier(mlir::OpBuilder &builder, mlir::Operation *op,
+                       const LoweringState &state);
 
 void populatePipelineOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                       mlir::RewritePatternSet &patterns,

@@ -135,6 +135,7 @@ struct LoadLowering : public StatefulPattern<LoadOp> {
   matchAndRewrite(LoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    emitMemoryBarrier(rewriter, op, state);
     SmallVector<Value> values = emitMaskedLoad(
         rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
         adaptor.getIndices(), adaptor.getMask(), adaptor.getOther(),
@@ -152,6 +153,7 @@ struct StoreLowering : public StatefulPattern<StoreOp> {
   matchAndRewrite(StoreOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    emitMemoryBarrier(rewriter, op, state);
     Type elementType = op.getValue().getType().getElementType();
     Type storedType = storedTypeOf(elementType, rewriter);
     unsigned width = storedType == elementType

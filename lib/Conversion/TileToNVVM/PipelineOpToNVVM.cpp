@@ -149,6 +149,7 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
   matchAndRewrite(PipelinePushOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    emitMemoryBarrier(rewriter, op, state);
     PipelineType type = op.getPipeline().getType();
     RingState ring = unpackRing(rewriter, loc, adaptor.getPipeline());
     auto indexType = cast<RankedTensorType>(op.getIndices().front().getType());

@@ -155,8 +155,9 @@ struct ArangeLowering : public OpConversionPattern<ArangeOp> {
 
 int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
-/// Bytes of scratch `op` needs while it runs, 0 if none.
-int64_t scratchBytesOf(Operation *op) {
+} // namespace
+
+int64_t tegula::tile::getScratchBytes(Operation *op) {
   auto bytesOf = [](RankedTensorType type) {
     return type.getNumElements() * getStoredBytes(type.getElementType());
   };
@@ -187,6 +188,8 @@ int64_t scratchBytesOf(Operation *op) {
   return 0;
 }
 
+namespace {
+
 KernelPlan planSharedMemory(func::FuncOp func) {
   KernelPlan plan;
   if (auto warps =
@@ -200,7 +203,7 @@ KernelPlan planSharedMemory(func::FuncOp func) {
       cursor = alignTo16(cursor + type.getStages() * type.getStageBytes());
       return;
     }
-    plan.scratchBytes = std::max(plan.scratchBytes, scratchBytesOf(op));
+    plan.scratchBytes = std::max(plan.scratchBytes, getScratchBytes(op));
   });
   plan.scratchOffset = cursor;
   plan.sharedBytes = alignTo16(cursor + plan.scratchBytes);
@@ -226,9 +229,9 @@ void widenBoolParameters(func::FuncOp func) {
       continue;
     arg.setType(i32);
     inputs[arg.getArgNumber()] = i32;
-    Value flag = arith::CmpIOp::create(builder, arg.getLoc(),
-                                       arith::CmpIPredicate::ne, arg,
-                                       i32Const(builder, arg.getLoc(), 0));
+    Value flag =
+        arith::CmpIOp::create(builder, arg.getLoc(), arith::CmpIPredicate::ne,
+                              arg, i32Const(builder, arg.getLoc(), 0));
     arg.replaceAllUsesExcept(flag, flag.getDefiningOp());
   }
   func.setType(
@@ -299,6 +302,7 @@ struct ConvertTileToNVVMPass
 
     if (failed(analyzePipelineSync(module, state.pipelineSync)))
       return signalPassFailure();
+    analyzeMemoryOrder(module, state);
 
     OpBuilder builder(module.getBodyRegion());
     if (!module.lookupSymbol("__tegula_shared")) {
