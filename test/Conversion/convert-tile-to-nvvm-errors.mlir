@@ -18,3 +18,16 @@ func.func @within_budget() attributes {tile.kernel, tile.warps = 4 : i32} {
   %p = tile.pipeline.create : !tile.pipeline<128x128xf32, stages = 2>
   return
 }
+
+// -----
+
+// An op no pattern lowers is reported as a limitation of the compiler at
+// its location, not as MLIR's "failed to legalize": per-thread registers of
+// a non-splat tile constant would need each thread's elements picked at run
+// time.
+#blocked = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+func.func @dense_constant() -> tensor<4xi32, #blocked> attributes {tile.warps = 4 : i32} {
+  // expected-error @+1 {{cannot compile this 'arith.constant' for the GPU: the lowering has no rule for it in this form (a limitation of the compiler, not an error in the program; please report it with this program)}}
+  %c = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi32, #blocked>
+  return %c : tensor<4xi32, #blocked>
+}

@@ -242,6 +242,37 @@ void widenBoolParameters(func::FuncOp func) {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// While alive, turns the conversion's "failed to legalize operation 'X'"
+/// (an op no pattern could lower: a limitation of this lowering, not an
+/// error in the program) into an error a user can act on, at the same
+/// location.
+class RewordLegalizationFailures {
+public:
+  explicit RewordLegalizationFailures(MLIRContext *context)
+      : handler(context, [this](Diagnostic &diag) { return reword(diag); }) {}
+
+private:
+  LogicalResult reword(Diagnostic &diag) {
+    static constexpr StringLiteral prefix = "failed to legalize ";
+    std::string message = diag.str();
+    if (rewording || diag.getSeverity() != DiagnosticSeverity::Error ||
+        !StringRef(message).starts_with(prefix))
+      return failure(); // not ours: the next handler prints it
+    StringRef name = StringRef(message).split('\'').second.split('\'').first;
+    rewording = true;
+    emitError(diag.getLocation())
+        << "cannot compile this '" << name
+        << "' for the GPU: the lowering has no rule for it in this form (a "
+           "limitation of the compiler, not an error in the program; please "
+           "report it with this program)";
+    rewording = false;
+    return success();
+  }
+
+  bool rewording = false;
+  ScopedDiagnosticHandler handler;
+};
+
 bool hasTileTypes(Operation *op) {
   auto isTileType = [](Type type) {
     return isa<RankedTensorType, PtrType, GlobalTensorType, PipelineType>(type);
@@ -352,8 +383,13 @@ struct ConvertTileToNVVMPass
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          conversionTarget);
 
-    if (failed(applyPartialConversion(module, conversionTarget,
-                                      std::move(patterns))))
+    LogicalResult converted = failure();
+    {
+      RewordLegalizationFailures reword(&getContext());
+      converted = applyPartialConversion(module, conversionTarget,
+                                         std::move(patterns));
+    }
+    if (failed(converted))
       return signalPassFailure();
   }
 };
