@@ -8,6 +8,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace tegula::tile;
 
@@ -254,6 +256,13 @@ LogicalResult MakeTensorOp::verify() {
     return emitOpError() << "binds " << getDynamicDims().size()
                          << " dynamic extents but " << tensor << " has "
                          << tensor.getNumDynamicDims();
+  // Extents travel as i32 (the kernel ABI's size variables, tile.dim, the
+  // lowering's bounds checks): a larger one would be truncated silently.
+  for (int64_t extent : tensor.getShape())
+    if (!ShapedType::isDynamic(extent) &&
+        extent > std::numeric_limits<int32_t>::max())
+      return emitOpError() << "extent " << extent << " of " << tensor
+                           << " does not fit in i32, the type of extents";
   return success();
 }
 

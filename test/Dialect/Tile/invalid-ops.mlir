@@ -80,6 +80,17 @@ func.func @make_tensor_dims(%p: !tile.ptr<f32>, %n: i32) {
 
 // -----
 
+// Extents are i32 from the ABI to the bounds checks: a fixed one over
+// 2^31 - 1 would be truncated by the lowering (and read negative by
+// tile.dim), so it is refused here.
+func.func @make_tensor_extent(%p: !tile.ptr<f32>) {
+  // expected-error @+1 {{'tile.make_tensor' op extent 4294967400 of '!tile.tensor<4294967400xf32>' does not fit in i32, the type of extents}}
+  %t = tile.make_tensor %p[] : !tile.ptr<f32> -> !tile.tensor<4294967400xf32>
+  return
+}
+
+// -----
+
 func.func @dim_range(%t: !tile.tensor<?x64xf32>) {
   // expected-error @+1 {{'tile.dim' op dimension 2 is out of range for a rank-2 tensor}}
   %d = tile.dim %t, 2 : !tile.tensor<?x64xf32>
