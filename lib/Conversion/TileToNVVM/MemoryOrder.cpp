@@ -17,7 +17,9 @@
 // threads, and no loop iteration between them when the indices vary in the
 // loop). A conflict places a barrier before the access and empties the set.
 // Loops start from what holds before them joined with what their body
-// leaves (the back edge), to a fixed point; branches join their arms. A
+// leaves (the back edge), to a fixed point (inside those rounds a nested
+// loop counts all its accesses as pending after it); branches join their
+// arms. A
 // pipeline push reads its tensor asynchronously: a store after it waits for
 // the copies too. Ops that meet at a barrier anyway (conversions through
 // shared memory, transposes, reductions across warps, pipeline pops that
@@ -219,6 +221,17 @@ private:
   }
 
   Pending walkLoop(Operation *loop, Block *body, Pending before, bool record) {
+    // Only the walk that places barriers finds a loop's fixed point; walks
+    // that only track what is pending (a fixed-point round of an enclosing
+    // loop) take every access of the loop as pending after it, so that
+    // nested loops cost linear, not exponential, time.
+    if (!record) {
+      body->walk([&](Operation *op) {
+        if (isa<LoadOp, StoreOp, PipelinePushOp>(op))
+          join(before, {{op, loop}});
+      });
+      return before;
+    }
     // What the body leaves comes back around, from an earlier iteration.
     auto backEdge = [&](Pending after) {
       for (Access &access : after)
