@@ -13,6 +13,7 @@
 #include "mlir/IR/OpDefinition.h"
 
 #include "Tile/LinearLayout.h"
+#include "tegula/Target/TargetInfo.h"
 
 #include "Tile/TileDialect.h.inc"
 
@@ -23,5 +24,12 @@
 
 #define GET_TYPEDEF_CLASSES
 #include "Tile/TileTypes.h.inc"
+
+namespace tegula::tile {
+/// The target of the module enclosing `op` (its `tile.target`), the default
+/// target when the module names none; an unknown name is reported on the
+/// module and fails.
+mlir::FailureOr<TargetInfo> getTarget(mlir::Operation *op);
+} // namespace tegula::tile
 
 #endif // TEGULA_DIALECT_TILE_TILEDIALECT_H

@@ -45,6 +45,10 @@ def Tile_Dialect : Dialect {
     /// Registers the layout attributes (TileAttrs.cpp owns their storage).
     void registerAttributes();
 
+    /// The module's GPU target (a TargetInfo name): set once by the frontend,
+    /// read by every pass through tegula::tile::getTarget.
+    static constexpr ::llvm::StringLiteral kTargetAttrName = "tile.target";
+
     /// Attribute names the dialect owns on kernel functions.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
     static constexpr ::llvm::StringLiteral kWarpsAttrName = "tile.warps";

@@ -67,10 +67,6 @@ def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
     target's limit. Kernels become `func.func`s over LLVM types, marked for
     NVVM; scf, arith and vector ops remain for the standard LLVM lowering.
   }];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"",
-           "GPU target: sm_80 or sm_90a">,
-  ];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect",

@@ -17,16 +17,13 @@
 using namespace mlir;
 using namespace tegula;
 
-void target::buildLowerToGPUPipeline(OpPassManager &pm,
-                                     const TargetInfo &target) {
+void target::buildLowerToGPUPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tile::createTilePipelineLoops());
   pm.addNestedPass<func::FuncOp>(tile::createTileAssignLayouts());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
-  tile::ConvertTileToNVVMOptions options;
-  options.target = target.chip.str();
-  pm.addPass(tile::createConvertTileToNVVM(options));
+  pm.addPass(tile::createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -42,30 +39,12 @@ void target::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-namespace {
-struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
-  Option<std::string> target{*this, "target",
-                             llvm::cl::desc("the GPU target"),
-                             llvm::cl::init(
-                                 TargetInfo::defaultTarget().chip.str())};
-};
-} // namespace
-
 void target::registerLoweringPipelines() {
-  PassPipelineRegistration<LowerToGPUOptions>(
+  PassPipelineRegistration<>(
       "tile-lower-to-gpu",
-      "What tilec runs from tile IR to NVVM-level MLIR (layouts, NVVM)",
-      [](OpPassManager &pm, const LowerToGPUOptions &options) {
-        std::optional<TargetInfo> target = TargetInfo::lookup(options.target);
-        // An unknown name leaves the pipeline empty; the conversion pass
-        // would have rejected it the same way.
-        if (!target) {
-          llvm::errs() << "tile-lower-to-gpu: unknown target '"
-                       << options.target << "'\n";
-          return;
-        }
-        buildLowerToGPUPipeline(pm, *target);
-      });
+      "What tilec runs from tile IR to NVVM-level MLIR (layouts, NVVM), for "
+      "the module's tile.target",
+      [](OpPassManager &pm) { buildLowerToGPUPipeline(pm); });
   PassPipelineRegistration<>(
       "tile-lower-to-llvm",
       "What tilec runs from NVVM-level MLIR to the LLVM dialect",

@@ -68,9 +68,9 @@ void target::registerLowering(MLIRContext &context) {
   context.loadAllAvailableDialects();
 }
 
-LogicalResult target::lowerToGPU(ModuleOp module, const TargetInfo &target) {
+LogicalResult target::lowerToGPU(ModuleOp module) {
   PassManager manager(module->getName());
-  buildLowerToGPUPipeline(manager, target);
+  buildLowerToGPUPipeline(manager);
   return manager.run(module);
 }
 

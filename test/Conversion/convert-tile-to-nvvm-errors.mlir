@@ -1,21 +1,32 @@
-// RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm=target=sm_80 -verify-diagnostics
-// RUN: not tile-opt %s -split-input-file -convert-tile-to-nvvm=target=sm_70 2>&1 | FileCheck %s --check-prefix=TARGET
-// TARGET: error: unknown target 'sm_70'; expected sm_80 or sm_90a
+// RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm -verify-diagnostics
 
 // Shared memory is planned before lowering; a kernel over the target's
-// budget is an error giving both figures. Four stages of 128 x 128 f32 rings
-// need 262144 bytes; sm_80 offers 166912.
+// budget (the module's tile.target) is an error giving both figures. Four
+// stages of 128 x 128 f32 rings need 262144 bytes; sm_80 offers 166912.
+module attributes {tile.target = "sm_80"} {
 // expected-error @+1 {{kernel needs 262144 bytes of shared memory but sm_80 allows 166912 per block; use fewer stages or smaller blocks}}
 func.func @over_budget() attributes {tile.kernel, tile.warps = 4 : i32} {
   %p = tile.pipeline.create : !tile.pipeline<128x128xf32, stages = 4>
   return
 }
+}
 
 // -----
 
 // Within the budget: no error.
+module attributes {tile.target = "sm_80"} {
 func.func @within_budget() attributes {tile.kernel, tile.warps = 4 : i32} {
   %p = tile.pipeline.create : !tile.pipeline<128x128xf32, stages = 2>
+  return
+}
+}
+
+// -----
+
+// No tile.target: the default target (sm_90a, 232448 bytes) holds what sm_80
+// would not.
+func.func @default_target() attributes {tile.kernel, tile.warps = 4 : i32} {
+  %p = tile.pipeline.create : !tile.pipeline<128x128xf32, stages = 3>
   return
 }
 

@@ -193,7 +193,7 @@ int main(int argc, char **argv) {
 
   std::map<std::string, std::string> descriptions =
       target::describeKernels(*module, *targetInfo, runOptions.reference);
-  if (failed(target::lowerToGPU(*module, *targetInfo)))
+  if (failed(target::lowerToGPU(*module)))
     return 1;
   if (emit == "gpu")
     return writeFile(output.empty() ? "-" : output, printModule(*module)) ? 0

@@ -1,7 +1,7 @@
 //===- Pipeline.h - The lowering's pass pipelines ---------------*- C++ -*-===//
 //
 // The passes tilec runs, built in one place and registered under names, so
-// that `tile-opt --tile-lower-to-gpu=target=sm_80` replays exactly what tilec
+// that `tile-opt --tile-lower-to-gpu` replays exactly what tilec
 // runs between tile IR and NVVM-level MLIR, and `--tile-lower-to-llvm` from
 // there to the LLVM dialect.
 //
@@ -10,16 +10,13 @@
 #ifndef TEGULA_TARGET_PIPELINE_H
 #define TEGULA_TARGET_PIPELINE_H
 
-#include "tegula/Target/TargetInfo.h"
-
 #include "mlir/Pass/PassManager.h"
 
 namespace tegula::target {
 
 /// Loop pipelining, layout assignment and conversion to per-thread
-/// NVVM-level MLIR for `target`.
-void buildLowerToGPUPipeline(mlir::OpPassManager &pm,
-                             const TargetInfo &target);
+/// NVVM-level MLIR, for the target the module names (`tile.target`).
+void buildLowerToGPUPipeline(mlir::OpPassManager &pm);
 
 /// NVVM-level MLIR (scf, arith, vector, func) to the LLVM dialect.
 void buildLowerToLLVMPipeline(mlir::OpPassManager &pm);

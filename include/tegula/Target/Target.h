@@ -27,8 +27,9 @@ namespace tegula::target {
 /// uses in `context`.
 void registerLowering(mlir::MLIRContext &context);
 
-/// Layout assignment and conversion to per-thread NVVM-level MLIR.
-mlir::LogicalResult lowerToGPU(mlir::ModuleOp module, const TargetInfo &target);
+/// Layout assignment and conversion to per-thread NVVM-level MLIR, for the
+/// target the module names (tile.target, set by the frontend).
+mlir::LogicalResult lowerToGPU(mlir::ModuleOp module);
 
 /// GPU-level MLIR to the LLVM dialect, kernels marked for NVVM.
 mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module);

@@ -287,12 +287,9 @@ struct ConvertTileToNVVMPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<TargetInfo> targetInfo = TargetInfo::lookup(target);
-    if (!targetInfo) {
-      module.emitError() << "unknown target '" << target
-                         << "'; expected sm_80 or sm_90a";
+    FailureOr<TargetInfo> targetInfo = getTarget(module);
+    if (failed(targetInfo))
       return signalPassFailure();
-    }
     LoweringState state(*targetInfo);
     module.walk(widenBoolParameters);
 

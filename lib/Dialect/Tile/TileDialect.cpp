@@ -9,6 +9,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -272,6 +273,17 @@ void PipelineType::print(AsmPrinter &printer) const {
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == kTargetAttrName) {
+    auto target = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !target)
+      return op->emitError() << "'" << name
+                             << "' must be a string on a module";
+    if (!TargetInfo::lookup(target.getValue()))
+      return op->emitError() << "unknown target '" << target.getValue()
+                             << "'; expected one of "
+                             << llvm::join(TargetInfo::names(), ", ");
+    return success();
+  }
   if (name == kKernelAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
@@ -370,4 +382,20 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
   }
   return op->emitError() << "unknown tile dialect argument attribute '" << name
                          << "'";
+}
+
+FailureOr<tegula::TargetInfo> tegula::tile::getTarget(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                  : op->getParentOfType<ModuleOp>();
+  auto name = module ? module->getAttrOfType<StringAttr>(
+                           TileDialect::kTargetAttrName)
+                     : StringAttr();
+  if (!name)
+    return TargetInfo::defaultTarget();
+  if (std::optional<TargetInfo> target = TargetInfo::lookup(name.getValue()))
+    return *target;
+  module.emitError() << "unknown target '" << name.getValue()
+                     << "'; expected one of "
+                     << llvm::join(TargetInfo::names(), ", ");
+  return failure();
 }

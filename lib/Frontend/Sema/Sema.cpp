@@ -53,6 +53,8 @@ Sema::Sema(const Program &program, DiagEngine &diags,
 
 mlir::OwningOpRef<mlir::ModuleOp> Sema::run() {
   module = mlir::ModuleOp::create(builder, loc(SourceLoc{}));
+  (*module)->setAttr(tl::TileDialect::kTargetAttrName,
+                     builder.getStringAttr(options.target.chip));
   bool found = options.kernel.empty();
   for (const auto &k : program.kernels) {
     if (!options.kernel.empty() && k->name != options.kernel)
