@@ -8,8 +8,8 @@ namespace {
 // Every supported target, once. Shared memory is the opt-in dynamic shared
 // memory per block (language.md).
 const TargetInfo kTargets[] = {
-    {"sm_90a", "+ptx80", 232448, true, true, 4352},
-    {"sm_80", "+ptx70", 166912, true, false, 4352},
+    {"sm_90a", "+ptx80", 232448, true, true, 4352, 16, 8},
+    {"sm_80", "+ptx70", 166912, true, false, 4352, 16, 8},
 };
 } // namespace
 
@@ -28,3 +28,15 @@ std::vector<std::string> TargetInfo::names() {
 }
 
 TargetInfo TargetInfo::defaultTarget() { return kTargets[0]; }
+
+TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
+                                                  unsigned warps) const {
+  unsigned alongM = 1;
+  while (alongM < warps && m / (2 * alongM) >= dotWarpRows)
+    alongM *= 2;
+  unsigned alongN = warps / alongM;
+  // Along M as far as possible leaves the fewest warps along N, so if this
+  // split does not fit, none does.
+  bool fits = m / alongM >= dotWarpRows && n / alongN >= dotWarpCols;
+  return {alongM, alongN, fits};
+}

@@ -87,16 +87,17 @@ private:
     return BlockedLayoutAttr::get(context, spt, tpw, wpc, order);
   }
 
-  /// Warps along M as far as 16-row blocks allow, the rest along N.
+  /// The warps split the dot's result by the target's rule.
   FailureOr<Attribute> mmaFor(DotOp dot) {
     ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
-    unsigned wm = 1;
-    while (wm < numWarps && shape[0] / (2 * wm) >= 16)
-      wm *= 2;
-    unsigned wn = numWarps / wm;
-    SmallVector<unsigned> warps = {wm, wn};
-    if (failed(
-            checkWarpSplit(shape, warps, 8, [&] { return dot.emitOpError(); })))
+    FailureOr<tegula::TargetInfo> target = getTarget(dot);
+    if (failed(target))
+      return failure();
+    tegula::TargetInfo::DotWarpSplit split =
+        target->dotWarpSplit(shape[0], shape[1], numWarps);
+    SmallVector<unsigned> warps = {split.alongM, split.alongN};
+    if (failed(checkWarpSplit(shape, warps, target->dotWarpCols,
+                              [&] { return dot.emitOpError(); })))
       return failure();
     return Attribute(MmaLayoutAttr::get(context, warps));
   }

@@ -32,6 +32,20 @@ struct TargetInfo {
   /// Bytes of kernel parameters the PTX ISA version emitted allows (4352
   /// before PTX 8.1).
   int64_t maxParamBytes;
+  /// The smallest block of a dot result one warp computes: the rows and
+  /// columns of the tensor-core instruction (mma.sync m16n8k16).
+  int64_t dotWarpRows, dotWarpCols;
+
+  /// How `warps` warps share an [m, n] dot result.
+  struct DotWarpSplit {
+    unsigned alongM, alongN;
+    /// Each warp gets at least dotWarpRows x dotWarpCols.
+    bool fits;
+  };
+  /// The one rule for splitting a dot over warps, asked by the frontend's
+  /// check and by layout assignment: warps along M as far as blocks of
+  /// dotWarpRows rows allow, the rest along N.
+  DotWarpSplit dotWarpSplit(int64_t m, int64_t n, unsigned warps) const;
 
   /// The target named `name`, or none if it is not supported.
   static std::optional<TargetInfo> lookup(llvm::StringRef name);

@@ -186,24 +186,27 @@ Val Sema::dot(const Expr &e) {
                                    std::to_string(x.value) + " is computed here");
     return Val::invalid();
   }
-  // Check 5: the warps must split over the [M, N] result.
-  bool splits = false;
-  std::string options;
-  for (int64_t wm = 1; wm <= warps; wm *= 2) {
-    int64_t wn = warps / wm;
-    if (m >= 16 * wm && n >= 8 * wn)
-      splits = true;
-    options += (options.empty() ? "" : ", ") + std::to_string(wm) + "x" +
-               std::to_string(wn) + " gives " + std::to_string(m / wm) +
-               " rows x " + std::to_string(n / wn) + " columns";
-  }
-  if (!splits)
+  // Check 5: the warps must split over the [M, N] result, by the target's
+  // rule (the one layout assignment follows).
+  const TargetInfo &target = targetInfo();
+  if (!target.dotWarpSplit(m, n, warps).fits) {
+    std::string options;
+    for (int64_t wm = 1; wm <= warps; wm *= 2) {
+      int64_t wn = warps / wm;
+      options += (options.empty() ? "" : ", ") + std::to_string(wm) + "x" +
+                 std::to_string(wn) + " gives " + std::to_string(m / wm) +
+                 " rows x " + std::to_string(n / wn) + " columns";
+    }
     return error(e.loc(), "dot of [" + std::to_string(m) + ", " +
                               std::to_string(n) + "] cannot be split over " +
                               std::to_string(warps) +
-                              " warps: each warp needs at least 16 rows and "
-                              "8 columns, but " + options +
+                              " warps: each warp needs at least " +
+                              std::to_string(target.dotWarpRows) +
+                              " rows and " +
+                              std::to_string(target.dotWarpCols) +
+                              " columns, but " + options +
                               " per warp; use fewer warps or a larger tile");
+  }
   Ty accTy = Ty::tile(DT::F32, {m, n}, {a.ty.origins[0], b.ty.origins[1]});
   mlir::Value acc;
   if (e.operands.size() == 3) {
