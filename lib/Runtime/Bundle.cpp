@@ -1,5 +1,6 @@
 //===- Bundle.cpp - Compiled-kernel bundles -------------------------------===//
 
+#include "tegula/Runtime/File.h"
 #include "tegula/Runtime/Bundle.h"
 
 #include <cctype>
@@ -364,13 +365,11 @@ std::string formatBits(const std::vector<unsigned> &bits) {
 
 bool loadBundle(const std::string &jsonPath, Bundle &bundle,
                 std::string &error) {
-  std::ifstream in(jsonPath, std::ios::binary);
-  if (!in) {
-    error = "cannot open bundle '" + jsonPath + "'";
+  std::string text, reason;
+  if (!readFile(jsonPath, text, reason)) {
+    error = "cannot open bundle '" + jsonPath + "': " + reason;
     return false;
   }
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
   if (!parseBundleJson(text, jsonPath, bundle, error))
     return false;
 
@@ -379,14 +378,11 @@ bool loadBundle(const std::string &jsonPath, Bundle &bundle,
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0)
     base.resize(base.size() - 5);
   bundle.ptxPath = base + ".ptx";
-  std::ifstream ptxIn(bundle.ptxPath, std::ios::binary);
-  if (!ptxIn) {
+  if (!readFile(bundle.ptxPath, bundle.ptx, reason)) {
     error = "bundle '" + jsonPath + "': cannot open the PTX '" +
-            bundle.ptxPath + "'";
+            bundle.ptxPath + "': " + reason;
     return false;
   }
-  bundle.ptx.assign((std::istreambuf_iterator<char>(ptxIn)),
-                    std::istreambuf_iterator<char>());
 
   std::vector<unsigned> bits;
   if (!ptxEntryParams(bundle.ptx, bundle.entry, bits)) {

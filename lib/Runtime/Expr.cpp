@@ -17,7 +17,9 @@ namespace {
 using NodePtr = std::shared_ptr<const Expr::Node>;
 
 /// Recursive descent with C precedence: || && (== !=) (< <= > >=) (+ -)
-/// (* / %) unary.
+/// (* / %) unary. Nesting is bounded, each operator of a chain such as
+/// `a && b && c` counting one level, because evaluating and freeing the tree
+/// recurse through every level: a bundle cannot exhaust the stack.
 class Parser {
 public:
   Parser(std::string_view text, std::vector<std::string> &names)
@@ -29,8 +31,14 @@ public:
     if (node && pos != text.size())
       fail("unexpected '" + std::string(1, text[pos]) + "'");
     if (!err.empty()) {
-      error = "in expression '" + std::string(text) + "': " + err +
-              " at column " + std::to_string(errPos + 1);
+      // A long expression is quoted by its start, with its length.
+      std::string quoted = text.size() <= 120
+                               ? std::string(text)
+                               : std::string(text.substr(0, 60)) + "... (" +
+                                     std::to_string(text.size()) +
+                                     " characters)";
+      error = "in expression '" + quoted + "': " + err + " at column " +
+              std::to_string(errPos + 1);
       return nullptr;
     }
     return node;
@@ -42,6 +50,22 @@ private:
   size_t pos = 0;
   std::string err;
   size_t errPos = 0;
+  unsigned depth = 0;
+  static constexpr unsigned kMaxDepth = 1000;
+
+  /// Enters one more level of nesting; false (and an error) past the limit.
+  bool deeper() {
+    if (++depth <= kMaxDepth)
+      return true;
+    fail("nested too deeply (more than " + std::to_string(kMaxDepth) +
+         " operators and brackets)");
+    return false;
+  }
+  struct Restore {
+    unsigned &depth;
+    unsigned saved;
+    ~Restore() { depth = saved; }
+  };
 
   NodePtr fail(const std::string &message) {
     if (err.empty()) {
@@ -92,12 +116,15 @@ private:
   }
 
   NodePtr parseBinary(int minPrec) {
+    Restore restore{depth, depth};
     NodePtr lhs = parseUnary();
     while (lhs) {
       std::string op = peekOperator();
       int prec = precedence(op);
       if (prec == 0 || prec < minPrec)
         break;
+      if (!deeper())
+        return nullptr;
       pos += op.size();
       NodePtr rhs = parseBinary(prec + 1);
       if (!rhs)
@@ -117,6 +144,9 @@ private:
       // "!=" is not a prefix operator.
       if (text.substr(pos, 1) != op || text.substr(pos, 2) == "!=")
         continue;
+      Restore restore{depth, depth};
+      if (!deeper())
+        return nullptr;
       ++pos;
       NodePtr operand = parseUnary();
       if (!operand)
@@ -177,6 +207,9 @@ private:
       return node;
     }
     if (accept("(")) {
+      Restore restore{depth, depth};
+      if (!deeper())
+        return nullptr;
       NodePtr inner = parseBinary(0);
       if (!inner)
         return nullptr;
@@ -194,6 +227,9 @@ private:
                   "' (expected cdiv, min or max)");
     }
     accept("(");
+    Restore restore{depth, depth};
+    if (!deeper())
+      return nullptr;
     auto node = std::make_shared<Expr::Node>();
     node->kind = Expr::Node::Call;
     node->text = name;

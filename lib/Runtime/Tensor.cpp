@@ -1,5 +1,6 @@
 //===- Tensor.cpp - Host tensors and .npy files ---------------------------===//
 
+#include "tegula/Runtime/File.h"
 #include "tegula/Runtime/Tensor.h"
 
 #include <cmath>
@@ -171,8 +172,9 @@ bool parseNpy(const std::vector<uint8_t> &bytes, NpyArray &result,
   }
 
   at = findKey(header, "fortran_order");
-  if (at != std::string::npos &&
-      header.compare(header.find_first_not_of(' ', at), 4, "True") == 0) {
+  size_t value = at == std::string::npos ? at
+                                         : header.find_first_not_of(' ', at);
+  if (value != std::string::npos && header.compare(value, 4, "True") == 0) {
     size_t nontrivial = 0;
     for (int64_t d : array.shape)
       nontrivial += d > 1;
@@ -196,13 +198,12 @@ bool parseNpy(const std::vector<uint8_t> &bytes, NpyArray &result,
 }
 
 bool readNpy(const std::string &path, NpyArray &result, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open '" + path + "'";
+  std::string contents, reason;
+  if (!readFile(path, contents, reason)) {
+    error = "cannot open '" + path + "': " + reason;
     return false;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes(contents.begin(), contents.end());
   if (!parseNpy(bytes, result, error)) {
     error = "'" + path + "': " + error;
     return false;

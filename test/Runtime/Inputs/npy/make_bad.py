@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Writes malformed .npy files into the directory given, one per case."""
+import os
+import struct
+import sys
+
+out = sys.argv[1]
+
+
+def npy(header, data=b"", version=1):
+    h = header.encode("latin1")
+    if version == 1:
+        prefix = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h))
+    else:
+        prefix = b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<I", len(h))
+    return prefix + h + data
+
+
+cases = {
+    "empty": b"",
+    "magic": b"\x89PNG\r\n\x1a\n\x00\x00\x00\x00",
+    "short": b"\x93NUMPY\x01\x00",
+    "version": npy("{}", version=9),
+    "long-header": b"\x93NUMPY\x01\x00\xff\xff{}",
+    "long-header-v2": b"\x93NUMPY\x02\x00\xff\xff\xff\xff{}",
+    "no-descr": npy("{'shape': (16,), }"),
+    "descr": npy("{'descr': '<c16', 'fortran_order': False, 'shape': (16,), }"),
+    "no-shape": npy("{'descr': '<i4', 'fortran_order': False, }"),
+    "shape-open": npy("{'descr': '<i4', 'shape': (16, "),
+    "negative": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (-16,), }"),
+    "huge": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }"),
+    "fortran-end": npy("{'descr': '<i4', 'shape': (16,), 'fortran_order':   "),
+    "fortran": npy("{'descr': '<i4', 'fortran_order': True, 'shape': (4, 4), }", b"\0" * 64),
+    "not-dict": npy("[1, 2, 3]"),
+    "size": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (16,), }", b"\0" * 60),
+}
+for name, data in cases.items():
+    with open(os.path.join(out, name + ".npy"), "wb") as f:
+        f.write(data)
