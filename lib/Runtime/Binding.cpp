@@ -231,6 +231,13 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
         return false;
       }
       shape.push_back(v);
+      // Kernels index and bound-check every dim in 32 bits.
+      if (v > INT32_MAX) {
+        error = "argument '" + param.name + "' would have shape " +
+                formatDims(param.dims) + " = " + formatShape(shape) +
+                ", a dim over 2147483647 (kernels index in 32 bits)";
+        return false;
+      }
       if (v < 0 || __builtin_mul_overflow(bytes, v, &bytes) ||
           bytes > (int64_t(1) << 40)) {
         error = "argument '" + param.name + "' would have shape " +
