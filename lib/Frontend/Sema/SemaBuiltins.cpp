@@ -207,6 +207,8 @@ Val Sema::dot(const Expr &e) {
                               " columns, but " + options +
                               " per warp; use fewer warps or a larger tile");
   }
+  if (!checkShape({m, n}, e.loc()))
+    return Val::invalid();
   Ty accTy = Ty::tile(DT::F32, {m, n}, {a.ty.origins[0], b.ty.origins[1]});
   mlir::Value acc;
   if (e.operands.size() == 3) {

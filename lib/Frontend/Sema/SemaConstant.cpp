@@ -292,6 +292,24 @@ bool Sema::checkShape(llvm::ArrayRef<int64_t> shape, SourceLoc l) {
       return false;
     }
   }
+  // Each thread holds its share of a tile in registers, as straight-line
+  // code. Past 1024 values a thread it spills wholesale, and LLVM's NVPTX
+  // back end (straight-line strength reduction) and ptxas take superlinear
+  // time: 2048 a thread took 11 s + 27 s, 8192 minutes.
+  constexpr int64_t kMaxElementsPerThread = 1024;
+  int64_t threads = 32 * warps;
+  if (n > kMaxElementsPerThread * threads) {
+    diags.error(l, "tile " + shapeStr(shape) + " holds " + std::to_string(n) +
+                       " elements, " + std::to_string(n / threads) +
+                       " for each of the " + std::to_string(threads) +
+                       " threads of " + std::to_string(warps) +
+                       (warps == 1 ? " warp" : " warps") +
+                       "; a thread may hold at most " +
+                       std::to_string(kMaxElementsPerThread) +
+                       " elements of one tile: use more warps or smaller "
+                       "blocks");
+    return false;
+  }
   if (shape.size() > 8) {
     diags.error(l, "tile " + shapeStr(shape) + " has more than 8 dimensions");
     return false;

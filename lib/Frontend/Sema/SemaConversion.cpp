@@ -110,6 +110,8 @@ std::optional<Ty> Sema::broadcastShapes(const Ty &a, const Ty &b, SourceLoc l,
         ib < (int64_t)b.origins.size() && y == result.shape[i])
       result.origins[i] = b.origins[ib];
   }
+  if (!checkShape(result.shape, l))
+    return std::nullopt;
   return result;
 }
 
