@@ -1,16 +1,22 @@
 #!/bin/sh
 # Replays every input of a corpus through tilec: each must compile (exit 0)
-# or be rejected with diagnostics (exit 1); anything else is a crash.
+# or be rejected with diagnostics (exit 1); anything else is a crash. Each
+# input goes through the frontend with no -D and with -D D=64, and through
+# the whole lowering to PTX.
 #   fuzz/replay.sh TILEC CORPUS_DIR
 tilec=$1
 status=0
 for f in "$2"/*; do
   [ -f "$f" ] || continue
-  "$tilec" "$f" --emit tile -D D=64 -o /dev/null >/dev/null 2>&1
-  rc=$?
-  if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
-    echo "CRASH ($rc): $f"
-    status=1
-  fi
+  for args in "--emit tile" "--emit tile -D D=64" "--emit ptx -D D=64"; do
+    # shellcheck disable=SC2086
+    "$tilec" "$f" $args -o /dev/null >/dev/null 2>"${TMPDIR:-/tmp}/replay.err"
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 1 ] ||
+      grep -q "internal compiler error\|please report" "${TMPDIR:-/tmp}/replay.err"; then
+      echo "CRASH ($rc, $args): $f"
+      status=1
+    fi
+  done
 done
 exit $status

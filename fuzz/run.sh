@@ -1,16 +1,21 @@
 #!/bin/sh
-# Builds the libFuzzer target in build-fuzz/ and runs it over fuzz/corpus.
-#   fuzz/run.sh [SECONDS]      (default 600)
-# New inputs that raise coverage go to build-fuzz/corpus-new; crashers to
-# build-fuzz/artifacts/. Turn every crasher into a test in test/Frontend.
+# Builds the libFuzzer targets in build-fuzz/ and runs one over fuzz/corpus.
+#   fuzz/run.sh [SECONDS] [TARGET] [MAX_LEN]
+# TARGET is tile-fuzzer (frontend, with and without -D; the default) or
+# tile-fuzzer-lower (the whole lowering to PTX); MAX_LEN defaults to 16384
+# bytes. New inputs that raise coverage go to build-fuzz/corpus-new-TARGET;
+# crashers to build-fuzz/artifacts/. Turn every crasher into a test.
 set -e
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzz
 seconds=${1:-600}
+target=${2:-tile-fuzzer}
+maxlen=${3:-16384}
 cmake -G Ninja -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang-22 \
   -DCMAKE_CXX_COMPILER=clang++-22 -DTEGULA_ENABLE_FUZZER=ON >/dev/null
-ninja -C "$build" tile-fuzzer
-mkdir -p "$build/corpus-new" "$build/artifacts"
-exec "$build/bin/tile-fuzzer" "$build/corpus-new" "$root/fuzz/corpus" \
-  -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
-  -artifact_prefix="$build/artifacts/" -dict="$root/fuzz/tile.dict"
+ninja -C "$build" "$target"
+mkdir -p "$build/corpus-new-$target" "$build/artifacts"
+exec "$build/bin/$target" "$build/corpus-new-$target" "$root/fuzz/corpus" \
+  -max_total_time="$seconds" -max_len="$maxlen" -timeout=60 \
+  -rss_limit_mb=4096 -artifact_prefix="$build/artifacts/" \
+  -dict="$root/fuzz/tile.dict"
