@@ -161,8 +161,14 @@ void Parser::skipStatement() {
     if (at(Tok::LBrace) || at(Tok::LParen) || at(Tok::LBracket))
       ++nesting;
     if (at(Tok::RBrace) || at(Tok::RParen) || at(Tok::RBracket)) {
-      if (nesting == 0)
+      // A '}' at depth 0 ends the enclosing block; a ')' or ']' there closes
+      // a bracket the failed statement opened, and is part of it.
+      if (nesting == 0 && at(Tok::RBrace))
         return;
+      if (nesting == 0) {
+        take();
+        continue;
+      }
       --nesting;
       take();
       if (nesting == 0 && tokens[pos - 1].kind == Tok::RBrace)
