@@ -55,6 +55,7 @@ Val Sema::eval(const Expr &e) {
   case ExprKind::Slice:
     return error(e.loc(), "a slice 'a : b' is only allowed as a tensor index");
   case ExprKind::NoneIndex:
+    // A None index item in a tensor index (x[None]).
     return error(e.loc(), "'None' is only allowed inside [...] to add a unit "
                           "dimension");
   }
@@ -66,6 +67,10 @@ Val Sema::evalName(const Expr &e) {
     return b->val;
   if (auto dt = parseDT(e.name))
     return Val::dtype(*dt);
+  // Outside an index, None parses as a name.
+  if (e.name == "None")
+    return error(e.loc(), "'None' is only allowed inside [...] to add a unit "
+                          "dimension");
   diags.error(e.loc(), "use of undefined name '" + e.name + "'");
   // Report each undefined name once per kernel.
   bind(e.name, Val::invalid(), e.loc());
