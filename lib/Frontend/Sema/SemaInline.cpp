@@ -128,9 +128,12 @@ Val Sema::callFunction(const Function &fn, const Expr &e) {
     if (tp.kind == TemplateKind::DType)
       if (auto dt = evalDType(*tp.defaultValue))
         v = Val::dtype(*dt);
-    if (!v)
+    if (!v) {
+      if (findUndefined(*tp.defaultValue))
+        return Val::invalid();
       return error(tp.defaultValue->loc(), "the default of '" + tp.name +
                                                "' must be compile-time");
+    }
     bind(tp.name, *v, tp.loc);
     bound.insert(tp.name);
   }
