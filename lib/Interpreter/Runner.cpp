@@ -12,6 +12,7 @@
 #include "Tile/TileDialect.h"
 #include "Tile/TileOps.h"
 #include "tegula/Runtime/HostSession.h"
+#include "tegula/Target/KernelDescription.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -40,160 +41,16 @@ void registerInterpreterDialects(DialectRegistry &registry) {
                   scf::SCFDialect, func::FuncDialect>();
 }
 
-namespace {
-
-/// The bundle dtype name of an element type, or "" if a bundle has none.
-std::string dtypeOf(Type type) {
-  if (type.isF16())
-    return "f16";
-  if (type.isBF16())
-    return "bf16";
-  if (type.isF32())
-    return "f32";
-  if (type.isInteger(1))
-    return "bool";
-  if (type.isInteger(32))
-    return "i32";
-  if (type.isInteger(64))
-    return "i64";
-  return "";
-}
-
-json attrToJson(Attribute attr) {
-  if (auto b = dyn_cast<BoolAttr>(attr))
-    return b.getValue();
-  if (auto i = dyn_cast<IntegerAttr>(attr)) {
-    if (i.getType().isInteger(1))
-      return i.getValue().getBoolValue();
-    return i.getValue().getSExtValue();
-  }
-  if (auto f = dyn_cast<FloatAttr>(attr))
-    return f.getValueAsDouble();
-  if (auto s = dyn_cast<StringAttr>(attr))
-    return s.getValue().str();
-  if (auto t = dyn_cast<TypeAttr>(attr)) {
-    std::string name = dtypeOf(t.getValue());
-    if (!name.empty())
-      return name;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  attr.print(os);
-  return text;
-}
-
-json stringArray(Attribute attr) {
-  json out = json::array();
-  if (auto array = dyn_cast_or_null<ArrayAttr>(attr))
-    for (Attribute a : array)
-      if (auto s = dyn_cast<StringAttr>(a))
-        out.push_back(s.getValue().str());
-  return out;
-}
-
-} // namespace
-
 bool bundleFromKernel(func::FuncOp kernel, const std::string &reference,
                       rt::Bundle &bundle, std::string &error) {
-  std::string kname = kernel.getSymName().str();
-  json root = json::object();
-  root["kernel"] = kname;
-  root["entry"] = kname;
-  root["target"] = "sm_90a";
-  int64_t warps = 4;
-  if (auto w = kernel->getAttrOfType<IntegerAttr>(TileDialect::kWarpsAttrName))
-    warps = w.getInt();
-  root["threads"] = warps * 32;
-  root["shared_bytes"] = 0;
-  json tmpl = json::object();
-  if (auto t = kernel->getAttrOfType<DictionaryAttr>(
-          TileDialect::kTemplateAttrName))
-    for (NamedAttribute a : t)
-      tmpl[a.getName().str()] = attrToJson(a.getValue());
-  root["template"] = tmpl;
-
-  json params = json::array(), sizeVars = json::array();
-  for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
-    Type type = kernel.getArgument(i).getType();
-    std::string where = "kernel '" + kname + "' argument " + std::to_string(i);
-    if (auto sv = kernel.getArgAttrOfType<StringAttr>(
-            i, TileDialect::kSizeVarAttrName)) {
-      if (!type.isInteger(32)) {
-        error = where + ": a size variable must be i32";
-        return false;
-      }
-      sizeVars.push_back(sv.getValue().str());
-      continue;
-    }
-    std::string name = "arg" + std::to_string(i);
-    if (auto n =
-            kernel.getArgAttrOfType<StringAttr>(i, TileDialect::kArgNameAttrName))
-      name = n.getValue().str();
-    json p = {{"name", name}};
-    if (auto ptr = dyn_cast<tile::PtrType>(type)) {
-      std::string dt = dtypeOf(ptr.getElementType());
-      auto dims =
-          kernel.getArgAttrOfType<ArrayAttr>(i, TileDialect::kArgDimsAttrName);
-      if (dt.empty() || !dims) {
-        error = where + " ('" + name +
-                "'): a tensor argument needs a tile.dims attribute and an "
-                "f16, bf16, f32, i32, i64 or i1 element type";
-        return false;
-      }
-      p["kind"] = "tensor";
-      p["dtype"] = dt;
-      json jd = json::array();
-      for (Attribute d : dims) {
-        if (auto s = dyn_cast<StringAttr>(d))
-          jd.push_back(s.getValue().str());
-        else
-          jd.push_back(std::to_string(cast<IntegerAttr>(d).getInt()));
-      }
-      p["dims"] = jd;
-      std::string access = "readwrite";
-      if (auto a = kernel.getArgAttrOfType<StringAttr>(
-              i, TileDialect::kArgAccessAttrName))
-        access = a.getValue().str();
-      p["access"] = access;
-    } else {
-      std::string dt = dtypeOf(type);
-      if (dt.empty() || dt == "f16" || dt == "bf16") {
-        error = where + " ('" + name +
-                "'): a scalar argument must be i32, i64, f32 or i1";
-        return false;
-      }
-      p["kind"] = "scalar";
-      p["dtype"] = dt;
-    }
-    params.push_back(p);
-  }
-  root["params"] = params;
-  root["size_vars"] = sizeVars;
-  json grid = stringArray(kernel->getAttr(TileDialect::kGridAttrName));
-  if (grid.empty())
-    grid = json::array({"1", "1", "1"});
-  root["grid"] = grid;
-  root["requires"] = stringArray(kernel->getAttr(TileDialect::kRequiresAttrName));
-  for (auto [key, attr] : {std::pair{"flops", TileDialect::kFlopsAttrName},
-                           std::pair{"bytes", TileDialect::kBytesAttrName}}) {
-    if (auto s = kernel->getAttrOfType<StringAttr>(attr))
-      root[key] = s.getValue().str();
-    else
-      root[key] = nullptr;
-  }
-  if (!reference.empty()) {
-    if (reference.front() == '{') {
-      json r = json::parse(reference, nullptr, /*allow_exceptions=*/false);
-      if (r.is_discarded()) {
-        error = "--reference: '" + reference + "' is not valid JSON";
-        return false;
-      }
-      root["reference"] = r;
-    } else {
-      root["reference"] = reference;
-    }
-  }
-  return rt::parseBundleJson(root.dump(), "@" + kname, bundle, error);
+  // The description tilec writes, so the interpreter binds and checks its
+  // inputs exactly as tile-run does.
+  std::optional<json> description =
+      target::describeKernel(kernel, reference, error);
+  if (!description)
+    return false;
+  return rt::parseBundleJson(description->dump(),
+                             "@" + kernel.getSymName().str(), bundle, error);
 }
 
 RunResult runKernel(func::FuncOp kernel, const RunOptions &opts) {

@@ -1,6 +1,7 @@
 //===- Target.cpp - Tile IR to PTX and kernel bundles ---------------------===//
 
 #include "tegula/Target/Target.h"
+#include "tegula/Target/KernelDescription.h"
 #include "tegula/Target/Pipeline.h"
 
 #include "Tile/TileOps.h"
@@ -161,117 +162,23 @@ std::string target::emitPTX(llvm::Module &module, const TargetInfo &target,
 // Bundle descriptions
 //===----------------------------------------------------------------------===//
 
-static std::string dtypeName(Type type) {
-  if (type.isInteger(1))
-    return "bool";
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  type.print(os);
-  return name;
-}
-
-static nlohmann::json attrToJson(Attribute attr) {
-  if (auto integer = dyn_cast<IntegerAttr>(attr))
-    return integer.getType().isInteger(1)
-               ? nlohmann::json(integer.getInt() != 0)
-               : nlohmann::json(integer.getInt());
-  if (auto boolean = dyn_cast<BoolAttr>(attr))
-    return boolean.getValue();
-  if (auto string = dyn_cast<StringAttr>(attr))
-    return string.getValue().str();
-  return nullptr;
-}
-
-std::string target::defaultReference(StringRef kernelName) {
-  return rt::isKnownReference(kernelName.str()) ? kernelName.str() : "";
-}
-
-std::map<std::string, std::string>
-target::describeKernels(ModuleOp tileModule, const TargetInfo &target,
-                        const std::string &reference) {
+std::optional<std::map<std::string, std::string>>
+target::describeKernels(ModuleOp tileModule, const std::string &reference,
+                        std::string &error) {
   std::map<std::string, std::string> descriptions;
-  tileModule.walk([&](func::FuncOp func) {
+  WalkResult walk = tileModule.walk([&](func::FuncOp func) {
     if (!func->hasAttr(TileDialect::kKernelAttrName))
-      return;
-    nlohmann::json kernel;
+      return WalkResult::advance();
     std::string name = func.getSymName().str();
-    kernel["kernel"] = name;
-    kernel["entry"] = name;
-    kernel["target"] = target.chip.str();
-    int64_t warps = 4;
-    if (auto attr =
-            func->getAttrOfType<IntegerAttr>(TileDialect::kWarpsAttrName))
-      warps = attr.getInt();
-    kernel["threads"] = 32 * warps;
-    kernel["shared_bytes"] = 0;
-    nlohmann::json templ = nlohmann::json::object();
-    if (auto dict =
-            func->getAttrOfType<DictionaryAttr>(TileDialect::kTemplateAttrName))
-      for (NamedAttribute entry : dict)
-        templ[entry.getName().str()] = attrToJson(entry.getValue());
-    kernel["template"] = templ;
-    nlohmann::json params = nlohmann::json::array();
-    nlohmann::json sizeVars = nlohmann::json::array();
-    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      Type type = func.getArgument(i).getType();
-      if (auto sizeVar = func.getArgAttrOfType<StringAttr>(
-              i, TileDialect::kSizeVarAttrName)) {
-        sizeVars.push_back(sizeVar.getValue().str());
-        continue;
-      }
-      nlohmann::json param;
-      auto argName =
-          func.getArgAttrOfType<StringAttr>(i, TileDialect::kArgNameAttrName);
-      param["name"] =
-          argName ? argName.getValue().str() : "arg" + std::to_string(i);
-      if (auto ptr = dyn_cast<PtrType>(type)) {
-        param["kind"] = "tensor";
-        param["dtype"] = dtypeName(ptr.getElementType());
-        nlohmann::json dims = nlohmann::json::array();
-        if (auto array = func.getArgAttrOfType<ArrayAttr>(
-                i, TileDialect::kArgDimsAttrName))
-          for (Attribute dim : array)
-            dims.push_back(attrToJson(dim));
-        param["dims"] = dims;
-        auto access = func.getArgAttrOfType<StringAttr>(
-            i, TileDialect::kArgAccessAttrName);
-        param["access"] = access ? access.getValue().str() : "readwrite";
-      } else {
-        param["kind"] = "scalar";
-        param["dtype"] = dtypeName(type);
-      }
-      params.push_back(param);
-    }
-    kernel["params"] = params;
-    kernel["size_vars"] = sizeVars;
-    auto strings = [&](StringRef attrName) {
-      nlohmann::json list = nlohmann::json::array();
-      if (auto array = func->getAttrOfType<ArrayAttr>(attrName))
-        for (Attribute entry : array)
-          list.push_back(cast<StringAttr>(entry).getValue().str());
-      return list;
-    };
-    nlohmann::json grid = strings(TileDialect::kGridAttrName);
-    while (grid.size() < 3)
-      grid.push_back("1");
-    kernel["grid"] = grid;
-    kernel["requires"] = strings(TileDialect::kRequiresAttrName);
-    auto optionalString = [&](StringRef attrName) -> nlohmann::json {
-      if (auto value = func->getAttrOfType<StringAttr>(attrName))
-        return value.getValue().str();
-      return nullptr;
-    };
-    kernel["flops"] = optionalString(TileDialect::kFlopsAttrName);
-    kernel["bytes"] = optionalString(TileDialect::kBytesAttrName);
-    if (!reference.empty()) {
-      nlohmann::json parsed = nlohmann::json::parse(reference, nullptr, false);
-      kernel["reference"] =
-          parsed.is_discarded() ? nlohmann::json(reference) : parsed;
-    } else if (std::string byName = defaultReference(name); !byName.empty()) {
-      kernel["reference"] = byName;
-    }
-    descriptions[name] = kernel.dump(2);
+    std::optional<nlohmann::json> kernel = describeKernel(
+        func, reference.empty() ? defaultReference(name) : reference, error);
+    if (!kernel)
+      return WalkResult::interrupt();
+    descriptions[name] = kernel->dump(2);
+    return WalkResult::advance();
   });
+  if (walk.wasInterrupted())
+    return std::nullopt;
   return descriptions;
 }
 

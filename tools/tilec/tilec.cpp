@@ -9,6 +9,7 @@
 #include "tegula/Frontend/Frontend.h"
 #include "tegula/Interpreter/CLIOptions.h"
 #include "tegula/Interpreter/Interpreter.h"
+#include "tegula/Target/KernelDescription.h"
 #include "tegula/Target/Target.h"
 
 #include "Tile/TileOps.h"
@@ -191,8 +192,12 @@ int main(int argc, char **argv) {
     return writeFile(output.empty() ? "-" : output, printModule(*module)) ? 0
                                                                           : 1;
 
-  std::map<std::string, std::string> descriptions =
-      target::describeKernels(*module, *targetInfo, runOptions.reference);
+  std::string describeError;
+  std::optional<std::map<std::string, std::string>> described =
+      target::describeKernels(*module, runOptions.reference, describeError);
+  if (!described)
+    return fail(describeError);
+  std::map<std::string, std::string> &descriptions = *described;
   if (failed(target::lowerToGPU(*module)))
     return 1;
   if (emit == "gpu")

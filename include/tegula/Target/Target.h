@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace llvm {
@@ -45,16 +46,12 @@ std::string emitPTX(llvm::Module &module, const TargetInfo &target,
                     std::string &error);
 
 /// Bundle descriptions (tools.md's KERNEL.json) of every kernel of a
-/// tile-level module, keyed by kernel name. `reference` names the float64
-/// reference for tile-run --check (empty: the kernel's own name if it is
-/// one of the shipped references, else none).
-std::map<std::string, std::string>
-describeKernels(mlir::ModuleOp tileModule, const TargetInfo &target,
-                const std::string &reference);
-
-/// The float64 reference a kernel gets by default: its own name when the
-/// runtime ships a reference of that name, else none ("").
-std::string defaultReference(llvm::StringRef kernelName);
+/// tile-level module, keyed by kernel name (see describeKernel). An empty
+/// `reference` gives each kernel its default one (defaultReference). None,
+/// and `error`, if a kernel cannot be described.
+std::optional<std::map<std::string, std::string>>
+describeKernels(mlir::ModuleOp tileModule, const std::string &reference,
+                std::string &error);
 
 /// Adds the lowered kernel's shared-memory size to its description.
 std::string finishDescription(const std::string &description,

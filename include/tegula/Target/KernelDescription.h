@@ -1,0 +1,37 @@
+//===- KernelDescription.h - KERNEL.json from a tile-level kernel -*- C++ -*-===//
+//
+// The one writer of a kernel's bundle description (tools.md's KERNEL.json):
+// tilec writes it beside the PTX, and the interpreter builds the same
+// description to bind and check its inputs exactly as tile-run does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_TARGET_KERNELDESCRIPTION_H
+#define TEGULA_TARGET_KERNELDESCRIPTION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace tegula::target {
+
+/// The description of `kernel` (a tile-level kernel function) for the
+/// target its module names. `reference` is the float64 reference for
+/// tile-run --check: a name, a JSON object, or empty for none. A kernel
+/// whose arguments lack what the description needs (hand-written IR) or a
+/// malformed reference gives none and `error`. shared_bytes is 0 until the
+/// lowering knows it (withSharedBytes).
+std::optional<nlohmann::json> describeKernel(mlir::func::FuncOp kernel,
+                                             const std::string &reference,
+                                             std::string &error);
+
+/// The float64 reference a kernel gets by default: its own name when the
+/// runtime ships a reference of that name, else none ("").
+std::string defaultReference(llvm::StringRef kernelName);
+
+} // namespace tegula::target
+
+#endif // TEGULA_TARGET_KERNELDESCRIPTION_H
