@@ -14,6 +14,7 @@
 #include "tegula/Runtime/Binding.h"
 #include "tegula/Runtime/Bundle.h"
 #include "tegula/Runtime/CudaDriver.h"
+#include "tegula/Runtime/HostOptionsCLI.h"
 #include "tegula/Runtime/HostSession.h"
 #include "tegula/Runtime/Launcher.h"
 #include "tegula/Runtime/Tensor.h"
@@ -178,17 +179,7 @@ int main(int argc, char **argv) {
   CLI::App app{"tile-run: run a compiled Tegula kernel bundle on the GPU"};
   Options opts;
   app.add_option("bundle", opts.bundlePath, "BUNDLE_DIR/KERNEL.json");
-  app.add_option("--dims", opts.dims, "size variables, N=4096,Z=2,H=8")
-      ->allow_extra_args(false);
-  app.add_option("--scalar", opts.scalars, "scalar parameter, NAME=VALUE")
-      ->allow_extra_args(false);
-  app.add_option("--in", opts.ins, "input tensor from .npy, NAME=FILE")
-      ->allow_extra_args(false);
-  app.add_option("--out", opts.outs, "save a tensor as .npy, NAME=FILE")
-      ->allow_extra_args(false);
-  app.add_option("--ref", opts.refs, "reference output .npy, NAME=FILE")
-      ->allow_extra_args(false);
-  app.add_flag("--check", opts.check, "compare outputs with a reference");
+  addHostOptions(app, opts);
   auto *bench = app.add_flag("--bench", opts.bench, "time the kernel");
   app.add_option("--warmup", opts.warmup, "launches before timing")
       ->needs(bench)
@@ -196,13 +187,6 @@ int main(int argc, char **argv) {
   app.add_option("--rep", opts.rep, "timed launches")
       ->needs(bench)
       ->check(CLI::Range(1, 1000000));
-  app.add_option("--seed", opts.seed, "seed of the random inputs");
-  app.add_option("--json", opts.jsonPath, "write results as JSON");
-  app.add_option("--tol", opts.tolerance,
-                 "relative L2 tolerance of --check (default per dtype)")
-      ->check(CLI::Range(0.0, 1e300));
-  app.add_flag("--dry-run", opts.dryRun,
-               "run every check that needs no GPU, then stop");
   app.add_flag("--probe", opts.probe, "report the GPU and driver, then stop");
   app.add_option("--eval", opts.eval,
                  "evaluate an integer expression over --dims, then stop");
