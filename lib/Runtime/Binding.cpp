@@ -3,9 +3,11 @@
 #include "tegula/Runtime/Binding.h"
 
 #include "tegula/Runtime/Tensor.h"
+#include "tegula/Runtime/Text.h"
 
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 
 namespace tegula::rt {
@@ -17,43 +19,44 @@ std::string trim(const std::string &s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-bool parseInt(const std::string &text, int64_t &value) {
+/// Parses a decimal integer; `overflow` tells a well-formed one that does
+/// not fit in 64 bits from text that is not an integer.
+bool parseInt(const std::string &text, int64_t &value, bool &overflow) {
   std::string t = trim(text);
+  overflow = false;
   if (t.empty())
     return false;
   errno = 0;
   char *end = nullptr;
   long long v = std::strtoll(t.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0')
+  if (*end != '\0')
     return false;
+  overflow = errno == ERANGE;
   value = v;
-  return true;
+  return !overflow;
 }
 
 std::string joinNames(const std::vector<std::string> &names) {
-  std::string s;
-  for (const std::string &n : names)
-    s += (s.empty() ? "" : ", ") + n;
-  return s.empty() ? "none" : s;
+  return names.empty() ? "none" : joinList(names);
 }
 
 /// "[T, R / 2]"
 std::string formatDims(const std::vector<Expr> &dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? ", " : "") + dims[i].text();
-  return s + "]";
+  std::vector<std::string> items;
+  for (const Expr &d : dims)
+    items.push_back(d.text());
+  return "[" + joinList(items) + "]";
 }
 
 /// "N = 1000, D = 64" for the names an expression uses.
 std::string formatValues(const Expr &e, const Env &env) {
-  std::string s;
+  std::vector<std::string> items;
   for (const std::string &n : e.names()) {
     auto it = env.find(n);
-    s += (s.empty() ? "" : ", ") + n + " = " +
-         (it == env.end() ? "?" : std::to_string(it->second));
+    items.push_back(n + " = " +
+                    (it == env.end() ? "?" : std::to_string(it->second)));
   }
-  return s;
+  return joinList(items);
 }
 } // namespace
 
@@ -76,9 +79,13 @@ bool parseDimsArg(const std::string &text, std::map<std::string, int64_t> &dims,
         start, comma == std::string::npos ? std::string::npos : comma - start);
     std::string name, value;
     int64_t v;
-    if (!splitAssignment(item, name, value) || !parseInt(value, v)) {
-      error = "--dims expects NAME=INTEGER[,NAME=INTEGER...], got '" +
-              trim(item) + "'";
+    bool overflow = false;
+    if (!splitAssignment(item, name, value) || !parseInt(value, v, overflow)) {
+      error = overflow
+                  ? "--dims " + abbreviate(trim(item)) +
+                        ": the value does not fit in 64 bits"
+                  : "--dims expects NAME=INTEGER[,NAME=INTEGER...], got '" +
+                        abbreviate(trim(item)) + "'";
       return false;
     }
     if (!dims.emplace(name, v).second) {
@@ -102,23 +109,31 @@ bool parseScalar(const std::string &text, DType type, ScalarValue &value,
     else if (t == "false" || t == "0")
       value.i = 0;
     else
-      return error = "expects true, false, 1 or 0, got '" + t + "'", false;
+      return error = "expects true, false, 1 or 0, got '" + abbreviate(t) + "'",
+             false;
     return true;
   }
   if (type == DType::F32) {
     errno = 0;
     char *end = nullptr;
-    double d = std::strtod(t.c_str(), &end);
+    float f = std::strtof(t.c_str(), &end);
     if (t.empty() || *end != '\0')
-      return error = "expects a number, got '" + t + "'", false;
-    value.f = float(d);
+      return error = "expects a number, got '" + abbreviate(t) + "'", false;
+    // "inf" is infinite without ERANGE; "1e39" overflows with it.
+    if (std::isinf(f) && errno == ERANGE)
+      return error = "value " + abbreviate(t) + " does not fit in f32", false;
+    value.f = f;
     return true;
   }
   int64_t v;
-  if (!parseInt(t, v))
-    return error = "expects an integer, got '" + t + "'", false;
-  if (type == DType::I32 && (v < INT32_MIN || v > INT32_MAX))
-    return error = "value " + t + " does not fit in i32", false;
+  bool overflow;
+  bool ok = parseInt(t, v, overflow);
+  if (!ok && !overflow)
+    return error = "expects an integer, got '" + abbreviate(t) + "'", false;
+  if (!ok || (type == DType::I32 && (v < INT32_MIN || v > INT32_MAX)))
+    return error =
+               "value " + abbreviate(t) + " does not fit in " + dtypeName(type),
+           false;
   value.i = v;
   return true;
 }
@@ -171,10 +186,11 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
     }
     for (size_t i = 0; i < shape.size(); ++i) {
       const Expr &dim = param.dims[i];
-      if (!dim.isName() || p.env.count(dim.text()))
+      if (!dim.isName() || p.env.count(dim.names().front()))
         continue;
-      p.env[dim.text()] = shape[i];
-      boundBy[dim.text()] = "the shape of argument '" + param.name + "'";
+      p.env[dim.names().front()] = shape[i];
+      boundBy[dim.names().front()] =
+          "the shape of argument '" + param.name + "'";
     }
   }
 
@@ -264,7 +280,7 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
       return false;
     }
     if (v == 0) {
-      error = "requires '" + req.text() +
+      error = "requires '" + abbreviate(req.text()) +
               "' does not hold: " + formatValues(req, p.env);
       return false;
     }
@@ -278,7 +294,8 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
       return false;
     }
     if (p.grid[d] < 1 || p.grid[d] > gridLimit[d]) {
-      error = "grid[" + std::to_string(d) + "] '" + bundle.grid[d].text() +
+      error = "grid[" + std::to_string(d) + "] '" +
+              abbreviate(bundle.grid[d].text()) +
               "' = " + std::to_string(p.grid[d]) + " is outside [1, " +
               std::to_string(gridLimit[d]) + "] (" +
               formatValues(bundle.grid[d], p.env) + ")";

@@ -1,12 +1,12 @@
 //===- Bundle.cpp - Compiled-kernel bundles -------------------------------===//
 
-#include "tegula/Runtime/File.h"
 #include "tegula/Runtime/Bundle.h"
 
+#include "tegula/Runtime/File.h"
+#include "tegula/Runtime/Text.h"
+
+#include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <iterator>
-#include <set>
 #include <sstream>
 
 namespace tegula::rt {
@@ -26,17 +26,12 @@ const char *accessName(Access access) {
 }
 
 const Param *Bundle::findParam(std::string_view name) const {
-  for (const Param &p : params)
-    if (p.name == name)
-      return &p;
-  return nullptr;
+  auto it = paramIndex.find(name);
+  return it == paramIndex.end() ? nullptr : &params[it->second];
 }
 
 bool Bundle::isSizeVar(std::string_view name) const {
-  for (const std::string &v : sizeVars)
-    if (v == name)
-      return true;
-  return false;
+  return sizeVarIndex.count(name) != 0;
 }
 
 std::vector<unsigned> Bundle::abiParamBits() const {
@@ -59,6 +54,12 @@ bool isIdentifier(const std::string &s) {
     if (!(std::isalnum((unsigned char)c) || c == '_'))
       return false;
   return true;
+}
+
+/// nlohmann reads integers over INT64_MAX as unsigned.
+bool fitsInt64(const json &value) {
+  return !value.is_number_unsigned() ||
+         value.get<uint64_t>() <= uint64_t(INT64_MAX);
 }
 
 /// Collects the first problem found; later ones are ignored.
@@ -89,6 +90,8 @@ struct Validator {
       return fail(std::string("missing field '") + key + "'");
     if (!it->is_number_integer())
       return fail(std::string("field '") + key + "' must be an integer");
+    if (!fitsInt64(*it))
+      return fail(std::string("field '") + key + "' does not fit in 64 bits");
     out = it->get<int64_t>();
     return true;
   }
@@ -96,6 +99,8 @@ struct Validator {
   /// An expression field: a string or an integer.
   bool getExpr(const json &value, const std::string &what, Expr &out) {
     std::string text;
+    if (value.is_number_integer() && !fitsInt64(value))
+      return fail(what + " does not fit in 64 bits");
     if (value.is_number_integer())
       text = std::to_string(value.get<int64_t>());
     else if (value.is_string())
@@ -110,14 +115,53 @@ struct Validator {
 };
 } // namespace
 
+bool parseUserJson(const std::string &text, json &value, std::string &error) {
+  // Copying, printing and comparing a parsed value recurse through its
+  // nesting, so the depth is bounded before nlohmann sees the text.
+  constexpr unsigned kMaxDepth = 64;
+  unsigned depth = 0, line = 1;
+  size_t lineStart = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+      lineStart = i + 1;
+    }
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) {
+        error = "invalid JSON: arrays and objects nested more than " +
+                std::to_string(kMaxDepth) + " deep at line " +
+                std::to_string(line) + ", column " +
+                std::to_string(i - lineStart + 1);
+        return false;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  try {
+    value = json::parse(text);
+  } catch (const json::exception &e) {
+    error = std::string("invalid JSON: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
 bool parseBundleJson(const std::string &text, const std::string &jsonPath,
                      Bundle &bundle, std::string &error) {
   Validator v{"bundle '" + jsonPath + "': ", ""};
   json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception &e) {
-    error = v.prefix + "invalid JSON: " + e.what();
+  if (!parseUserJson(text, root, error)) {
+    error = v.prefix + error;
     return false;
   }
   if (!root.is_object()) {
@@ -171,7 +215,8 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
         v.fail("size_vars entries must be identifiers, got " + s.dump());
         break;
       }
-      if (b.isSizeVar(s.get<std::string>()))
+      if (!b.sizeVarIndex.emplace(s.get<std::string>(), b.sizeVars.size())
+               .second)
         v.fail("size variable '" + s.get<std::string>() + "' listed twice");
       b.sizeVars.push_back(s.get<std::string>());
     }
@@ -183,7 +228,10 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
     error = v.error;
     return false;
   }
-  std::set<std::string> names;
+  auto addParam = [&](Param p) {
+    b.paramIndex.emplace(p.name, b.params.size());
+    b.params.push_back(std::move(p));
+  };
   for (size_t i = 0; i < params->size() && v.error.empty(); ++i) {
     const json &pj = (*params)[i];
     std::string where = "params[" + std::to_string(i) + "]";
@@ -197,8 +245,7 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
         !v.getString(pj, "dtype", dtype))
       break;
     where = "parameter '" + p.name + "'";
-    if (!isIdentifier(p.name) || !names.insert(p.name).second ||
-        b.isSizeVar(p.name)) {
+    if (!isIdentifier(p.name) || b.isSizeVar(p.name) || b.findParam(p.name)) {
       v.fail(where + ": the name is not an identifier or is used twice");
       break;
     }
@@ -212,7 +259,7 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
     if (kind == "scalar") {
       if (p.dtype == DType::F16 || p.dtype == DType::BF16)
         v.fail(where + ": scalar parameters are i32, i64, f32 or bool");
-      b.params.push_back(std::move(p));
+      addParam(std::move(p));
       continue;
     }
     if (kind != "tensor") {
@@ -241,11 +288,12 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
         break;
       for (const std::string &n : e.names())
         if (!b.isSizeVar(n))
-          v.fail(where + " dims[" + std::to_string(d) + "] '" + e.text() +
-                 "' uses '" + n + "', which is not in size_vars");
+          v.fail(where + " dims[" + std::to_string(d) + "] '" +
+                 abbreviate(e.text()) + "' uses '" + abbreviate(n) +
+                 "', which is not in size_vars");
       p.dims.push_back(std::move(e));
     }
-    b.params.push_back(std::move(p));
+    addParam(std::move(p));
   }
 
   // grid, requires, flops and bytes may also use integer scalars.
@@ -254,7 +302,7 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
       const Param *p = b.findParam(n);
       if (b.isSizeVar(n) || (p && !p->isTensor && p->dtype != DType::F32))
         continue;
-      v.fail(what + " '" + e.text() + "' uses '" + n +
+      v.fail(what + " '" + abbreviate(e.text()) + "' uses '" + abbreviate(n) +
              "', which is neither a size variable nor an integer scalar "
              "parameter");
     }
@@ -298,6 +346,17 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
   bundle = std::move(b);
   return true;
 }
+
+namespace {
+/// The decimal digits of `text` from `at`, saturating at 2^20 (a PTX
+/// parameter list has at most 32 KB); no digits read as 0.
+uint64_t parseCount(const std::string &text, size_t at) {
+  uint64_t value = 0;
+  for (; at < text.size() && std::isdigit((unsigned char)text[at]); ++at)
+    value = std::min<uint64_t>(value * 10 + uint64_t(text[at] - '0'), 1 << 20);
+  return value;
+}
+} // namespace
 
 bool ptxEntryParams(const std::string &ptx, const std::string &entry,
                     std::vector<unsigned> &bits) {
@@ -345,21 +404,22 @@ bool ptxEntryParams(const std::string &ptx, const std::string &entry,
     }
     if (type.empty())
       continue; // Whitespace after the last comma.
-    unsigned width = unsigned(std::stoul(type.substr(2)));
+    // An array parameter (`.b8 name[16]`) is its element times its length.
+    uint64_t width = parseCount(type, 2);
     size_t bracket = name.find('[');
     if (bracket != std::string::npos)
-      width *= unsigned(std::strtoul(name.c_str() + bracket + 1, nullptr, 10));
-    bits.push_back(width);
+      width *= parseCount(name, bracket + 1);
+    bits.push_back(unsigned(width));
   }
   return true;
 }
 
 namespace {
 std::string formatBits(const std::vector<unsigned> &bits) {
-  std::string s = "(";
-  for (size_t i = 0; i < bits.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(bits[i]);
-  return s + ")";
+  std::vector<std::string> items;
+  for (unsigned b : bits)
+    items.push_back(std::to_string(b));
+  return "(" + joinList(items) + ")";
 }
 } // namespace
 

@@ -2,77 +2,123 @@
 
 #include "tegula/Runtime/Expr.h"
 
+#include "tegula/Runtime/Text.h"
+
+#include <algorithm>
 #include <cctype>
+#include <map>
 
 namespace tegula::rt {
 
-struct Expr::Node {
-  enum Kind { Num, Name, Unary, Binary, Call } kind;
+namespace {
+enum class Op : uint8_t {
+  Push, // value: the literal
+  Load, // value: the index of the name in Expr::names()
+  Neg,
+  Not,
+  Pos,
+  Or,
+  And,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  CDiv,
+  Min,
+  Max,
+};
+
+struct BinaryOp {
+  const char *spelling;
+  Op op;
+  int precedence; // C's, higher binds tighter
+};
+// Longer spellings first, so "<=" is not read as "<".
+constexpr BinaryOp kBinaryOps[] = {
+    {"||", Op::Or, 1}, {"&&", Op::And, 2}, {"==", Op::Eq, 3}, {"!=", Op::Ne, 3},
+    {"<=", Op::Le, 4}, {">=", Op::Ge, 4},  {"<", Op::Lt, 4},  {">", Op::Gt, 4},
+    {"+", Op::Add, 5}, {"-", Op::Sub, 5},  {"*", Op::Mul, 6}, {"/", Op::Div, 6},
+    {"%", Op::Mod, 6},
+};
+
+const char *spelling(Op op) {
+  for (const BinaryOp &b : kBinaryOps)
+    if (b.op == op)
+      return b.spelling;
+  switch (op) {
+  case Op::CDiv:
+    return "cdiv";
+  case Op::Min:
+    return "min";
+  case Op::Max:
+    return "max";
+  default:
+    return "?";
+  }
+}
+
+struct Instr {
+  Op op;
   int64_t value = 0;
-  std::string text; // name, operator or function
-  std::vector<std::shared_ptr<const Node>> args;
+};
+} // namespace
+
+struct Expr::Code {
+  std::vector<Instr> instrs;
 };
 
 namespace {
-using NodePtr = std::shared_ptr<const Expr::Node>;
-
-/// Recursive descent with C precedence: || && (== !=) (< <= > >=) (+ -)
-/// (* / %) unary. Nesting is bounded, each operator of a chain such as
-/// `a && b && c` counting one level, because evaluating and freeing the tree
-/// recurse through every level: a bundle cannot exhaust the stack.
+/// Operator precedence with explicit stacks (shunting-yard), emitting
+/// postfix code, with C precedence: || && (== !=) (< <= > >=) (+ -)
+/// (* / %) prefix.
 class Parser {
 public:
-  Parser(std::string_view text, std::vector<std::string> &names)
-      : text(text), names(names) {}
+  Parser(std::string_view text, std::vector<std::string> &names,
+         std::vector<Instr> &out)
+      : text(text), names(names), out(out) {}
 
-  NodePtr parseAll(std::string &error) {
-    NodePtr node = parseBinary(0);
-    skipSpace();
-    if (node && pos != text.size())
-      fail("unexpected '" + std::string(1, text[pos]) + "'");
-    if (!err.empty()) {
-      // A long expression is quoted by its start, with its length.
-      std::string quoted = text.size() <= 120
-                               ? std::string(text)
-                               : std::string(text.substr(0, 60)) + "... (" +
-                                     std::to_string(text.size()) +
-                                     " characters)";
-      error = "in expression '" + quoted + "': " + err + " at column " +
-              std::to_string(errPos + 1);
-      return nullptr;
-    }
-    return node;
+  bool parse(std::string &error) {
+    if (!run() && err.empty())
+      fail("internal error");
+    if (err.empty())
+      return true;
+    error = "in expression '" + abbreviate(text) + "': " + err + " at column " +
+            std::to_string(errPos + 1);
+    return false;
   }
 
 private:
+  /// What waits on the stack: an operator for its right operand, or an
+  /// open bracket (a call's counts its arguments).
+  struct Pending {
+    enum Kind { Prefix, Binary, Paren, Call } kind;
+    Op op = Op::Push;
+    int precedence = 0;
+    unsigned args = 0;
+  };
+
   std::string_view text;
   std::vector<std::string> &names;
+  std::vector<Instr> &out;
+  std::vector<Pending> stack;
+  std::map<std::string, size_t> nameIndex; // into `names`
   size_t pos = 0;
   std::string err;
   size_t errPos = 0;
-  unsigned depth = 0;
-  static constexpr unsigned kMaxDepth = 1000;
 
-  /// Enters one more level of nesting; false (and an error) past the limit.
-  bool deeper() {
-    if (++depth <= kMaxDepth)
-      return true;
-    fail("nested too deeply (more than " + std::to_string(kMaxDepth) +
-         " operators and brackets)");
-    return false;
-  }
-  struct Restore {
-    unsigned &depth;
-    unsigned saved;
-    ~Restore() { depth = saved; }
-  };
-
-  NodePtr fail(const std::string &message) {
+  bool fail(const std::string &message) {
     if (err.empty()) {
       err = message;
       errPos = pos;
     }
-    return nullptr;
+    return false;
   }
 
   void skipSpace() {
@@ -80,91 +126,79 @@ private:
       ++pos;
   }
 
-  bool accept(std::string_view token) {
-    skipSpace();
-    if (text.substr(pos, token.size()) != token)
-      return false;
-    pos += token.size();
+  /// The innermost open bracket, or null.
+  const Pending *innermost() const {
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it)
+      if (it->kind == Pending::Paren || it->kind == Pending::Call)
+        return &*it;
+    return nullptr;
+  }
+
+  /// Emits waiting operators that bind at least as tightly as
+  /// `precedence`, stopping at an open bracket. Prefix operators bind
+  /// tightest.
+  void reduce(int precedence) {
+    while (!stack.empty()) {
+      const Pending &top = stack.back();
+      if (top.kind == Pending::Paren || top.kind == Pending::Call)
+        return;
+      if (top.kind == Pending::Binary && top.precedence < precedence)
+        return;
+      out.push_back({top.op});
+      stack.pop_back();
+    }
+  }
+
+  /// "unexpected '$'", or the byte in hex if it is not printable ASCII.
+  std::string unexpectedChar() const {
+    unsigned char c = (unsigned char)text[pos];
+    if (c >= 0x20 && c < 0x7f)
+      return "unexpected '" + std::string(1, char(c)) + "'";
+    const char *hex = "0123456789abcdef";
+    return std::string("unexpected byte 0x") + hex[c >> 4] + hex[c & 15];
+  }
+
+  /// The message for an unexpected character where an operator may stand.
+  bool unexpected() {
+    const Pending *open = innermost();
+    if (!open)
+      return fail(unexpectedChar());
+    return fail(open->kind == Pending::Paren ? "expected ')'"
+                                             : "expected ',' or ')'");
+  }
+
+  bool run() {
+    bool wantOperand = true;
+    for (;;) {
+      skipSpace();
+      if (!wantOperand && pos == text.size())
+        break;
+      if (!(wantOperand ? operand(wantOperand) : afterOperand(wantOperand)))
+        return false;
+    }
+    reduce(0);
+    if (const Pending *open = innermost())
+      return fail(open->kind == Pending::Paren ? "expected ')'"
+                                               : "expected ',' or ')'");
     return true;
   }
 
-  static int precedence(std::string_view op) {
-    if (op == "||")
-      return 1;
-    if (op == "&&")
-      return 2;
-    if (op == "==" || op == "!=")
-      return 3;
-    if (op == "<" || op == "<=" || op == ">" || op == ">=")
-      return 4;
-    if (op == "+" || op == "-")
-      return 5;
-    if (op == "*" || op == "/" || op == "%")
-      return 6;
-    return 0;
-  }
-
-  /// Reads a binary operator without consuming it.
-  std::string peekOperator() {
-    skipSpace();
-    static const char *ops[] = {"||", "&&", "==", "!=", "<=", ">=", "<",
-                                ">",  "+",  "-",  "*",  "/",  "%"};
-    for (const char *op : ops)
-      if (text.substr(pos, std::string_view(op).size()) == op)
-        return op;
-    return "";
-  }
-
-  NodePtr parseBinary(int minPrec) {
-    Restore restore{depth, depth};
-    NodePtr lhs = parseUnary();
-    while (lhs) {
-      std::string op = peekOperator();
-      int prec = precedence(op);
-      if (prec == 0 || prec < minPrec)
-        break;
-      if (!deeper())
-        return nullptr;
-      pos += op.size();
-      NodePtr rhs = parseBinary(prec + 1);
-      if (!rhs)
-        return nullptr;
-      auto node = std::make_shared<Expr::Node>();
-      node->kind = Expr::Node::Binary;
-      node->text = op;
-      node->args = {lhs, rhs};
-      lhs = node;
-    }
-    return lhs;
-  }
-
-  NodePtr parseUnary() {
-    skipSpace();
-    for (const char *op : {"-", "!", "+"}) {
-      // "!=" is not a prefix operator.
-      if (text.substr(pos, 1) != op || text.substr(pos, 2) == "!=")
-        continue;
-      Restore restore{depth, depth};
-      if (!deeper())
-        return nullptr;
-      ++pos;
-      NodePtr operand = parseUnary();
-      if (!operand)
-        return nullptr;
-      auto node = std::make_shared<Expr::Node>();
-      node->kind = Expr::Node::Unary;
-      node->text = op;
-      node->args = {operand};
-      return node;
-    }
-    return parsePrimary();
-  }
-
-  NodePtr parsePrimary() {
-    skipSpace();
-    if (pos >= text.size())
+  /// Reads a prefix operator, an opening bracket or a complete operand.
+  bool operand(bool &wantOperand) {
+    if (pos == text.size())
       return fail("expected an expression");
     char c = text[pos];
+    if ((c == '-' || c == '!' || c == '+') && text.substr(pos, 2) != "!=") {
+      Op op = c == '-' ? Op::Neg : c == '!' ? Op::Not : Op::Pos;
+      stack.push_back({Pending::Prefix, op});
+      ++pos;
+      return true;
+    }
+    if (c == '(') {
+      stack.push_back({Pending::Paren});
+      ++pos;
+      return true;
+    }
     if (std::isdigit((unsigned char)c)) {
       int64_t value = 0;
       while (pos < text.size() && std::isdigit((unsigned char)text[pos])) {
@@ -176,199 +210,221 @@ private:
       if (pos < text.size() && (std::isalpha((unsigned char)text[pos]) ||
                                 text[pos] == '_' || text[pos] == '.'))
         return fail("malformed integer literal");
-      auto node = std::make_shared<Expr::Node>();
-      node->kind = Expr::Node::Num;
-      node->value = value;
-      return node;
+      out.push_back({Op::Push, value});
+      wantOperand = false;
+      return true;
     }
-    if (std::isalpha((unsigned char)c) || c == '_') {
-      size_t start = pos;
-      while (pos < text.size() &&
-             (std::isalnum((unsigned char)text[pos]) || text[pos] == '_'))
-        ++pos;
-      std::string name(text.substr(start, pos - start));
-      skipSpace();
-      if (pos < text.size() && text[pos] == '(')
-        return parseCall(name, start);
-      if (name == "true" || name == "false") {
-        auto node = std::make_shared<Expr::Node>();
-        node->kind = Expr::Node::Num;
-        node->value = name == "true";
-        return node;
+    if (!std::isalpha((unsigned char)c) && c != '_')
+      return fail(unexpectedChar());
+    size_t start = pos;
+    while (pos < text.size() &&
+           (std::isalnum((unsigned char)text[pos]) || text[pos] == '_'))
+      ++pos;
+    std::string name(text.substr(start, pos - start));
+    skipSpace();
+    if (pos < text.size() && text[pos] == '(') {
+      Op op = name == "cdiv"  ? Op::CDiv
+              : name == "min" ? Op::Min
+              : name == "max" ? Op::Max
+                              : Op::Push;
+      if (op == Op::Push) {
+        pos = start;
+        return fail("unknown function '" + name +
+                    "' (expected cdiv, min or max)");
       }
-      bool seen = false;
-      for (const std::string &n : names)
-        seen |= n == name;
-      if (!seen)
-        names.push_back(name);
-      auto node = std::make_shared<Expr::Node>();
-      node->kind = Expr::Node::Name;
-      node->text = name;
-      return node;
+      ++pos;
+      stack.push_back({Pending::Call, op, 0, 1});
+      return true;
     }
-    if (accept("(")) {
-      Restore restore{depth, depth};
-      if (!deeper())
-        return nullptr;
-      NodePtr inner = parseBinary(0);
-      if (!inner)
-        return nullptr;
-      if (!accept(")"))
-        return fail("expected ')'");
-      return inner;
+    wantOperand = false;
+    if (name == "true" || name == "false") {
+      out.push_back({Op::Push, name == "true"});
+      return true;
     }
-    return fail("unexpected '" + std::string(1, c) + "'");
+    auto [it, added] = nameIndex.try_emplace(name, names.size());
+    if (added)
+      names.push_back(name);
+    out.push_back({Op::Load, int64_t(it->second)});
+    return true;
   }
 
-  NodePtr parseCall(const std::string &name, size_t start) {
-    if (name != "cdiv" && name != "min" && name != "max") {
-      pos = start;
-      return fail("unknown function '" + name +
-                  "' (expected cdiv, min or max)");
-    }
-    accept("(");
-    Restore restore{depth, depth};
-    if (!deeper())
-      return nullptr;
-    auto node = std::make_shared<Expr::Node>();
-    node->kind = Expr::Node::Call;
-    node->text = name;
-    for (;;) {
-      NodePtr arg = parseBinary(0);
-      if (!arg)
-        return nullptr;
-      node->args.push_back(arg);
-      if (accept(","))
+  /// Reads a binary operator, ',' or ')' after an operand.
+  bool afterOperand(bool &wantOperand) {
+    for (const BinaryOp &b : kBinaryOps) {
+      std::string_view s = b.spelling;
+      if (text.substr(pos, s.size()) != s)
         continue;
-      if (accept(")"))
-        break;
-      return fail("expected ',' or ')'");
+      // Left associative: an equal precedence on the stack goes first.
+      reduce(b.precedence);
+      stack.push_back({Pending::Binary, b.op, b.precedence});
+      pos += s.size();
+      wantOperand = true;
+      return true;
     }
-    if (node->args.size() != 2)
-      return fail(name + " takes 2 arguments, got " +
-                  std::to_string(node->args.size()));
-    return node;
+    char c = text[pos];
+    if (c != ',' && c != ')')
+      return unexpected();
+    reduce(0);
+    if (stack.empty())
+      return unexpected();
+    Pending &open = stack.back();
+    if (c == ',') {
+      if (open.kind != Pending::Call)
+        return unexpected();
+      ++open.args;
+      ++pos;
+      wantOperand = true;
+      return true;
+    }
+    ++pos;
+    if (open.kind == Pending::Call) {
+      if (open.args != 2)
+        return fail(std::string(spelling(open.op)) +
+                    " takes 2 arguments, got " + std::to_string(open.args));
+      out.push_back({open.op});
+    }
+    stack.pop_back();
+    return true;
   }
 };
 
-bool evalNode(const Expr::Node &node, const Env &env, int64_t &result,
-              std::string &error) {
-  switch (node.kind) {
-  case Expr::Node::Num:
-    result = node.value;
-    return true;
-  case Expr::Node::Name: {
-    auto it = env.find(node.text);
-    if (it == env.end()) {
-      error = "'" + node.text + "' has no value";
-      return false;
-    }
-    result = it->second;
-    return true;
-  }
-  default:
-    break;
-  }
-  std::vector<int64_t> vals;
-  for (const auto &arg : node.args) {
-    int64_t v;
-    if (!evalNode(*arg, env, v, error))
-      return false;
-    vals.push_back(v);
-  }
-  const std::string &op = node.text;
-  if (node.kind == Expr::Node::Unary) {
-    if (op == "!")
-      result = vals[0] == 0;
-    else if (op == "+")
-      result = vals[0];
-    else if (__builtin_sub_overflow(int64_t(0), vals[0], &result))
-      return error = "64-bit overflow in unary '-'", false;
-    return true;
-  }
-  int64_t a = vals[0], b = vals[1];
-  auto overflow = [&](const std::string &what) {
-    error = "64-bit overflow in " + what + " (" + std::to_string(a) + ", " +
-            std::to_string(b) + ")";
+bool apply(Op op, int64_t a, int64_t b, int64_t &result, std::string &error) {
+  const char *name = spelling(op);
+  auto overflow = [&] {
+    error = std::string("64-bit overflow in '") + name + "' (" +
+            std::to_string(a) + ", " + std::to_string(b) + ")";
     return false;
   };
-  if (op == "+")
-    return __builtin_add_overflow(a, b, &result) ? overflow("'+'") : true;
-  if (op == "-")
-    return __builtin_sub_overflow(a, b, &result) ? overflow("'-'") : true;
-  if (op == "*")
-    return __builtin_mul_overflow(a, b, &result) ? overflow("'*'") : true;
-  if (op == "/" || op == "%" || op == "cdiv") {
+  switch (op) {
+  case Op::Add:
+    return __builtin_add_overflow(a, b, &result) ? overflow() : true;
+  case Op::Sub:
+    return __builtin_sub_overflow(a, b, &result) ? overflow() : true;
+  case Op::Mul:
+    return __builtin_mul_overflow(a, b, &result) ? overflow() : true;
+  case Op::Div:
+  case Op::Mod:
+  case Op::CDiv:
     if (b == 0) {
-      error = "division by zero in '" + op + "' (" + std::to_string(a) + " " +
-              (op == "cdiv" ? "cdiv" : op) + " 0)";
+      error = std::string("division by zero in '") + name + "' (" +
+              std::to_string(a) + " " + name + " 0)";
       return false;
     }
     if (a == INT64_MIN && b == -1)
-      return overflow("'" + op + "'");
-    if (op == "/")
+      return overflow();
+    if (op == Op::Div)
       result = a / b;
-    else if (op == "%")
+    else if (op == Op::Mod)
       result = a % b;
     else // Ceiling division on top of truncating division.
       result = a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
     return true;
-  }
-  if (op == "min")
+  case Op::Min:
     result = std::min(a, b);
-  else if (op == "max")
+    return true;
+  case Op::Max:
     result = std::max(a, b);
-  else if (op == "<")
+    return true;
+  case Op::Lt:
     result = a < b;
-  else if (op == "<=")
+    return true;
+  case Op::Le:
     result = a <= b;
-  else if (op == ">")
+    return true;
+  case Op::Gt:
     result = a > b;
-  else if (op == ">=")
+    return true;
+  case Op::Ge:
     result = a >= b;
-  else if (op == "==")
+    return true;
+  case Op::Eq:
     result = a == b;
-  else if (op == "!=")
+    return true;
+  case Op::Ne:
     result = a != b;
-  else if (op == "&&")
+    return true;
+  case Op::And:
     result = a != 0 && b != 0;
-  else if (op == "||")
+    return true;
+  case Op::Or:
     result = a != 0 || b != 0;
-  return true;
+    return true;
+  default:
+    error = "internal error: not a binary operator";
+    return false;
+  }
 }
 } // namespace
 
 bool Expr::parse(std::string_view text, Expr &result, std::string &error) {
   Expr expr;
   expr.source = std::string(text);
-  Parser parser(text, expr.nameList);
-  NodePtr root = parser.parseAll(error);
-  if (!root)
+  auto code = std::make_shared<Code>();
+  Parser parser(text, expr.nameList, code->instrs);
+  if (!parser.parse(error))
     return false;
-  expr.root = root;
+  expr.code = std::move(code);
   result = std::move(expr);
   return true;
 }
 
 bool Expr::eval(const Env &env, int64_t &result, std::string &error) const {
-  if (!root) {
+  if (!code) {
     error = "empty expression";
     return false;
   }
-  std::string inner;
-  if (evalNode(*root, env, result, inner))
-    return true;
-  error = "cannot evaluate '" + source + "': " + inner;
-  return false;
+  auto fail = [&](const std::string &message) {
+    error = "cannot evaluate '" + abbreviate(source) + "': " + message;
+    return false;
+  };
+  std::vector<int64_t> stack;
+  for (const Instr &in : code->instrs) {
+    switch (in.op) {
+    case Op::Push:
+      stack.push_back(in.value);
+      continue;
+    case Op::Load: {
+      const std::string &name = nameList[size_t(in.value)];
+      auto it = env.find(name);
+      if (it == env.end())
+        return fail("'" + name + "' has no value");
+      stack.push_back(it->second);
+      continue;
+    }
+    case Op::Neg:
+      if (stack.back() == INT64_MIN)
+        return fail("64-bit overflow in unary '-'");
+      stack.back() = -stack.back();
+      continue;
+    case Op::Not:
+      stack.back() = stack.back() == 0;
+      continue;
+    case Op::Pos:
+      continue;
+    default:
+      break;
+    }
+    int64_t b = stack.back();
+    stack.pop_back();
+    std::string message;
+    if (!apply(in.op, stack.back(), b, stack.back(), message))
+      return fail(message);
+  }
+  if (stack.size() != 1)
+    return fail("internal error: malformed code");
+  result = stack.back();
+  return true;
 }
 
-bool Expr::isName() const { return root && root->kind == Node::Name; }
+bool Expr::isName() const {
+  return code && code->instrs.size() == 1 && code->instrs[0].op == Op::Load;
+}
 
 bool Expr::isLiteral(int64_t *value) const {
-  if (!root || root->kind != Node::Num)
+  if (!code || code->instrs.size() != 1 || code->instrs[0].op != Op::Push)
     return false;
   if (value)
-    *value = root->value;
+    *value = code->instrs[0].value;
   return true;
 }
 

@@ -42,3 +42,28 @@ bool tegula::rt::readFile(const std::string &path, std::string &contents,
   }
   return true;
 }
+
+bool tegula::rt::writeFile(const std::string &path, std::string_view contents,
+                           std::string &reason) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    reason = "it is a directory";
+    return false;
+  }
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file) {
+    reason = std::strerror(errno);
+    return false;
+  }
+  bool ok =
+      std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  int writeErrno = errno;
+  // fclose flushes, so a full disk may show only here.
+  if (std::fclose(file) != 0 && ok) {
+    ok = false;
+    writeErrno = errno;
+  }
+  if (!ok)
+    reason = std::strerror(writeErrno);
+  return ok;
+}

@@ -2,24 +2,30 @@
 
 #include "tegula/Runtime/HostSession.h"
 
+#include "tegula/Runtime/File.h"
 #include "tegula/Runtime/References.h"
+#include "tegula/Runtime/Text.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <new>
+#include <unistd.h>
 
 namespace tegula::rt {
 
 int RunReport::finish(int code) {
   data["ok"] = code == 0;
-  text = data.dump(2);
+  // Messages quote user input (flags, file contents), which need not be
+  // UTF-8; nlohmann would throw on it.
+  text = data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (path.empty())
     return code;
-  std::ofstream out(path);
-  out << text << "\n";
-  if (!out) {
-    std::fprintf(stderr, "error: cannot write '%s'\n", path.c_str());
+  std::string reason;
+  if (!writeFile(path, text + "\n", reason)) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: --json: cannot write '%s': %s\n", path.c_str(),
+                 reason.c_str());
     return 1;
   }
   return code;
@@ -36,10 +42,13 @@ int RunReport::fail(const std::string &message) {
 bool parseFileArgs(const std::vector<std::string> &args, const char *flag,
                    std::map<std::string, std::string> &out,
                    std::string &error) {
+  const char *form =
+      std::string_view(flag) == "--scalar" ? "NAME=VALUE" : "NAME=FILE.npy";
   for (const std::string &arg : args) {
     std::string name, file;
     if (!splitAssignment(arg, name, file)) {
-      error = std::string(flag) + " expects NAME=FILE.npy, got '" + arg + "'";
+      error = std::string(flag) + " expects " + form + ", got '" +
+              abbreviate(arg) + "'";
       return false;
     }
     if (!out.emplace(name, file).second) {
@@ -49,6 +58,16 @@ bool parseFileArgs(const std::vector<std::string> &args, const char *flag,
   }
   return true;
 }
+
+namespace {
+/// The bytes of a host tensor, its size checked by bindAndCheck.
+int64_t tensorBytes(DType dtype, const std::vector<int64_t> &shape) {
+  int64_t bytes = int64_t(dtypeSize(dtype));
+  for (int64_t d : shape)
+    bytes *= d;
+  return bytes;
+}
+} // namespace
 
 uint64_t tensorSeed(uint64_t seed, size_t index) {
   // Decorrelates the per-tensor streams; splitmix64 mixes further.
@@ -141,6 +160,20 @@ bool HostSession::prepareHostTensors(std::string &error) {
     refs[name] = std::move(values);
   }
 
+  // Sizes the user picked may not fit this machine: a message, not an
+  // exception or the OOM killer. bindAndCheck bounded each tensor to 2^40
+  // bytes, so the sum cannot overflow.
+  int64_t total = 0;
+  for (size_t i = 0; i < bundle.params.size(); ++i)
+    if (bundle.params[i].isTensor && !inTensors.count(bundle.params[i].name))
+      total += tensorBytes(bundle.params[i].dtype, plan.shapes[i]);
+  int64_t memory = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (memory > 0 && total > memory) {
+    error = "the tensors need " + std::to_string(total) +
+            " bytes of host memory, more than this machine's " +
+            std::to_string(memory);
+    return false;
+  }
   host.assign(bundle.params.size(), HostTensor());
   for (size_t i = 0; i < bundle.params.size(); ++i) {
     const Param &p = bundle.params[i];
@@ -150,7 +183,14 @@ bool HostSession::prepareHostTensors(std::string &error) {
       host[i] = std::move(it->second);
       continue;
     }
-    host[i] = HostTensor(p.dtype, plan.shapes[i]);
+    try {
+      host[i] = HostTensor(p.dtype, plan.shapes[i]);
+    } catch (const std::bad_alloc &) {
+      error = "cannot allocate " +
+              std::to_string(tensorBytes(p.dtype, plan.shapes[i])) +
+              " bytes of host memory for argument '" + p.name + "'";
+      return false;
+    }
     if (p.access == Access::Write)
       fillPoison(host[i]);
     else

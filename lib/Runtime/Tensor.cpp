@@ -1,20 +1,20 @@
 //===- Tensor.cpp - Host tensors and .npy files ---------------------------===//
 
-#include "tegula/Runtime/File.h"
 #include "tegula/Runtime/Tensor.h"
+
+#include "tegula/Runtime/File.h"
+#include "tegula/Runtime/Text.h"
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 namespace tegula::rt {
 
 std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
+  std::vector<std::string> items;
+  for (int64_t d : shape)
+    items.push_back(std::to_string(d));
+  return "[" + joinList(items) + "]";
 }
 
 std::string formatIndex(const std::vector<int64_t> &shape, int64_t index) {
@@ -118,6 +118,14 @@ bool parseNpy(const std::vector<uint8_t> &bytes, NpyArray &result,
     return false;
   }
   std::string header(bytes.begin() + start, bytes.begin() + start + headerLen);
+  // A Python dict literal, padded with spaces and ended by a newline.
+  size_t first = header.find_first_not_of(" \t\r\n");
+  size_t last = header.find_last_not_of(" \t\r\n");
+  if (first == std::string::npos || header[first] != '{' ||
+      header[last] != '}') {
+    error = "malformed .npy header: not a dict '{...}'";
+    return false;
+  }
 
   size_t at = findKey(header, "descr");
   size_t q1 = at == std::string::npos ? at : header.find_first_of("'\"", at);
@@ -129,7 +137,7 @@ bool parseNpy(const std::vector<uint8_t> &bytes, NpyArray &result,
   NpyArray array;
   array.descr = header.substr(q1 + 1, q2 - q1 - 1);
   if (npyItemSize(array.descr) == 0) {
-    error = "unsupported .npy dtype '" + array.descr +
+    error = "unsupported .npy dtype '" + abbreviate(array.descr) +
             "' (expected <f2, <f4, <f8, <i4, <i8 or |b1)";
     return false;
   }
@@ -142,33 +150,33 @@ bool parseNpy(const std::vector<uint8_t> &bytes, NpyArray &result,
     return false;
   }
   std::string dims = header.substr(open + 1, close - open - 1);
+  auto badShape = [&](const char *why) {
+    error = "malformed .npy shape '(" + abbreviate(dims) + ")'" + why;
+    return false;
+  };
   size_t numel = 1;
   for (size_t i = 0; i < dims.size();) {
     while (i < dims.size() && (dims[i] == ' ' || dims[i] == ','))
       ++i;
     if (i == dims.size())
       break;
-    if (!std::isdigit((unsigned char)dims[i])) {
-      error = "malformed .npy shape '(" + dims + ")'";
-      return false;
-    }
+    if (dims[i] == '-')
+      return badShape(": a dim is negative");
+    if (!std::isdigit((unsigned char)dims[i]))
+      return badShape("");
     int64_t d = 0;
     while (i < dims.size() && std::isdigit((unsigned char)dims[i])) {
       if (__builtin_mul_overflow(d, 10, &d) ||
-          __builtin_add_overflow(d, dims[i] - '0', &d)) {
-        error = "malformed .npy shape '(" + dims + ")'";
-        return false;
-      }
+          __builtin_add_overflow(d, dims[i] - '0', &d))
+        return badShape(": a dim does not fit in 64 bits");
       ++i;
     }
     // 'L' suffixes come from Python 2 writers.
     if (i < dims.size() && dims[i] == 'L')
       ++i;
     array.shape.push_back(d);
-    if (__builtin_mul_overflow(numel, size_t(d), &numel)) {
-      error = "malformed .npy shape '(" + dims + ")'";
-      return false;
-    }
+    if (__builtin_mul_overflow(numel, size_t(d), &numel))
+      return badShape(": the element count does not fit in 64 bits");
   }
 
   at = findKey(header, "fortran_order");
@@ -241,11 +249,12 @@ std::vector<uint8_t> serializeNpy(const NpyArray &array) {
 bool writeNpy(const std::string &path, const NpyArray &array,
               std::string &error) {
   std::vector<uint8_t> bytes = serializeNpy(array);
-  std::ofstream out(path, std::ios::binary);
-  if (out)
-    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-  if (!out) {
-    error = "cannot write '" + path + "'";
+  std::string reason;
+  if (!writeFile(path,
+                 std::string_view(reinterpret_cast<const char *>(bytes.data()),
+                                  bytes.size()),
+                 reason)) {
+    error = "cannot write '" + path + "': " + reason;
     return false;
   }
   return true;

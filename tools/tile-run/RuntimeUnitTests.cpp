@@ -112,12 +112,41 @@ void testExpr() {
   EXPECT_ERROR("M + 1", "'M' has no value");
   EXPECT_ERROR("1 $ 2", "unexpected '$'");
   EXPECT_ERROR("", "expected an expression");
+  // Prefix operators bind tighter than any binary one; chains associate
+  // left; brackets and calls nest (the parser's stacks).
+  EXPECT_VALUE("-2 * 3 + 1", -5);
+  EXPECT_VALUE("2 * -3 + 1", -5);
+  EXPECT_VALUE("!0 + 1", 2);
+  EXPECT_VALUE("!2 == 0", 1);
+  EXPECT_VALUE("1 - 2 + 3", 2);
+  EXPECT_VALUE("2 * 3 % 4", 2);
+  EXPECT_VALUE("1 < 2 == 1", 1);
+  EXPECT_VALUE("-(-(-1))", -1);
+  EXPECT_VALUE("max(1, min(2, 3)) + cdiv(-7, 2)", -1);
+  EXPECT_VALUE("+ 5", 5);
+  EXPECT_VALUE("-9223372036854775807 - 1", INT64_MIN);
+  EXPECT_ERROR("-(-9223372036854775807 - 1)", "overflow in unary '-'");
+  EXPECT_ERROR("(1, 2)", "expected ')' at column 3");
+  EXPECT_ERROR(")", "unexpected ')' at column 1");
+  EXPECT_ERROR("1 2", "unexpected '2' at column 3");
+  EXPECT_ERROR("(1 2)", "expected ')' at column 4");
+  EXPECT_ERROR("min(1 2)", "expected ',' or ')' at column 7");
+  EXPECT_ERROR("cdiv(1, 2, 3)", "cdiv takes 2 arguments, got 3 at column 14");
+  EXPECT_ERROR("min()", "unexpected ')' at column 5");
+  EXPECT_ERROR("max(", "expected an expression at column 5");
+  EXPECT_ERROR("((1)", "expected ')' at column 5");
+  EXPECT_ERROR("1,2", "unexpected ',' at column 2");
 
   Expr e;
   std::string error;
   EXPECT(Expr::parse("N", e, error) && e.isName());
   EXPECT(Expr::parse("R / 2 + N * R", e, error) && !e.isName() &&
          e.names() == std::vector<std::string>({"R", "N"}));
+  EXPECT(Expr::parse(" N ", e, error) && e.isName() &&
+         e.names() == std::vector<std::string>({"N"}));
+  int64_t literal = 0;
+  EXPECT(Expr::parse("64", e, error) && e.isLiteral(&literal) && literal == 64);
+  EXPECT(Expr::parse("-64", e, error) && !e.isLiteral());
 }
 
 void testConversions() {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ struct Bundle {
   std::array<Expr, 3> grid;
   std::vector<Expr> requires_;
   std::optional<Expr> flops, bytes;
+  /// Positions in `params` and `sizeVars` by name, kept by parseBundleJson
+  /// so that a bundle with 100,000 of them is not checked in quadratic time.
+  std::map<std::string, size_t, std::less<>> paramIndex, sizeVarIndex;
 
   const Param *findParam(std::string_view name) const;
   bool isSizeVar(std::string_view name) const;
@@ -53,6 +57,11 @@ struct Bundle {
   std::vector<unsigned> abiParamBits() const;
 };
 
+/// Parses JSON from a user (a bundle, an option) without throwing; arrays
+/// and objects nested more than 64 deep are an error, as nlohmann copies
+/// and prints values recursively. The error starts "invalid JSON: ".
+bool parseUserJson(const std::string &text, nlohmann::json &value,
+                   std::string &error);
 /// Parses KERNEL.json text; `jsonPath` only names it in messages.
 bool parseBundleJson(const std::string &text, const std::string &jsonPath,
                      Bundle &bundle, std::string &error);

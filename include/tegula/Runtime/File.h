@@ -1,8 +1,9 @@
 //===- File.h - Reading user-named files without surprises ------*- C++ -*-===//
 //
-// Every file a runner reads (bundles, PTX, .npy inputs and references) is
-// named by the user, so it may be a directory, a device or unreadable: each
-// case is an error message, never an exception.
+// Every file a runner reads (bundles, PTX, .npy inputs and references) or
+// writes (--out, --json) is named by the user, so it may be a directory, a
+// device, unreadable or unwritable: each case is an error message, never an
+// exception.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #define TEGULA_RUNTIME_FILE_H
 
 #include <string>
+#include <string_view>
 
 namespace tegula::rt {
 
@@ -18,6 +20,11 @@ namespace tegula::rt {
 /// that failed), for the caller to put in its own message.
 bool readFile(const std::string &path, std::string &contents,
               std::string &reason);
+
+/// Writes `contents` to `path`, replacing it; on failure sets `reason` to
+/// why (a directory, no such directory, permission denied, a full disk).
+bool writeFile(const std::string &path, std::string_view contents,
+               std::string &reason);
 
 } // namespace tegula::rt
 

@@ -26,12 +26,17 @@ cases = {
     "no-descr": npy("{'shape': (16,), }"),
     "descr": npy("{'descr': '<c16', 'fortran_order': False, 'shape': (16,), }"),
     "no-shape": npy("{'descr': '<i4', 'fortran_order': False, }"),
-    "shape-open": npy("{'descr': '<i4', 'shape': (16, "),
+    "shape-open": npy("{'descr': '<i4', 'shape': (16, }"),
     "negative": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (-16,), }"),
     "huge": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }"),
-    "fortran-end": npy("{'descr': '<i4', 'shape': (16,), 'fortran_order':   "),
+    "huge-dim": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (99999999999999999999,), }"),
+    "fortran-end": npy("{'descr': '<i4', 'shape': (16,), 'fortran_order':}"),
     "fortran": npy("{'descr': '<i4', 'fortran_order': True, 'shape': (4, 4), }", b"\0" * 64),
     "not-dict": npy("[1, 2, 3]"),
+    "unclosed": npy("{'descr': '<i4', 'shape': (16, "),
+    "blank": npy("   \n"),
+    # Bytes that are not UTF-8 reach the message and the --json report.
+    "descr-bytes": npy("{'descr': '<\xff\xfe', 'fortran_order': False, 'shape': (16,), }"),
     "size": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (16,), }", b"\0" * 60),
 }
 for name, data in cases.items():
