@@ -49,8 +49,10 @@ bool bundleFromKernel(func::FuncOp kernel, const std::string &reference,
       target::describeKernel(kernel, reference, error);
   if (!description)
     return false;
-  return rt::parseBundleJson(description->dump(),
-                             "@" + kernel.getSymName().str(), bundle, error);
+  // Strings of hand-written IR need not be UTF-8; nlohmann would throw.
+  return rt::parseBundleJson(
+      description->dump(-1, ' ', false, json::error_handler_t::replace),
+      "@" + kernel.getSymName().str(), bundle, error);
 }
 
 RunResult runKernel(func::FuncOp kernel, const RunOptions &opts) {
