@@ -134,7 +134,9 @@ bool attentionRef(RefContext &c,
   if (lse >= 0 && (c.shape(lse).size() != 3 || c.shape(lse)[0] != qs[0] ||
                    c.shape(lse)[1] != qs[1] || c.shape(lse)[2] != qs[2]))
     return c.fail("tensor '" + c.nameOf("lse") + "' must be [Z, H, M]");
-  std::string base = c.options.value("lse_base", std::string("e"));
+  std::string base = "e";
+  if (auto it = c.options.find("lse_base"); it != c.options.end())
+    base = it->is_string() ? it->get<std::string>() : "";
   if (base != "e" && base != "2")
     return c.fail("'lse_base' must be \"e\" or \"2\"");
   double scale;
