@@ -2,7 +2,8 @@
 # On the GPU machine, after scripts/gpu/stage-agreement.py here: each staged
 # run (.device-bundle/agree/runs.txt: NAME BUNDLE TILE-RUN-ARGS...) must give
 # the interpreter's outputs (--ref ... --check). With SANITIZE=1 each run goes
-# under compute-sanitizer's memcheck, racecheck and synccheck too. Logs to $OUT.
+# under compute-sanitizer's memcheck, racecheck and synccheck too; RUNS=FILE
+# takes another staged list. Logs to $OUT.
 set -u
 stage=${STAGE:-.device-bundle}
 run=$stage/bin/tile-run
@@ -35,7 +36,7 @@ while read -r name bundle args; do
       fi
     done
   fi
-done <"$stage/agree/runs.txt"
+done <"${RUNS:-$stage/agree/runs.txt}"
 printf '%s' "$summary" | tee "$out/agreement-summary.txt"
 echo "agreement: passed $passed, failed $failed"
 [ "$failed" = 0 ]

@@ -6,7 +6,11 @@ Here (with tilec built): each program is compiled for sm_80 and sm_90a into
 seed, and every tensor it writes is saved as the expected output. On the GPU,
 scripts/gpu/check-agreement.sh runs each bundle with tile-run on the same
 seed and compares with --ref ... --check. Usage:
-  scripts/gpu/stage-agreement.py [LIST]    (after scripts/gpu/stage-kernels.sh)
+  scripts/gpu/stage-agreement.py [LIST] [--progen N]
+                                           (after scripts/gpu/stage-kernels.sh)
+--progen N adds N random programs of test/Generated/progen.py (seeds 1..N,
+ragged sizes from the seed), so the generator's programs are held to the GPU
+as well as to float64.
 AGREE_STAGE=DIR stages elsewhere (the lit test of test/GPU does, to check that
 every program compiles for both targets, assembles, and runs in the
 interpreter).
@@ -22,7 +26,33 @@ root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 build = os.environ.get("TEGULA_BUILD_DIR", os.path.join(root, "build"))
 tilec = os.path.join(build, "bin", "tilec")
 stage = os.environ.get("AGREE_STAGE", os.path.join(root, ".device-bundle", "agree"))
-listing = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "test/GPU/agreement.txt")
+args = sys.argv[1:]
+progen = 0
+if "--progen" in args:
+    at = args.index("--progen")
+    progen = int(args[at + 1])
+    del args[at:at + 2]
+listing = args[0] if args else os.path.join(root, "test/GPU/agreement.txt")
+
+
+def entries():
+    """(name, source, tilec arguments, run arguments) of every run."""
+    for line in open(listing):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, source, compile_args, run_args = [f.strip() for f in line.split("|")]
+        yield name, os.path.join(root, source), shlex.split(compile_args), shlex.split(run_args)
+    if progen:
+        sys.path.insert(0, os.path.join(root, "test", "Generated"))
+        import progen as generator
+        os.makedirs(os.path.join(stage, "progen"), exist_ok=True)
+        for seed in range(1, progen + 1):
+            source = os.path.join(stage, "progen", "seed-%d.tile" % seed)
+            open(source, "w").write(generator.Program(seed).source())
+            m, n = 17 + (seed * 7) % 60, 9 + (seed * 13) % 80
+            yield ("progen-%d" % seed, source, ["-D", "BM=32", "-D", "BN=32"],
+                   ["--dims", "M=%d,N=%d" % (m, n), "--seed", str(seed)])
 
 
 def run(args):
@@ -32,13 +62,8 @@ def run(args):
 
 
 runs = []
-for line in open(listing):
-    line = line.strip()
-    if not line or line.startswith("#"):
-        continue
-    name, source, compile_args, run_args = [field.strip() for field in line.split("|")]
-    source = os.path.join(root, source)
-    compile_args, run_args = shlex.split(compile_args), shlex.split(run_args)
+os.makedirs(stage, exist_ok=True)
+for name, source, compile_args, run_args in entries():
     expected = os.path.join(stage, name + ".expected")
     os.makedirs(expected, exist_ok=True)
     bundles = {}
