@@ -4,6 +4,7 @@
 
 #include "Tile/TileDialect.h"
 #include "Tile/TileOps.h"
+#include "tegula/Runtime/Bundle.h"
 #include "tegula/Runtime/References.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -147,8 +148,10 @@ std::optional<json> target::describeKernel(func::FuncOp func,
       kernel[key] = nullptr;
   if (!reference.empty()) {
     if (reference.front() == '{') {
-      json parsed = json::parse(reference, nullptr, /*allow_exceptions=*/false);
-      if (parsed.is_discarded()) {
+      // The runtime's parser of user JSON: bounded nesting, checked numbers.
+      json parsed;
+      std::string why;
+      if (!rt::parseUserJson(reference, parsed, why)) {
         error = "--reference: '" + reference + "' is not valid JSON";
         return std::nullopt;
       }

@@ -26,6 +26,8 @@ EXEMPT = {
     "unsupported operator": "every operator the parser builds is handled",
     "invalid operand to": "unary operators meet only values the checks before "
                           "it let through",
+    "out of host memory running the kernel in the interpreter;":
+        "reaching it takes most of the host's memory, too much for CI",
     # Not yet tested: no program found to reach them (they may be unreachable).
     "expected a value": "not yet tested",
     "a bool cannot combine with": "not yet tested",

@@ -29,6 +29,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <new>
 #include <CLI/CLI.hpp>
 
 using namespace tegula;
@@ -179,7 +180,14 @@ int main(int argc, char **argv) {
     interp::RunOptions withReference = runOptions;
     if (withReference.reference.empty())
       withReference.reference = target::defaultReference(names[0]);
-    return interp::runKernel(func, withReference).exitCode;
+    // The interpreter holds host copies of every tensor: a size that fits
+    // the runner's check can still exhaust memory here.
+    try {
+      return interp::runKernel(func, withReference).exitCode;
+    } catch (const std::bad_alloc &) {
+      return fail("out of host memory running the kernel in the interpreter; "
+                  "use smaller --dims");
+    }
   }
 
   if (emit == "ast") {

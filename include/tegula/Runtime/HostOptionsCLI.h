@@ -14,6 +14,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <cstdlib>
+
 namespace tegula::rt {
 
 /// Adds the runners' shared flags to `app`; `group` names the help section
@@ -38,9 +41,17 @@ inline void addHostOptions(CLI::App &app, HostOptions &opts,
   add(app.add_flag("--check", opts.check, "compare outputs with a reference"));
   add(app.add_option("--seed", opts.seed, "seed of the random inputs"));
   add(app.add_option("--json", opts.jsonPath, "write results as JSON"));
+  // NaN passes a range check (every comparison is false): refuse it apart.
   add(app.add_option("--tol", opts.tolerance,
                      "relative L2 tolerance of --check (default per dtype)")
-          ->check(CLI::Range(0.0, 1e300)));
+          ->check(CLI::Range(0.0, 1e300))
+          ->check(CLI::Validator(
+              [](std::string &text) {
+                double value = std::strtod(text.c_str(), nullptr);
+                return std::isnan(value) ? std::string("not a number")
+                                         : std::string();
+              },
+              "", "not NaN")));
   add(app.add_flag("--dry-run", opts.dryRun,
                    "run every launch-time check, then stop"));
 }
