@@ -1,17 +1,16 @@
-//===- Launcher.h - Loading, launching and timing a bundle ------*- C++ -*-===//
+//===- Launcher.h - tile-run's buffers and timing around a kernel -*- C++ -*-===//
 //
-// Everything that talks to the GPU: module load with the JIT log on failure,
-// shared-memory limits, device buffers, the parameter ABI of tools.md,
-// launches and event timing. Every driver call is checked by name.
+// What tile-run adds to a LoadedKernel: device buffers it allocates for
+// every tensor, one checked launch followed by a synchronize so faults
+// surface at once, copies back, and event timing. Every driver call is
+// checked by name.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TEGULA_RUNTIME_LAUNCHER_H
 #define TEGULA_RUNTIME_LAUNCHER_H
 
-#include "tegula/Runtime/Binding.h"
-#include "tegula/Runtime/Bundle.h"
-#include "tegula/Runtime/CudaDriver.h"
+#include "tegula/Runtime/LoadedKernel.h"
 #include "tegula/Runtime/Tensor.h"
 
 #include <string>
@@ -19,29 +18,20 @@
 
 namespace tegula::rt {
 
-/// Checks that PTX for `target` (sm_XY, sm_XYa) can run on compute
-/// capability major.minor; no driver needed.
-bool targetRunsOn(const std::string &target, int major, int minor,
-                  std::string &error);
-
-struct FunctionInfo {
-  int numRegs = 0;
-  int staticShared = 0;
-  int maxThreads = 0;
-};
-
 class Launcher {
 public:
   Launcher(const CudaDriver &driver, const GpuDevice &device,
            const Bundle &bundle, const LaunchPlan &plan)
-      : d(driver), device(device), bundle(bundle), plan(plan) {}
+      : d(driver), device(device), plan(plan), kernel(driver, bundle),
+        bundle(bundle) {}
   ~Launcher();
   Launcher(const Launcher &) = delete;
   Launcher &operator=(const Launcher &) = delete;
 
   /// Loads the module, finds the entry and raises its shared-memory limit.
-  bool load(std::string &error);
-  /// Allocates a device buffer per tensor and copies `tensors` in.
+  bool load(std::string &error) { return kernel.load(device, error); }
+  /// Allocates a device buffer per tensor, copies `tensors` in and packs the
+  /// launch's arguments.
   bool upload(const std::vector<HostTensor> &tensors, std::string &error);
   /// One launch, then a synchronize so faults surface here.
   bool launch(std::string &error);
@@ -51,21 +41,20 @@ public:
   bool bench(int warmup, int rep, std::vector<float> &millis,
              std::string &error);
 
-  const FunctionInfo &info() const { return funcInfo; }
+  const FunctionInfo &info() const { return kernel.info(); }
 
 private:
-  bool enqueue(std::string &error);
+  bool enqueue(std::string &error) {
+    return kernel.launch(plan, args, nullptr, error);
+  }
 
   const CudaDriver &d;
   const GpuDevice &device;
-  const Bundle &bundle;
   const LaunchPlan &plan;
-  cu::Module module = nullptr;
-  cu::Function function = nullptr;
-  FunctionInfo funcInfo;
+  LoadedKernel kernel;
+  const Bundle &bundle;
   std::vector<cu::DevicePtr> buffers; // per parameter, 0 for scalars
-  std::vector<uint64_t> slots;        // parameter storage, 8 bytes each
-  std::vector<void *> args;
+  ArgumentPack args;
 };
 
 } // namespace tegula::rt
