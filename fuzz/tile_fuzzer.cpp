@@ -7,8 +7,10 @@
 //    input compiled twice, with no -D (template defaults only) and with
 //    -D D=64 (the shipped kernels' parameter);
 //  - tile-fuzzer-lower (TEGULA_FUZZ_LOWER): programs that compile go on
-//    through layouts, the conversion to NVVM, LLVM IR and NVPTX to PTX, for
-//    sm_90a or sm_80 (the input's length picks).
+//    through layouts, the conversion to NVVM, LLVM IR and NVPTX to PTX. The
+//    input's length picks the target (sm_90a or sm_80) and whether -D D=64
+//    is set, so both the defaults-only path and the shipped kernels' one
+//    reach the back end without spending two lowerings on each input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,7 +109,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #ifdef TEGULA_FUZZ_LOWER
   TargetInfo target = size % 2 ? *TargetInfo::lookup("sm_80")
                                 : TargetInfo::defaultTarget();
-  compileOnce(text, {}, target);
+  if (size / 2 % 2)
+    compileOnce(text, {{"D", "64"}}, target);
+  else
+    compileOnce(text, {}, target);
 #else
   TargetInfo target = TargetInfo::defaultTarget();
   compileOnce(text, {}, target);
