@@ -13,9 +13,11 @@
 #define TEGULA_DIALECT_TILE_LINEARLAYOUT_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tegula::tile {
@@ -79,6 +81,15 @@ private:
   llvm::SmallVector<int64_t, 4> shape;
   llvm::SmallVector<Coords> regBases, laneBases, warpBases;
 };
+
+/// For every register of `to`, the register of `from` holding the same
+/// element, when the two layouts agree on what lanes and warps hold (after
+/// `project` maps `to`'s coordinates into `from`'s); none otherwise, in
+/// which case the data must move between threads.
+std::optional<llvm::SmallVector<int64_t>> getRegisterMapping(
+    const LinearLayout &from, const LinearLayout &to,
+    llvm::function_ref<LinearLayout::Coords(const LinearLayout::Coords &)>
+        project);
 
 } // namespace tegula::tile
 

@@ -30,6 +30,12 @@ namespace tegula::tile {
 /// target when the module names none; an unknown name is reported on the
 /// module and fails.
 mlir::FailureOr<TargetInfo> getTarget(mlir::Operation *op);
+
+/// The linear layout of a tile type with a (verified) layout encoding.
+LinearLayout getLinearLayout(mlir::RankedTensorType type);
+
+/// Bytes one element of `type` occupies in memory (booleans take a byte).
+int64_t getStoredBytes(mlir::Type type);
 } // namespace tegula::tile
 
 #endif // TEGULA_DIALECT_TILE_TILEDIALECT_H

@@ -9,14 +9,6 @@
 using namespace mlir;
 using namespace tegula::tile;
 
-LinearLayout tegula::tile::getLinearLayout(RankedTensorType type) {
-  auto layout = cast<LayoutAttrInterface>(type.getEncoding());
-  FailureOr<LinearLayout> linear = layout.toLinearLayout(
-      type.getShape(), [] { return InFlightDiagnostic(); });
-  assert(succeeded(linear) && "verified tiles have valid layouts");
-  return *linear;
-}
-
 KernelPlan &LoweringState::planFor(Operation *op) {
   Operation *func = op->getParentOfType<FunctionOpInterface>();
   return plans[func ? func : op];
@@ -207,35 +199,6 @@ Value tegula::tile::convertThroughShared(OpBuilder &builder, Location loc,
   }
   emitBarrier(builder, loc);
   return packVector(builder, loc, resultType, results);
-}
-
-std::optional<SmallVector<int64_t>> tegula::tile::getRegisterMapping(
-    const LinearLayout &from, const LinearLayout &to,
-    function_ref<LinearLayout::Coords(const LinearLayout::Coords &)> project) {
-  if (from.getLaneBases().size() != to.getLaneBases().size() ||
-      from.getWarpBases().size() != to.getWarpBases().size())
-    return std::nullopt;
-  for (auto [a, b] : llvm::zip(from.getLaneBases(), to.getLaneBases()))
-    if (a != project(b))
-      return std::nullopt;
-  for (auto [a, b] : llvm::zip(from.getWarpBases(), to.getWarpBases()))
-    if (a != project(b))
-      return std::nullopt;
-  DenseMap<LinearLayout::Coords, int64_t> fromRegs;
-  for (int64_t reg = from.getNumRegs() - 1; reg >= 0; --reg)
-    fromRegs[from.regOffset(reg)] = reg;
-  SmallVector<int64_t> mapping;
-  for (int64_t reg = 0; reg < to.getNumRegs(); ++reg) {
-    auto it = fromRegs.find(project(to.regOffset(reg)));
-    if (it == fromRegs.end())
-      return std::nullopt;
-    mapping.push_back(it->second);
-  }
-  return mapping;
-}
-
-int64_t tegula::tile::getStoredBytes(Type type) {
-  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
 std::optional<SmallVector<Value>>

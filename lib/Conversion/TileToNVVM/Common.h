@@ -11,6 +11,9 @@
 #define TEGULA_LIB_CONVERSION_TILETONVVM_COMMON_H
 
 #include "Tile/TileOps.h"
+#include "tegula/Analysis/MemoryOrder.h"
+#include "tegula/Analysis/PipelineSync.h"
+#include "tegula/Analysis/SharedMemoryPlan.h"
 #include "tegula/Target/TargetInfo.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -18,41 +21,6 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace tegula::tile {
-
-/// The linear layout of a tile type with a layout encoding.
-LinearLayout getLinearLayout(mlir::RankedTensorType type);
-
-/// Per-kernel facts the patterns share: where each pipeline's ring and the
-/// scratch area for conversions and reductions live in shared memory.
-struct KernelPlan {
-  /// Byte offset of each pipeline's ring, by the op that creates it.
-  llvm::DenseMap<mlir::Operation *, int64_t> pipelineOffsets;
-  /// Byte offset and size of the scratch area reused by conversions and
-  /// cross-warp reductions (each use is fenced by barriers).
-  int64_t scratchOffset = 0;
-  int64_t scratchBytes = 0;
-  /// Total dynamic shared memory the kernel needs.
-  int64_t sharedBytes = 0;
-  unsigned numWarps = 4;
-};
-
-/// The synchronization a pipeline op needs, from the order of pops and
-/// pushes in its block (analyzePipelineSync).
-enum class PipelineSync {
-  Full,        ///< pop: wait for the copies and meet at a barrier;
-               ///< push: a barrier before writing its stage
-  None,        ///< already synchronized by an earlier op of the block
-  IfSameStage, ///< push: a barrier only when the stage it writes is the one
-               ///< its ring's last pop read since the last barrier
-};
-
-/// What a load, store or push of a global tensor needs before it so that
-/// other threads' earlier accesses are ordered (analyzeMemoryOrder).
-enum class MemoryBarrier {
-  None,
-  Barrier,              ///< bar.sync: orders the block's global accesses
-  WaitCopiesAndBarrier, ///< a store after a push: its copies land first
-};
 
 class LoweringState {
 public:
@@ -122,18 +90,6 @@ mlir::Value convertThroughShared(mlir::OpBuilder &builder, mlir::Location loc,
                                  const LinearLayout &to, mlir::Type elementType,
                                  mlir::Type resultType, int64_t byteOffset);
 
-/// For every register of `to`, the register of `from` holding the same
-/// element, when the two layouts agree on what lanes and warps hold (after
-/// `project` maps `to`'s coordinates into `from`'s); none otherwise, in
-/// which case the data must move between threads.
-std::optional<llvm::SmallVector<int64_t>> getRegisterMapping(
-    const LinearLayout &from, const LinearLayout &to,
-    llvm::function_ref<LinearLayout::Coords(const LinearLayout::Coords &)>
-        project);
-
-/// Bytes one element of `type` occupies in memory (booleans take a byte).
-int64_t getStoredBytes(mlir::Type type);
-
 /// Addresses and masks of an access to a global tensor, one per group of
 /// `width` registers that one vector instruction moves (the first register
 /// of each group stands for it).
@@ -165,13 +121,6 @@ mlir::Value getSharedElementAddress(mlir::OpBuilder &builder,
                                     mlir::Type storedType,
                                     mlir::Value byteOffset);
 
-/// How many consecutive registers of an access to `tensor` through
-/// `indices` (each of `blockType`) one vector instruction can move: their
-/// addresses are consecutive, aligned, and masked together. 1 if unknown.
-unsigned getAccessVectorWidth(GlobalTensorType tensor, mlir::ValueRange indices,
-                              mlir::Value mask,
-                              mlir::RankedTensorType blockType);
-
 /// Reads the registers of `to` (a layout in the coordinates of a row-major
 /// tile of `shape` at `byteOffset` in shared memory) with ldmatrix, when
 /// `to` has the mma fragment structure (16-bit pairs, lanes 4g + t) and the
@@ -182,15 +131,6 @@ readWithLdmatrix(mlir::OpBuilder &builder, mlir::Location loc,
                  mlir::Operation *anchor, llvm::ArrayRef<int64_t> shape,
                  const LinearLayout &to, mlir::Type elementType,
                  mlir::Value byteOffset);
-
-/// The type a reduction over `elementType` combines and moves between
-/// lanes and warps in (f16 and bf16 widen to f32), or null if unsupported.
-mlir::Type getReduceWorkType(mlir::Type elementType);
-
-/// Bytes of shared scratch `op` needs while it runs, 0 if none. An op that
-/// needs some (a conversion through shared memory, a transpose, a
-/// reduction across warps) meets the block at a barrier while it runs.
-int64_t getScratchBytes(mlir::Operation *op);
 
 /// A thread-block barrier.
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
@@ -210,19 +150,6 @@ void populateDotOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                  LoweringState &state);
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
-/// Finds the pops and pushes whose barriers an earlier op of the same block
-/// already provides, on the tile IR before it is rewritten; a located error
-/// if a pipeline may name different rings at run time.
-mlir::LogicalResult
-analyzePipelineSync(mlir::Operation *root,
-                    llvm::DenseMap<mlir::Operation *, PipelineSync> &out);
-
-/// Finds the global loads, stores and pushes that may touch elements other
-/// threads of the program accessed earlier (one of the two a store), on the
-/// tile IR before it is rewritten.
-/// Fills state.memoryBarriers; reads state.pipelineSync (pops that meet at
-/// a barrier order global accesses too).
-void analyzeMemoryOrder(mlir::Operation *root, LoweringState &state);
 /// Emits what `op` needs before it by the memory-order analysis, if any.
 void emitMemoryBarrier(mlir::OpBuilder &builder, mlir::Operation *op,
                        const LoweringState &state);

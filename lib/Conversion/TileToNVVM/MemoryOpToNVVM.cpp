@@ -190,6 +190,16 @@ struct StoreLowering : public StatefulPattern<StoreOp> {
 };
 } // namespace
 
+void tegula::tile::emitMemoryBarrier(OpBuilder &builder, Operation *op,
+                                     const LoweringState &state) {
+  MemoryBarrier need = state.memoryBarriers.lookup_or(op, MemoryBarrier::None);
+  if (need == MemoryBarrier::None)
+    return;
+  if (need == MemoryBarrier::WaitCopiesAndBarrier && state.target.hasAsyncCopy)
+    NVVM::CpAsyncWaitGroupOp::create(builder, op->getLoc(), 0);
+  emitBarrier(builder, op->getLoc());
+}
+
 void tegula::tile::populateMemoryOpToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     LoweringState &state) {

@@ -204,17 +204,6 @@ struct ReduceLowering : public StatefulPattern<ReduceOp> {
 };
 } // namespace
 
-Type tegula::tile::getReduceWorkType(Type elementType) {
-  // Shuffles move 32-bit values (i64 in two halves): narrower floats widen
-  // to f32.
-  if (elementType.isF16() || elementType.isBF16())
-    return Float32Type::get(elementType.getContext());
-  if (elementType.isF32() || elementType.isInteger(32) ||
-      elementType.isInteger(64))
-    return elementType;
-  return {};
-}
-
 void tegula::tile::populateReduceOpToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     LoweringState &state) {

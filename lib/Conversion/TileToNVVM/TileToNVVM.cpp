@@ -2,6 +2,8 @@
 
 #include "Common.h"
 
+#include "tegula/Analysis/AxisInfo.h"
+
 #include "Tile/TilePasses.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -150,67 +152,6 @@ struct ArangeLowering : public OpConversionPattern<ArangeOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// Shared-memory planning
-//===----------------------------------------------------------------------===//
-
-int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
-
-} // namespace
-
-int64_t tegula::tile::getScratchBytes(Operation *op) {
-  auto bytesOf = [](RankedTensorType type) {
-    return type.getNumElements() * getStoredBytes(type.getElementType());
-  };
-  if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
-    auto mapping = getRegisterMapping(
-        getLinearLayout(convert.getSource().getType()),
-        getLinearLayout(convert.getResult().getType()),
-        [](const LinearLayout::Coords &coords) { return coords; });
-    return mapping ? 0 : bytesOf(convert.getSource().getType());
-  }
-  if (auto trans = dyn_cast<TransOp>(op))
-    return bytesOf(trans.getSource().getType());
-  if (auto reduce = dyn_cast<ReduceOp>(op)) {
-    LinearLayout layout = getLinearLayout(reduce.getSource().getType());
-    int64_t warpsAlongAxis = 1;
-    for (const auto &basis : layout.getWarpBases())
-      if (basis[reduce.getAxis()] != 0)
-        warpsAlongAxis *= 2;
-    if (warpsAlongAxis == 1)
-      return 0;
-    int64_t outputs = reduce.getSource().getType().getNumElements() /
-                      reduce.getSource().getType().getDimSize(reduce.getAxis());
-    // Partial results are stored in the type they combine in (f16 as f32).
-    Type work =
-        getReduceWorkType(reduce.getSource().getType().getElementType());
-    return warpsAlongAxis * outputs * (work ? getStoredBytes(work) : 0);
-  }
-  return 0;
-}
-
-namespace {
-
-KernelPlan planSharedMemory(func::FuncOp func) {
-  KernelPlan plan;
-  if (auto warps =
-          func->getAttrOfType<IntegerAttr>(TileDialect::kWarpsAttrName))
-    plan.numWarps = warps.getInt();
-  int64_t cursor = 0;
-  func.walk([&](Operation *op) {
-    if (auto create = dyn_cast<PipelineCreateOp>(op)) {
-      PipelineType type = create.getType();
-      plan.pipelineOffsets[op] = cursor;
-      cursor = alignTo16(cursor + type.getStages() * type.getStageBytes());
-      return;
-    }
-    plan.scratchBytes = std::max(plan.scratchBytes, getScratchBytes(op));
-  });
-  plan.scratchOffset = cursor;
-  plan.sharedBytes = alignTo16(cursor + plan.scratchBytes);
-  return plan;
-}
-
-//===----------------------------------------------------------------------===//
 // The kernel ABI
 //===----------------------------------------------------------------------===//
 
@@ -314,23 +255,13 @@ struct ConvertTileToNVVMPass
 
     // Vector widths come from the tile IR, before it is rewritten.
     module.walk([&](Operation *op) {
-      if (auto load = dyn_cast<LoadOp>(op))
-        state.vectorWidths[op] =
-            getAccessVectorWidth(load.getTensor().getType(), load.getIndices(),
-                                 load.getMask(), load.getType());
-      else if (auto store = dyn_cast<StoreOp>(op))
-        state.vectorWidths[op] = getAccessVectorWidth(
-            store.getTensor().getType(), store.getIndices(), store.getMask(),
-            cast<RankedTensorType>(store.getIndices().front().getType()));
-      else if (auto push = dyn_cast<PipelinePushOp>(op))
-        state.vectorWidths[op] = getAccessVectorWidth(
-            push.getTensor().getType(), push.getIndices(), push.getMask(),
-            cast<RankedTensorType>(push.getIndices().front().getType()));
+      if (unsigned width = getAccessVectorWidth(op))
+        state.vectorWidths[op] = width;
     });
 
     if (failed(analyzePipelineSync(module, state.pipelineSync)))
       return signalPassFailure();
-    analyzeMemoryOrder(module, state);
+    analyzeMemoryOrder(module, state.pipelineSync, state.memoryBarriers);
 
     OpBuilder builder(module.getBodyRegion());
     if (!module.lookupSymbol("__tegula_shared")) {
@@ -383,8 +314,8 @@ struct ConvertTileToNVVMPass
     LogicalResult converted = failure();
     {
       RewordLegalizationFailures reword(&getContext());
-      converted = applyPartialConversion(module, conversionTarget,
-                                         std::move(patterns));
+      converted =
+          applyPartialConversion(module, conversionTarget, std::move(patterns));
     }
     if (failed(converted))
       return signalPassFailure();

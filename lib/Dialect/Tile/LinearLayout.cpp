@@ -2,6 +2,7 @@
 
 #include "Tile/LinearLayout.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -111,4 +112,30 @@ std::string LinearLayout::str() const {
   os << ", ";
   printBases("warp", warpBases);
   return text;
+}
+
+std::optional<llvm::SmallVector<int64_t>> tegula::tile::getRegisterMapping(
+    const LinearLayout &from, const LinearLayout &to,
+    llvm::function_ref<LinearLayout::Coords(const LinearLayout::Coords &)>
+        project) {
+  if (from.getLaneBases().size() != to.getLaneBases().size() ||
+      from.getWarpBases().size() != to.getWarpBases().size())
+    return std::nullopt;
+  for (auto [a, b] : llvm::zip(from.getLaneBases(), to.getLaneBases()))
+    if (a != project(b))
+      return std::nullopt;
+  for (auto [a, b] : llvm::zip(from.getWarpBases(), to.getWarpBases()))
+    if (a != project(b))
+      return std::nullopt;
+  llvm::DenseMap<LinearLayout::Coords, int64_t> fromRegs;
+  for (int64_t reg = from.getNumRegs() - 1; reg >= 0; --reg)
+    fromRegs[from.regOffset(reg)] = reg;
+  llvm::SmallVector<int64_t> mapping;
+  for (int64_t reg = 0; reg < to.getNumRegs(); ++reg) {
+    auto it = fromRegs.find(project(to.regOffset(reg)));
+    if (it == fromRegs.end())
+      return std::nullopt;
+    mapping.push_back(it->second);
+  }
+  return mapping;
 }

@@ -276,12 +276,11 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
   if (name == kTargetAttrName) {
     auto target = dyn_cast<StringAttr>(attr.getValue());
     if (!isa<ModuleOp>(op) || !target)
-      return op->emitError() << "'" << name
-                             << "' must be a string on a module";
+      return op->emitError() << "'" << name << "' must be a string on a module";
     if (!TargetInfo::lookup(target.getValue()))
-      return op->emitError() << "unknown target '" << target.getValue()
-                             << "'; expected one of "
-                             << llvm::join(TargetInfo::names(), ", ");
+      return op->emitError()
+             << "unknown target '" << target.getValue() << "'; expected one of "
+             << llvm::join(TargetInfo::names(), ", ");
     return success();
   }
   if (name == kKernelAttrName) {
@@ -385,11 +384,11 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
 }
 
 FailureOr<tegula::TargetInfo> tegula::tile::getTarget(Operation *op) {
-  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
-                                  : op->getParentOfType<ModuleOp>();
-  auto name = module ? module->getAttrOfType<StringAttr>(
-                           TileDialect::kTargetAttrName)
-                     : StringAttr();
+  auto module =
+      isa<ModuleOp>(op) ? cast<ModuleOp>(op) : op->getParentOfType<ModuleOp>();
+  auto name =
+      module ? module->getAttrOfType<StringAttr>(TileDialect::kTargetAttrName)
+             : StringAttr();
   if (!name)
     return TargetInfo::defaultTarget();
   if (std::optional<TargetInfo> target = TargetInfo::lookup(name.getValue()))
@@ -398,4 +397,16 @@ FailureOr<tegula::TargetInfo> tegula::tile::getTarget(Operation *op) {
                      << "'; expected one of "
                      << llvm::join(TargetInfo::names(), ", ");
   return failure();
+}
+
+LinearLayout tegula::tile::getLinearLayout(RankedTensorType type) {
+  auto layout = cast<LayoutAttrInterface>(type.getEncoding());
+  FailureOr<LinearLayout> linear = layout.toLinearLayout(
+      type.getShape(), [] { return InFlightDiagnostic(); });
+  assert(succeeded(linear) && "verified tiles have valid layouts");
+  return *linear;
+}
+
+int64_t tegula::tile::getStoredBytes(Type type) {
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }

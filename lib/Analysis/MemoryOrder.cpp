@@ -19,15 +19,17 @@
 // Loops start from what holds before them joined with what their body
 // leaves (the back edge), to a fixed point (inside those rounds a nested
 // loop counts all its accesses as pending after it); branches join their
-// arms. A
-// pipeline push reads its tensor asynchronously: a store after it waits for
-// the copies too. Ops that meet at a barrier anyway (conversions through
+// arms. A pipeline push reads its tensor asynchronously: a store after it waits
+// for the copies too. Ops that meet at a barrier anyway (conversions through
 // shared memory, transposes, reductions across warps, pipeline pops that
 // wait) empty the set as a placed barrier does.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "tegula/Analysis/MemoryOrder.h"
+#include "tegula/Analysis/SharedMemoryPlan.h"
+
+#include "Tile/TileOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -150,7 +152,9 @@ void join(Pending &into, const Pending &from) {
 
 class MemoryOrder {
 public:
-  explicit MemoryOrder(LoweringState &state) : state(state) {}
+  MemoryOrder(const DenseMap<Operation *, PipelineSync> &pipelineSync,
+              DenseMap<Operation *, MemoryBarrier> &out)
+      : pipelineSync(pipelineSync), out(out) {}
 
   /// Walks `block` from `pending`; places barriers only when `record`.
   Pending walk(Block &block, Pending pending, bool record) {
@@ -189,7 +193,7 @@ private:
   /// orders global accesses as well as shared ones).
   bool meetsAtBarrier(Operation *op) {
     if (isa<PipelinePopOp>(op))
-      return state.pipelineSync.lookup_or(op, PipelineSync::Full) ==
+      return pipelineSync.lookup_or(op, PipelineSync::Full) ==
              PipelineSync::Full;
     return getScratchBytes(op) > 0;
   }
@@ -212,7 +216,7 @@ private:
     }
     if (need != MemoryBarrier::None) {
       if (record) {
-        MemoryBarrier &placed = state.memoryBarriers[op];
+        MemoryBarrier &placed = out[op];
         placed = std::max(placed, need);
       }
       pending.clear();
@@ -252,25 +256,18 @@ private:
     return after;
   }
 
-  LoweringState &state;
+  const DenseMap<Operation *, PipelineSync> &pipelineSync;
+  DenseMap<Operation *, MemoryBarrier> &out;
 };
 
 } // namespace
 
-void tegula::tile::analyzeMemoryOrder(Operation *root, LoweringState &state) {
+void tegula::tile::analyzeMemoryOrder(
+    Operation *root, const DenseMap<Operation *, PipelineSync> &pipelineSync,
+    DenseMap<Operation *, MemoryBarrier> &out) {
   root->walk([&](FunctionOpInterface func) {
     if (!func.isExternal())
-      MemoryOrder(state).walk(func.getFunctionBody().front(), {},
-                              /*record=*/true);
+      MemoryOrder(pipelineSync, out)
+          .walk(func.getFunctionBody().front(), {}, /*record=*/true);
   });
-}
-
-void tegula::tile::emitMemoryBarrier(OpBuilder &builder, Operation *op,
-                                     const LoweringState &state) {
-  MemoryBarrier need = state.memoryBarriers.lookup_or(op, MemoryBarrier::None);
-  if (need == MemoryBarrier::None)
-    return;
-  if (need == MemoryBarrier::WaitCopiesAndBarrier && state.target.hasAsyncCopy)
-    NVVM::CpAsyncWaitGroupOp::create(builder, op->getLoc(), 0);
-  emitBarrier(builder, op->getLoc());
 }

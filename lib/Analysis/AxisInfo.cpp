@@ -10,7 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "tegula/Analysis/AxisInfo.h"
+
+#include "Tile/TileOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -21,14 +23,8 @@ using namespace tegula::tile;
 
 namespace {
 
-constexpr int64_t kUnknownStep = INT64_MIN;
+constexpr int64_t kUnknownStep = AxisFacts::kUnknownStep;
 constexpr int64_t kMaxDivisor = int64_t(1) << 30;
-
-struct AxisFacts {
-  SmallVector<int64_t> steps; // per dimension; kUnknownStep if not affine
-  int64_t divisor = 1;        // divides every element where coords along a
-                              // stepped dimension are 0
-};
 
 int64_t largestPowerOfTwoDividing(int64_t value) {
   if (value == 0)
@@ -183,7 +179,9 @@ int64_t maskConstancy(Value mask, unsigned dim, int depth = 0) {
     if (lhs.steps[dim] == 0 && rhs.steps[dim] == 0)
       return kMaxDivisor;
     // One side uniform, the other contiguous along `dim`.
-    const AxisFacts *bound = uniform(lhs) ? &lhs : uniform(rhs) ? &rhs : nullptr;
+    const AxisFacts *bound = uniform(lhs)   ? &lhs
+                             : uniform(rhs) ? &rhs
+                                            : nullptr;
     const AxisFacts *index = bound == &lhs ? &rhs : &lhs;
     if (!bound || index->steps[dim] != 1)
       return 1;
@@ -192,6 +190,12 @@ int64_t maskConstancy(Value mask, unsigned dim, int depth = 0) {
   return 1;
 }
 } // namespace
+
+AxisFacts tegula::tile::getAxisFacts(Value tile) { return analyze(tile); }
+
+int64_t tegula::tile::getMaskConstancy(Value mask, unsigned dim) {
+  return maskConstancy(mask, dim);
+}
 
 unsigned tegula::tile::getAccessVectorWidth(GlobalTensorType tensor,
                                             ValueRange indices, Value mask,
@@ -237,4 +241,19 @@ unsigned tegula::tile::getAccessVectorWidth(GlobalTensorType tensor,
     }
   }
   return width;
+}
+
+unsigned tegula::tile::getAccessVectorWidth(Operation *op) {
+  if (auto load = dyn_cast<LoadOp>(op))
+    return getAccessVectorWidth(load.getTensor().getType(), load.getIndices(),
+                                load.getMask(), load.getType());
+  if (auto store = dyn_cast<StoreOp>(op))
+    return getAccessVectorWidth(
+        store.getTensor().getType(), store.getIndices(), store.getMask(),
+        cast<RankedTensorType>(store.getIndices().front().getType()));
+  if (auto push = dyn_cast<PipelinePushOp>(op))
+    return getAccessVectorWidth(
+        push.getTensor().getType(), push.getIndices(), push.getMask(),
+        cast<RankedTensorType>(push.getIndices().front().getType()));
+  return 0;
 }

@@ -1,0 +1,48 @@
+//===- SharedMemoryPlan.h - Where a kernel's shared memory goes -*- C++ -*-===//
+//
+// Each pipeline ring gets its own region of dynamic shared memory; the ops
+// that move data between threads (conversions through shared memory,
+// transposes, reductions across warps) share one scratch region after the
+// rings, fenced by barriers. The plan is made on laid-out tile IR, before
+// the lowering rewrites it, and checked against the target's budget.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_ANALYSIS_SHAREDMEMORYPLAN_H
+#define TEGULA_ANALYSIS_SHAREDMEMORYPLAN_H
+
+#include "Tile/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace tegula::tile {
+
+/// The shared memory of one kernel.
+struct KernelPlan {
+  /// Byte offset of each pipeline's ring, by the op that creates it.
+  llvm::DenseMap<mlir::Operation *, int64_t> pipelineOffsets;
+  /// Byte offset and size of the scratch area reused by conversions and
+  /// cross-warp reductions (each use is fenced by barriers).
+  int64_t scratchOffset = 0;
+  int64_t scratchBytes = 0;
+  /// Total dynamic shared memory the kernel needs.
+  int64_t sharedBytes = 0;
+  unsigned numWarps = 4;
+};
+
+/// Plans the shared memory of `func` (laid-out tile IR).
+KernelPlan planSharedMemory(mlir::func::FuncOp func);
+
+/// Bytes of shared scratch `op` needs while it runs, 0 if none. An op that
+/// needs some (a conversion through shared memory, a transpose, a
+/// reduction across warps) meets the block at a barrier while it runs.
+int64_t getScratchBytes(mlir::Operation *op);
+
+/// The type a reduction over `elementType` combines and moves between
+/// lanes and warps in (f16 and bf16 widen to f32), or null if unsupported.
+mlir::Type getReduceWorkType(mlir::Type elementType);
+
+} // namespace tegula::tile
+
+#endif // TEGULA_ANALYSIS_SHAREDMEMORYPLAN_H

@@ -1,0 +1,75 @@
+//===- SharedMemoryPlan.cpp - Where a kernel's shared memory goes ---------===//
+
+#include "tegula/Analysis/SharedMemoryPlan.h"
+
+#include "Tile/TileOps.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+namespace {
+int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+} // namespace
+
+int64_t tegula::tile::getScratchBytes(Operation *op) {
+  auto bytesOf = [](RankedTensorType type) {
+    return type.getNumElements() * getStoredBytes(type.getElementType());
+  };
+  if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
+    auto mapping = getRegisterMapping(
+        getLinearLayout(convert.getSource().getType()),
+        getLinearLayout(convert.getResult().getType()),
+        [](const LinearLayout::Coords &coords) { return coords; });
+    return mapping ? 0 : bytesOf(convert.getSource().getType());
+  }
+  if (auto trans = dyn_cast<TransOp>(op))
+    return bytesOf(trans.getSource().getType());
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    LinearLayout layout = getLinearLayout(reduce.getSource().getType());
+    int64_t warpsAlongAxis = 1;
+    for (const auto &basis : layout.getWarpBases())
+      if (basis[reduce.getAxis()] != 0)
+        warpsAlongAxis *= 2;
+    if (warpsAlongAxis == 1)
+      return 0;
+    int64_t outputs = reduce.getSource().getType().getNumElements() /
+                      reduce.getSource().getType().getDimSize(reduce.getAxis());
+    // Partial results are stored in the type they combine in (f16 as f32).
+    Type work =
+        getReduceWorkType(reduce.getSource().getType().getElementType());
+    return warpsAlongAxis * outputs * (work ? getStoredBytes(work) : 0);
+  }
+  return 0;
+}
+
+KernelPlan tegula::tile::planSharedMemory(func::FuncOp func) {
+  KernelPlan plan;
+  if (auto warps =
+          func->getAttrOfType<IntegerAttr>(TileDialect::kWarpsAttrName))
+    plan.numWarps = warps.getInt();
+  int64_t cursor = 0;
+  func.walk([&](Operation *op) {
+    if (auto create = dyn_cast<PipelineCreateOp>(op)) {
+      PipelineType type = create.getType();
+      plan.pipelineOffsets[op] = cursor;
+      cursor = alignTo16(cursor + type.getStages() * type.getStageBytes());
+      return;
+    }
+    plan.scratchBytes = std::max(plan.scratchBytes, getScratchBytes(op));
+  });
+  plan.scratchOffset = cursor;
+  plan.sharedBytes = alignTo16(cursor + plan.scratchBytes);
+  return plan;
+}
+
+Type tegula::tile::getReduceWorkType(Type elementType) {
+  // Shuffles move 32-bit values (i64 in two halves): narrower floats widen
+  // to f32.
+  if (elementType.isF16() || elementType.isBF16())
+    return Float32Type::get(elementType.getContext());
+  if (elementType.isF32() || elementType.isInteger(32) ||
+      elementType.isInteger(64))
+    return elementType;
+  return {};
+}

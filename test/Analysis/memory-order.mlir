@@ -1,0 +1,61 @@
+// RUN: tile-opt %s -tile-assign-layouts -tile-test-memory-order -verify-diagnostics
+// Barriers before global accesses of programs working in place
+// (test/Conversion/memory-order.tile has the lowered form). In `shift` the
+// loop's first load reads what the previous iteration's last store wrote,
+// the second load reads elements other threads stored, and the last store
+// overwrites elements other threads loaded; the first store writes what
+// each thread loaded itself. In `push_after_store` a push reads what a
+// store wrote, and a store after the push must wait for its copies.
+
+module attributes {tile.target = "sm_90a"} {
+  func.func @shift(%arg0: !tile.ptr<i32> {tile.access = "readwrite", tile.dims = ["N"], tile.name = "x"}, %arg1: i32 {tile.size_var = "N"}) attributes {tile.grid = ["1", "1", "1"], tile.kernel, tile.requires = [], tile.template = {}, tile.warps = 4 : i32} {
+    %0 = tile.make_tensor %arg0[%arg1] : !tile.ptr<i32> -> !tile.tensor<?xi32, mut>
+    %c0_i32 = arith.constant 0 : i32
+    %c4_i32 = arith.constant 4 : i32
+    %c1_i32 = arith.constant 1 : i32
+    scf.for %arg2 = %c0_i32 to %c4_i32 step %c1_i32  : i32 {
+      %1 = tile.arange : tensor<512xi32>
+      // expected-remark @+1 {{barrier}}
+      %2 = tile.load %0[%1] : !tile.tensor<?xi32, mut>[tensor<512xi32>] -> tensor<512xi32>
+      %3 = tile.arange : tensor<512xi32>
+      %cst = arith.constant dense<3> : tensor<512xi32>
+      %4 = arith.muli %2, %cst : tensor<512xi32>
+      %5 = tile.splat %arg2 : tensor<512xi32>
+      %6 = arith.addi %4, %5 : tensor<512xi32>
+      tile.store %0[%3], %6 : !tile.tensor<?xi32, mut>[tensor<512xi32>], tensor<512xi32>
+      %7 = tile.arange : tensor<512xi32>
+      %cst_0 = arith.constant dense<256> : tensor<512xi32>
+      %8 = arith.addi %cst_0, %7 : tensor<512xi32>
+      // expected-remark @+1 {{barrier}}
+      %9 = tile.load %0[%8] : !tile.tensor<?xi32, mut>[tensor<512xi32>] -> tensor<512xi32>
+      %10 = tile.arange : tensor<512xi32>
+      %cst_1 = arith.constant dense<512> : tensor<512xi32>
+      %11 = arith.addi %cst_1, %10 : tensor<512xi32>
+      // expected-remark @+1 {{barrier}}
+      tile.store %0[%11], %9 : !tile.tensor<?xi32, mut>[tensor<512xi32>], tensor<512xi32>
+    }
+    return
+  }
+  func.func @push_after_store(%arg0: !tile.ptr<f32> {tile.access = "readwrite", tile.dims = [1024], tile.name = "x"}, %arg1: !tile.ptr<f32> {tile.access = "readwrite", tile.dims = [1024], tile.name = "y"}) attributes {tile.grid = ["1", "1", "1"], tile.kernel, tile.requires = [], tile.template = {}, tile.warps = 4 : i32} {
+    %0 = tile.make_tensor %arg0[] : !tile.ptr<f32> -> !tile.tensor<1024xf32, mut>
+    %1 = tile.make_tensor %arg1[] : !tile.ptr<f32> -> !tile.tensor<1024xf32, mut>
+    %2 = tile.arange : tensor<128xi32>
+    %3 = tile.arange : tensor<128xi32>
+    %4 = tile.load %1[%3] : !tile.tensor<1024xf32, mut>[tensor<128xi32>] -> tensor<128xf32>
+    %cst = arith.constant dense<2.000000e+00> : tensor<128xf32>
+    %5 = arith.mulf %4, %cst : tensor<128xf32>
+    tile.store %0[%2], %5 : !tile.tensor<1024xf32, mut>[tensor<128xi32>], tensor<128xf32>
+    %6 = tile.pipeline.create : !tile.pipeline<128xf32, stages = 2>
+    %7 = tile.arange : tensor<128xi32>
+    // expected-remark @+1 {{barrier}}
+    tile.pipeline.push %6, %0[%7] : !tile.pipeline<128xf32, stages = 2>, !tile.tensor<1024xf32, mut>[tensor<128xi32>]
+    %8 = tile.arange : tensor<128xi32>
+    %cst_0 = arith.constant dense<0.000000e+00> : tensor<128xf32>
+    // expected-remark @+1 {{wait for copies and barrier}}
+    tile.store %0[%8], %cst_0 : !tile.tensor<1024xf32, mut>[tensor<128xi32>], tensor<128xf32>
+    %9 = tile.arange : tensor<128xi32>
+    %10 = tile.pipeline.pop %6 : !tile.pipeline<128xf32, stages = 2> -> tensor<128xf32>
+    tile.store %1[%9], %10 : !tile.tensor<1024xf32, mut>[tensor<128xi32>], tensor<128xf32>
+    return
+  }
+}
