@@ -8,8 +8,10 @@ namespace {
 // Every supported target, once. Shared memory is the opt-in dynamic shared
 // memory per block (language.md).
 const TargetInfo kTargets[] = {
-    {"sm_90a", "+ptx80", 232448, true, true, 4352, 16, 8},
-    {"sm_80", "+ptx70", 166912, true, false, 4352, 16, 8},
+    {"sm_90a", "+ptx80", 232448, DotFamily::MmaSync, CopyFamily::CpAsync, 4352,
+     16, 8},
+    {"sm_80", "+ptx70", 166912, DotFamily::MmaSync, CopyFamily::CpAsync, 4352,
+     16, 8},
 };
 } // namespace
 

@@ -17,6 +17,17 @@
 
 namespace tegula {
 
+/// The instruction family `tile.dot` lowers to.
+enum class DotFamily {
+  MmaSync, ///< warp-level mma.sync m16n8k16, operands via ldmatrix
+};
+
+/// How pipeline pushes move blocks from global into shared memory.
+enum class CopyFamily {
+  Registers, ///< loads into registers, then shared-memory stores
+  CpAsync,   ///< cp.async (sm_80+), 16-byte groups, commit/wait groups
+};
+
 struct TargetInfo {
   /// The chip name for PTX (`sm_80`, `sm_90a`).
   llvm::StringRef chip;
@@ -24,11 +35,10 @@ struct TargetInfo {
   llvm::StringRef ptxFeatures;
   /// Dynamic shared memory a block may opt into, in bytes.
   int64_t maxSharedBytes;
-  /// Whether cp.async (sm_80+) is available for pipelined loads.
-  bool hasAsyncCopy;
-  /// Whether warpgroup MMA (wgmma) is available; the mma.sync path is used
-  /// on every target until the wgmma lowering lands.
-  bool hasWarpgroupMma;
+  /// Who lowers `dot` (mma.sync on every target until the wgmma family
+  /// lands) and pipeline copies.
+  DotFamily dotFamily;
+  CopyFamily copyFamily;
   /// Bytes of kernel parameters the PTX ISA version emitted allows (4352
   /// before PTX 8.1).
   int64_t maxParamBytes;

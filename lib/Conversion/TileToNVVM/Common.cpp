@@ -1,6 +1,7 @@
 //===- Common.cpp - Shared pieces of the tile-to-NVVM lowering ------------===//
 
 #include "Common.h"
+#include "Families.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -160,7 +161,8 @@ Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
                              start, ValueRange{linear});
 }
 
-Value tegula::tile::convertThroughShared(OpBuilder &builder, Location loc,
+Value tegula::tile::convertThroughShared(const TargetInfo &target,
+                                         OpBuilder &builder, Location loc,
                                          Operation *anchor, Value source,
                                          const LinearLayout &from,
                                          const LinearLayout &to,
@@ -183,128 +185,30 @@ Value tegula::tile::convertThroughShared(OpBuilder &builder, Location loc,
     LLVM::StoreOp::create(builder, loc, stored, address);
   }
   emitBarrier(builder, loc);
+  SmallVector<Value> results =
+      readTileFromShared(target, builder, loc, anchor, to.getShape(), to,
+                         elementType, storedType, offset);
+  emitBarrier(builder, loc);
+  return packVector(builder, loc, resultType, results);
+}
+
+SmallVector<Value> tegula::tile::readTileFromShared(
+    const TargetInfo &target, OpBuilder &builder, Location loc,
+    Operation *anchor, ArrayRef<int64_t> shape, const LinearLayout &layout,
+    Type elementType, Type storedType, Value byteOffset) {
+  if (auto fragments = readDotFragments(target, builder, loc, anchor, shape,
+                                        layout, elementType, byteOffset))
+    return *fragments;
+  Value shared = getSharedBase(builder, anchor);
   SmallVector<Value> results;
-  if (auto fragments = readWithLdmatrix(builder, loc, anchor, to.getShape(), to,
-                                        elementType, offset)) {
-    emitBarrier(builder, loc);
-    return packVector(builder, loc, resultType, *fragments);
-  }
-  for (auto &coords : emitRegisterCoords(builder, loc, to, position)) {
-    Value address = getSharedElementAddress(builder, loc, shared, to.getShape(),
-                                            coords, storedType, offset);
+  for (auto &coords : emitRegisterCoords(builder, loc, layout,
+                                         getThreadPosition(builder, anchor))) {
+    Value address = getSharedElementAddress(builder, loc, shared, shape, coords,
+                                            storedType, byteOffset);
     Value loaded = LLVM::LoadOp::create(builder, loc, storedType, address);
     if (storedType != elementType)
       loaded = arith::TruncIOp::create(builder, loc, elementType, loaded);
     results.push_back(loaded);
   }
-  emitBarrier(builder, loc);
-  return packVector(builder, loc, resultType, results);
-}
-
-std::optional<SmallVector<Value>>
-tegula::tile::readWithLdmatrix(OpBuilder &builder, Location loc,
-                               Operation *anchor, ArrayRef<int64_t> shape,
-                               const LinearLayout &to, Type elementType,
-                               Value byteOffset) {
-  using Coords = LinearLayout::Coords;
-  if (shape.size() != 2 || elementType.getIntOrFloatBitWidth() != 16 ||
-      (shape[1] * 2) % 16 != 0 || to.getRegBases().empty() ||
-      to.getLaneBases().size() != 5)
-    return std::nullopt;
-  // Pairs run along `pair`; lane bits 0-1 step it by 2 and 4, lane bits
-  // 2-4 step the other dimension by 1, 2, 4.
-  Coords first = to.getRegBases()[0];
-  unsigned pair = first == Coords{0, 1} ? 1 : first == Coords{1, 0} ? 0 : 2;
-  if (pair == 2)
-    return std::nullopt;
-  unsigned other = 1 - pair;
-  auto unit = [](unsigned dim, int64_t value) {
-    Coords coords = {0, 0};
-    coords[dim] = value;
-    return coords;
-  };
-  ArrayRef<Coords> lanes = to.getLaneBases();
-  if (lanes[0] != unit(pair, 2) || lanes[1] != unit(pair, 4) ||
-      lanes[2] != unit(other, 1) || lanes[3] != unit(other, 2) ||
-      lanes[4] != unit(other, 4))
-    return std::nullopt;
-  int64_t words = to.getNumRegs() / 2;
-  for (int64_t word = 0; word < words; ++word) {
-    Coords origin = to.regOffset(2 * word);
-    if (origin[0] % 8 != 0 || origin[1] % 8 != 0)
-      return std::nullopt;
-  }
-  bool transpose = pair == 0;
-
-  ThreadPosition position = getThreadPosition(builder, anchor);
-  Value shared = getSharedBase(builder, anchor);
-  // The warp's part of every coordinate.
-  Value warpPart[2];
-  for (unsigned dim = 0; dim < 2; ++dim) {
-    Value coord = i32Const(builder, loc, 0);
-    for (auto [bit, basis] : llvm::enumerate(to.getWarpBases())) {
-      if (basis[dim] == 0)
-        continue;
-      Value isSet = arith::AndIOp::create(
-          builder, loc,
-          arith::ShRUIOp::create(builder, loc, position.warp,
-                                 i32Const(builder, loc, bit)),
-          i32Const(builder, loc, 1));
-      coord = arith::XOrIOp::create(
-          builder, loc, coord,
-          arith::MulIOp::create(builder, loc, isSet,
-                                i32Const(builder, loc, basis[dim])));
-    }
-    warpPart[dim] = coord;
-  }
-  // Lane l gives the address of row l % 8 of matrix l / 8.
-  Value matrix = arith::ShRUIOp::create(builder, loc, position.lane,
-                                        i32Const(builder, loc, 3));
-  Value rowInMatrix = arith::AndIOp::create(builder, loc, position.lane,
-                                            i32Const(builder, loc, 7));
-  auto i32 = builder.getI32Type();
-  auto pairType = VectorType::get({2}, elementType);
-  SmallVector<Value> registers(to.getNumRegs());
-  for (int64_t word = 0; word < words;) {
-    int64_t count = words - word >= 4 ? 4 : words - word >= 2 ? 2 : 1;
-    // This lane's matrix origin, chosen among `count` constants.
-    Value coords[2];
-    for (unsigned dim = 0; dim < 2; ++dim) {
-      Value offset = i32Const(builder, loc, to.regOffset(2 * word)[dim]);
-      for (int64_t m = 1; m < count; ++m) {
-        Value isM =
-            arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
-                                  matrix, i32Const(builder, loc, m));
-        offset = arith::SelectOp::create(
-            builder, loc, isM,
-            i32Const(builder, loc, to.regOffset(2 * (word + m))[dim]), offset);
-      }
-      coords[dim] = arith::XOrIOp::create(builder, loc, warpPart[dim], offset);
-    }
-    coords[0] = arith::AddIOp::create(builder, loc, coords[0], rowInMatrix);
-    Value address = getSharedElementAddress(builder, loc, shared, shape,
-                                            {coords[0], coords[1]}, elementType,
-                                            byteOffset);
-    Type resultType = i32;
-    if (count > 1)
-      resultType = LLVM::LLVMStructType::getLiteral(
-          builder.getContext(), SmallVector<Type>(count, i32));
-    Value loaded = NVVM::LdMatrixOp::create(
-        builder, loc, resultType, address, count,
-        transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-        NVVM::LdStMatrixShapeAttr::get(builder.getContext(), 8, 8),
-        NVVM::LdStMatrixEltType::B16);
-    for (int64_t m = 0; m < count; ++m) {
-      Value part = count == 1
-                       ? loaded
-                       : LLVM::ExtractValueOp::create(builder, loc, loaded, m)
-                             .getResult();
-      Value pairValue = LLVM::BitcastOp::create(builder, loc, pairType, part);
-      for (int64_t e = 0; e < 2; ++e)
-        registers[2 * (word + m) + e] =
-            vector::ExtractOp::create(builder, loc, pairValue, e);
-    }
-    word += count;
-  }
-  return registers;
+  return results;
 }

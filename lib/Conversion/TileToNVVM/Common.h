@@ -84,33 +84,23 @@ mlir::Value packVector(mlir::OpBuilder &builder, mlir::Location loc,
 /// Writes this thread's registers of a tile into shared memory at
 /// `byteOffset`, row-major by tile coordinates, and reads them back in
 /// another layout; the two barriers make it safe to reuse the scratch area.
-mlir::Value convertThroughShared(mlir::OpBuilder &builder, mlir::Location loc,
+mlir::Value convertThroughShared(const TargetInfo &target,
+                                 mlir::OpBuilder &builder, mlir::Location loc,
                                  mlir::Operation *anchor, mlir::Value source,
                                  const LinearLayout &from,
                                  const LinearLayout &to, mlir::Type elementType,
                                  mlir::Type resultType, int64_t byteOffset);
 
-/// Addresses and masks of an access to a global tensor, one per group of
-/// `width` registers that one vector instruction moves (the first register
-/// of each group stands for it).
-struct AccessPlan {
-  llvm::SmallVector<mlir::Value> addresses;
-  llvm::SmallVector<mlir::Value> masks;
-  unsigned width = 1;
-};
-AccessPlan planAccess(mlir::OpBuilder &builder, mlir::Location loc,
-                      GlobalTensorType type, mlir::Value tensor,
-                      mlir::ValueRange indices, mlir::Value userMask,
-                      mlir::Type storedType, unsigned width);
-
-/// Loads this thread's registers of the block `indices` address in a global
-/// tensor, with out-of-bounds and `mask`-ed elements replaced by `other`
-/// (or zero). `tensor` is the lowered tensor (address and extents).
+/// Reads this thread's registers of `layout` from a row-major tile of
+/// `shape` at `byteOffset` in shared memory: with the dot family's fragment
+/// loads where they apply, else element by element (as `storedType`,
+/// truncated to `elementType` where they differ: booleans travel as bytes).
 llvm::SmallVector<mlir::Value>
-emitMaskedLoad(mlir::OpBuilder &builder, mlir::Location loc,
-               GlobalTensorType type, mlir::Value tensor,
-               mlir::ValueRange indices, mlir::Value mask, mlir::Value other,
-               unsigned vectorWidth);
+readTileFromShared(const TargetInfo &target, mlir::OpBuilder &builder,
+                   mlir::Location loc, mlir::Operation *anchor,
+                   llvm::ArrayRef<int64_t> shape, const LinearLayout &layout,
+                   mlir::Type elementType, mlir::Type storedType,
+                   mlir::Value byteOffset);
 
 /// Address of element `coords` of a row-major tile of `shape` that starts
 /// `byteOffset` bytes into shared memory.
@@ -121,42 +111,8 @@ mlir::Value getSharedElementAddress(mlir::OpBuilder &builder,
                                     mlir::Type storedType,
                                     mlir::Value byteOffset);
 
-/// Reads the registers of `to` (a layout in the coordinates of a row-major
-/// tile of `shape` at `byteOffset` in shared memory) with ldmatrix, when
-/// `to` has the mma fragment structure (16-bit pairs, lanes 4g + t) and the
-/// rows are 16-byte aligned; none otherwise. Transposing loads serve
-/// fragments whose pairs run down the shared tile's columns.
-std::optional<llvm::SmallVector<mlir::Value>>
-readWithLdmatrix(mlir::OpBuilder &builder, mlir::Location loc,
-                 mlir::Operation *anchor, llvm::ArrayRef<int64_t> shape,
-                 const LinearLayout &to, mlir::Type elementType,
-                 mlir::Value byteOffset);
-
 /// A thread-block barrier.
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
-
-void populateTileToNVVMTypeConversions(mlir::TypeConverter &converter);
-void populateMemoryOpToNVVMPatterns(const mlir::TypeConverter &converter,
-                                    mlir::RewritePatternSet &patterns,
-                                    LoweringState &state);
-void populateLayoutOpToNVVMPatterns(const mlir::TypeConverter &converter,
-                                    mlir::RewritePatternSet &patterns,
-                                    LoweringState &state);
-void populateReduceOpToNVVMPatterns(const mlir::TypeConverter &converter,
-                                    mlir::RewritePatternSet &patterns,
-                                    LoweringState &state);
-void populateDotOpToNVVMPatterns(const mlir::TypeConverter &converter,
-                                 mlir::RewritePatternSet &patterns,
-                                 LoweringState &state);
-void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
-                                       mlir::RewritePatternSet &patterns);
-/// Emits what `op` needs before it by the memory-order analysis, if any.
-void emitMemoryBarrier(mlir::OpBuilder &builder, mlir::Operation *op,
-                       const LoweringState &state);
-
-void populatePipelineOpToNVVMPatterns(const mlir::TypeConverter &converter,
-                                      mlir::RewritePatternSet &patterns,
-                                      LoweringState &state);
 
 } // namespace tegula::tile
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "Patterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

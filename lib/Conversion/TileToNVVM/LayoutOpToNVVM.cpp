@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "Patterns.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -90,9 +91,10 @@ struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
       return success();
     }
     rewriter.replaceOp(
-        op, convertThroughShared(rewriter, op.getLoc(), op, adaptor.getSource(),
-                                 from, to, op.getType().getElementType(),
-                                 resultType, state.planFor(op).scratchOffset));
+        op, convertThroughShared(state.target, rewriter, op.getLoc(), op,
+                                 adaptor.getSource(), from, to,
+                                 op.getType().getElementType(), resultType,
+                                 state.planFor(op).scratchOffset));
     return success();
   }
 };
@@ -108,8 +110,9 @@ struct TransLowering : public StatefulPattern<TransOp> {
     // The result's layout, in the source's coordinates.
     LinearLayout to = result.transposed();
     rewriter.replaceOp(
-        op, convertThroughShared(rewriter, op.getLoc(), op, adaptor.getSource(),
-                                 from, to, op.getType().getElementType(),
+        op, convertThroughShared(state.target, rewriter, op.getLoc(), op,
+                                 adaptor.getSource(), from, to,
+                                 op.getType().getElementType(),
                                  getTypeConverter()->convertType(op.getType()),
                                  state.planFor(op).scratchOffset));
     return success();

@@ -8,7 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "MemoryAccess.h"
+
+#include "Families.h"
+#include "Patterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -195,8 +198,8 @@ void tegula::tile::emitMemoryBarrier(OpBuilder &builder, Operation *op,
   MemoryBarrier need = state.memoryBarriers.lookup_or(op, MemoryBarrier::None);
   if (need == MemoryBarrier::None)
     return;
-  if (need == MemoryBarrier::WaitCopiesAndBarrier && state.target.hasAsyncCopy)
-    NVVM::CpAsyncWaitGroupOp::create(builder, op->getLoc(), 0);
+  if (need == MemoryBarrier::WaitCopiesAndBarrier)
+    emitAsyncCopyWait(state.target, builder, op->getLoc(), /*pending=*/0);
   emitBarrier(builder, op->getLoc());
 }
 

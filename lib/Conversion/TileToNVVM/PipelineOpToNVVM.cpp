@@ -17,6 +17,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "Families.h"
+#include "MemoryAccess.h"
+#include "Patterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -118,26 +121,6 @@ struct PipelineCreateLowering : public StatefulPattern<PipelineCreateOp> {
   }
 };
 
-/// True when `other` is absent or a tile of zeros, which is what cp.async's
-/// zero fill gives masked-off elements.
-bool isZeroOrAbsent(Value other) {
-  if (!other)
-    return true;
-  Attribute value;
-  if (auto constant = other.getDefiningOp<arith::ConstantOp>())
-    value = constant.getValue();
-  else if (auto splat = other.getDefiningOp<SplatOp>())
-    if (auto constant = splat.getValue().getDefiningOp<arith::ConstantOp>())
-      value = constant.getValue();
-  if (auto dense = dyn_cast_or_null<SplatElementsAttr>(value))
-    value = dense.getSplatValue<Attribute>();
-  if (auto number = dyn_cast_or_null<FloatAttr>(value))
-    return number.getValue().isZero() && !number.getValue().isNegative();
-  if (auto number = dyn_cast_or_null<IntegerAttr>(value))
-    return number.getValue().isZero();
-  return false;
-}
-
 struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
   using StatefulPattern::StatefulPattern;
 
@@ -155,12 +138,11 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     unsigned width = std::max(1u, state.vectorWidths.lookup(op));
     auto position = getThreadPosition(rewriter, op);
 
-    // cp.async moves 16 aligned bytes per group straight into shared
-    // memory; masked-off groups copy 0 bytes and are zero-filled, which is
-    // the default `other`. Otherwise the block goes through registers.
-    bool async = state.target.hasAsyncCopy &&
-                 width * getStoredBytes(element) == 16 &&
-                 !element.isInteger(1) && isZeroOrAbsent(op.getOther());
+    // An asynchronous copy moves each group straight into shared memory
+    // and overlaps whatever runs before the matching pop; otherwise the
+    // block goes through registers.
+    int64_t groupBytes = width * getStoredBytes(element);
+    bool async = canCopyAsync(state.target, groupBytes, element, op.getOther());
     AccessPlan plan;
     SmallVector<Value> values;
     if (async)
@@ -189,18 +171,12 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    Value full = i32Const(rewriter, loc, 16), none = i32Const(rewriter, loc, 0);
-    for (auto [group, source] : llvm::enumerate(plan.addresses)) {
-      Value bytes =
-          arith::SelectOp::create(rewriter, loc, plan.masks[group], full, none);
-      NVVM::CpAsyncOp::create(
-          rewriter, loc, addressOf(coords[group * width]), source,
-          rewriter.getI32IntegerAttr(16),
-          NVVM::LoadCacheModifierKindAttr::get(getContext(),
-                                               NVVM::LoadCacheModifierKind::CG),
-          bytes);
-    }
-    NVVM::CpAsyncCommitGroupOp::create(rewriter, loc);
+    for (auto [group, source] : llvm::enumerate(plan.addresses))
+      emitAsyncCopy(
+          state.target, rewriter, loc,
+          [&] { return addressOf(coords[group * width]); }, source, groupBytes,
+          plan.masks[group]);
+    emitAsyncCopyCommit(state.target, rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }
@@ -220,8 +196,7 @@ struct PipelinePopLowering : public StatefulPattern<PipelinePopOp> {
     // barrier makes every warp's copies visible.
     if (state.pipelineSync.lookup_or(op, PipelineSync::Full) ==
         PipelineSync::Full) {
-      if (state.target.hasAsyncCopy)
-        NVVM::CpAsyncWaitGroupOp::create(rewriter, loc, 0);
+      emitAsyncCopyWait(state.target, rewriter, loc, /*pending=*/0);
       emitBarrier(rewriter, loc);
     }
     Value stage = takeStage(rewriter, loc, type, ring, ring.pops);
@@ -229,24 +204,11 @@ struct PipelinePopLowering : public StatefulPattern<PipelinePopOp> {
     // A transposed pop reads the result's layout in the stage's coordinates.
     if (op.getTranspose())
       layout = layout.transposed();
-    Value shared = getSharedBase(rewriter, op);
-    Type element = type.getElementType();
     Type resultType = getTypeConverter()->convertType(op.getType());
-    if (auto fragments = readWithLdmatrix(rewriter, loc, op, type.getShape(),
-                                          layout, element, stage)) {
-      rewriter.replaceOp(op, packVector(rewriter, loc, resultType, *fragments));
-      return success();
-    }
-    SmallVector<Value> values;
-    for (auto &regCoords : emitRegisterCoords(
-             rewriter, loc, layout, getThreadPosition(rewriter, op))) {
-      Value address = getSharedElementAddress(
-          rewriter, loc, shared, type.getShape(), regCoords, element, stage);
-      values.push_back(LLVM::LoadOp::create(rewriter, loc, element, address));
-    }
-    rewriter.replaceOp(
-        op, packVector(rewriter, loc,
-                       getTypeConverter()->convertType(op.getType()), values));
+    SmallVector<Value> values = readTileFromShared(
+        state.target, rewriter, loc, op, type.getShape(), layout,
+        type.getElementType(), type.getElementType(), stage);
+    rewriter.replaceOp(op, packVector(rewriter, loc, resultType, values));
     return success();
   }
 };

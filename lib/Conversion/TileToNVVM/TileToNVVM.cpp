@@ -1,6 +1,8 @@
 //===- TileToNVVM.cpp - The convert-tile-to-nvvm pass ---------------------===//
 
 #include "Common.h"
+#include "Families.h"
+#include "Patterns.h"
 
 #include "tegula/Analysis/AxisInfo.h"
 
@@ -301,7 +303,7 @@ struct ConvertTileToNVVMPass
     populateMemoryOpToNVVMPatterns(converter, patterns, state);
     populateLayoutOpToNVVMPatterns(converter, patterns, state);
     populateReduceOpToNVVMPatterns(converter, patterns, state);
-    populateDotOpToNVVMPatterns(converter, patterns, state);
+    populateDotPatterns(state.target, converter, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
     populatePipelineOpToNVVMPatterns(converter, patterns, state);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -1,0 +1,68 @@
+//===- Families.cpp - Dispatch to the target's instruction families -------===//
+
+#include "Families.h"
+
+#include "CpAsync.h"
+#include "MmaSync.h"
+
+using namespace mlir;
+using namespace tegula;
+using namespace tegula::tile;
+
+void tegula::tile::populateDotPatterns(const TargetInfo &target,
+                                       const TypeConverter &converter,
+                                       RewritePatternSet &patterns) {
+  switch (target.dotFamily) {
+  case DotFamily::MmaSync:
+    return populateMmaSyncDotPatterns(converter, patterns);
+  }
+}
+
+std::optional<SmallVector<Value>>
+tegula::tile::readDotFragments(const TargetInfo &target, OpBuilder &builder,
+                               Location loc, Operation *anchor,
+                               ArrayRef<int64_t> shape, const LinearLayout &to,
+                               Type elementType, Value byteOffset) {
+  switch (target.dotFamily) {
+  case DotFamily::MmaSync:
+    return readMmaFragmentsWithLdmatrix(builder, loc, anchor, shape, to,
+                                        elementType, byteOffset);
+  }
+  return std::nullopt;
+}
+
+bool tegula::tile::canCopyAsync(const TargetInfo &target, int64_t groupBytes,
+                                Type element, Value other) {
+  switch (target.copyFamily) {
+  case CopyFamily::Registers:
+    return false;
+  case CopyFamily::CpAsync:
+    return canCopyWithCpAsync(groupBytes, element, other);
+  }
+  return false;
+}
+
+void tegula::tile::emitAsyncCopy(const TargetInfo &target, OpBuilder &builder,
+                                 Location loc,
+                                 function_ref<Value()> destination,
+                                 Value source, int64_t bytes, Value predicate) {
+  assert(target.copyFamily == CopyFamily::CpAsync && "no asynchronous copy");
+  emitCpAsync(builder, loc, destination, source, bytes, predicate);
+}
+
+void tegula::tile::emitAsyncCopyCommit(const TargetInfo &target,
+                                       OpBuilder &builder, Location loc) {
+  assert(target.copyFamily == CopyFamily::CpAsync && "no asynchronous copy");
+  emitCpAsyncCommit(builder, loc);
+}
+
+void tegula::tile::emitAsyncCopyWait(const TargetInfo &target,
+                                     OpBuilder &builder, Location loc,
+                                     int64_t pending) {
+  switch (target.copyFamily) {
+  case CopyFamily::Registers:
+    return;
+  case CopyFamily::CpAsync:
+    return emitCpAsyncWait(builder, loc, pending);
+  }
+}

@@ -1,0 +1,219 @@
+//===- MmaSync.cpp - The mma.sync family: dot and ldmatrix fragments ------===//
+//
+// The operands arrive in dot-operand layouts and the accumulator in the mma
+// layout, so each thread already holds exactly the fragments mma.sync
+// wants. Register order (see TileAttrs.cpp):
+//   accumulator  [n+1, m+8, n-tiles, m-tiles]
+//   A            [k+1, m+8, k+8, k-tiles, m-tiles]
+//   B            [k+1, k+8, k-tiles, n-tiles]
+// so fragment (mi, ni, ki) is a fixed set of register indices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MmaSync.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+namespace {
+
+struct DotLowering : public OpConversionPattern<DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType accType = op.getAcc().getType();
+    auto mma = dyn_cast<MmaLayoutAttr>(accType.getEncoding());
+    auto operandA =
+        dyn_cast<DotOperandLayoutAttr>(op.getA().getType().getEncoding());
+    auto operandB =
+        dyn_cast<DotOperandLayoutAttr>(op.getB().getType().getEncoding());
+    if (!mma || !operandA || !operandB || operandA.getParent() != mma ||
+        operandB.getParent() != mma)
+      return rewriter.notifyMatchFailure(
+          op, "dot needs mma and matching dot-operand layouts");
+
+    ArrayRef<unsigned> warps = mma.getWarpsPerCTA();
+    int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
+    int64_t k = op.getA().getType().getDimSize(1);
+    int64_t mTiles = m / warps[0] / 16, nTiles = n / warps[1] / 8,
+            kTiles = k / 16;
+    unsigned nBits = llvm::Log2_64(nTiles), kBits = llvm::Log2_64(kTiles);
+
+    Type element = op.getA().getType().getElementType();
+    bool isBF16 = element.isBF16();
+    auto pairType = VectorType::get({2}, element);
+    Type i32 = rewriter.getI32Type();
+
+    SmallVector<Value> a = unpackVector(rewriter, loc, adaptor.getA());
+    SmallVector<Value> b = unpackVector(rewriter, loc, adaptor.getB());
+    SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    // Two 16-bit elements per 32-bit register; bf16 fragments go as i32.
+    auto pack = [&](Value lo, Value hi) -> Value {
+      Value pair =
+          vector::FromElementsOp::create(rewriter, loc, pairType, {lo, hi});
+      if (!isBF16)
+        return pair;
+      return LLVM::BitcastOp::create(rewriter, loc, i32, pair);
+    };
+
+    Type f32 = rewriter.getF32Type();
+    auto resultStruct =
+        LLVM::LLVMStructType::getLiteral(getContext(), {f32, f32, f32, f32});
+    std::optional<std::array<NVVM::MMATypes, 2>> ptxTypes;
+    if (isBF16)
+      ptxTypes = {NVVM::MMATypes::bf16, NVVM::MMATypes::bf16};
+    else
+      ptxTypes = {NVVM::MMATypes::f16, NVVM::MMATypes::f16};
+    std::array<NVVM::MMALayout, 2> layouts = {NVVM::MMALayout::row,
+                                              NVVM::MMALayout::col};
+
+    for (int64_t mi = 0; mi < mTiles; ++mi) {
+      for (int64_t ni = 0; ni < nTiles; ++ni) {
+        int64_t accBase = (ni << 2) | (mi << (2 + nBits));
+        SmallVector<Value> c = {acc[accBase], acc[accBase + 1],
+                                acc[accBase + 2], acc[accBase + 3]};
+        for (int64_t ki = 0; ki < kTiles; ++ki) {
+          int64_t aBase = (ki << 3) | (mi << (3 + kBits));
+          int64_t bBase = (ki << 2) | (ni << (2 + kBits));
+          SmallVector<Value> fragA = {pack(a[aBase], a[aBase + 1]),
+                                      pack(a[aBase + 2], a[aBase + 3]),
+                                      pack(a[aBase + 4], a[aBase + 5]),
+                                      pack(a[aBase + 6], a[aBase + 7])};
+          SmallVector<Value> fragB = {pack(b[bBase], b[bBase + 1]),
+                                      pack(b[bBase + 2], b[bBase + 3])};
+          Value d =
+              NVVM::MmaOp::create(rewriter, loc, resultStruct, fragA, fragB, c,
+                                  ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+                                  std::nullopt, ptxTypes, layouts);
+          for (int64_t e = 0; e < 4; ++e)
+            c[e] = LLVM::ExtractValueOp::create(rewriter, loc, d, e);
+        }
+        for (int64_t e = 0; e < 4; ++e)
+          acc[accBase + e] = c[e];
+      }
+    }
+    rewriter.replaceOp(op, packVector(rewriter, loc,
+                                      getTypeConverter()->convertType(accType),
+                                      acc));
+    return success();
+  }
+};
+} // namespace
+
+void tegula::tile::populateMmaSyncDotPatterns(const TypeConverter &converter,
+                                              RewritePatternSet &patterns) {
+  patterns.add<DotLowering>(converter, patterns.getContext());
+}
+
+std::optional<SmallVector<Value>> tegula::tile::readMmaFragmentsWithLdmatrix(
+    OpBuilder &builder, Location loc, Operation *anchor,
+    ArrayRef<int64_t> shape, const LinearLayout &to, Type elementType,
+    Value byteOffset) {
+  using Coords = LinearLayout::Coords;
+  if (shape.size() != 2 || elementType.getIntOrFloatBitWidth() != 16 ||
+      (shape[1] * 2) % 16 != 0 || to.getRegBases().empty() ||
+      to.getLaneBases().size() != 5)
+    return std::nullopt;
+  // Pairs run along `pair`; lane bits 0-1 step it by 2 and 4, lane bits
+  // 2-4 step the other dimension by 1, 2, 4.
+  Coords first = to.getRegBases()[0];
+  unsigned pair = first == Coords{0, 1} ? 1 : first == Coords{1, 0} ? 0 : 2;
+  if (pair == 2)
+    return std::nullopt;
+  unsigned other = 1 - pair;
+  auto unit = [](unsigned dim, int64_t value) {
+    Coords coords = {0, 0};
+    coords[dim] = value;
+    return coords;
+  };
+  ArrayRef<Coords> lanes = to.getLaneBases();
+  if (lanes[0] != unit(pair, 2) || lanes[1] != unit(pair, 4) ||
+      lanes[2] != unit(other, 1) || lanes[3] != unit(other, 2) ||
+      lanes[4] != unit(other, 4))
+    return std::nullopt;
+  int64_t words = to.getNumRegs() / 2;
+  for (int64_t word = 0; word < words; ++word) {
+    Coords origin = to.regOffset(2 * word);
+    if (origin[0] % 8 != 0 || origin[1] % 8 != 0)
+      return std::nullopt;
+  }
+  bool transpose = pair == 0;
+
+  ThreadPosition position = getThreadPosition(builder, anchor);
+  Value shared = getSharedBase(builder, anchor);
+  // The warp's part of every coordinate.
+  Value warpPart[2];
+  for (unsigned dim = 0; dim < 2; ++dim) {
+    Value coord = i32Const(builder, loc, 0);
+    for (auto [bit, basis] : llvm::enumerate(to.getWarpBases())) {
+      if (basis[dim] == 0)
+        continue;
+      Value isSet = arith::AndIOp::create(
+          builder, loc,
+          arith::ShRUIOp::create(builder, loc, position.warp,
+                                 i32Const(builder, loc, bit)),
+          i32Const(builder, loc, 1));
+      coord = arith::XOrIOp::create(
+          builder, loc, coord,
+          arith::MulIOp::create(builder, loc, isSet,
+                                i32Const(builder, loc, basis[dim])));
+    }
+    warpPart[dim] = coord;
+  }
+  // Lane l gives the address of row l % 8 of matrix l / 8.
+  Value matrix = arith::ShRUIOp::create(builder, loc, position.lane,
+                                        i32Const(builder, loc, 3));
+  Value rowInMatrix = arith::AndIOp::create(builder, loc, position.lane,
+                                            i32Const(builder, loc, 7));
+  auto i32 = builder.getI32Type();
+  auto pairType = VectorType::get({2}, elementType);
+  SmallVector<Value> registers(to.getNumRegs());
+  for (int64_t word = 0; word < words;) {
+    int64_t count = words - word >= 4 ? 4 : words - word >= 2 ? 2 : 1;
+    // This lane's matrix origin, chosen among `count` constants.
+    Value coords[2];
+    for (unsigned dim = 0; dim < 2; ++dim) {
+      Value offset = i32Const(builder, loc, to.regOffset(2 * word)[dim]);
+      for (int64_t m = 1; m < count; ++m) {
+        Value isM =
+            arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                  matrix, i32Const(builder, loc, m));
+        offset = arith::SelectOp::create(
+            builder, loc, isM,
+            i32Const(builder, loc, to.regOffset(2 * (word + m))[dim]), offset);
+      }
+      coords[dim] = arith::XOrIOp::create(builder, loc, warpPart[dim], offset);
+    }
+    coords[0] = arith::AddIOp::create(builder, loc, coords[0], rowInMatrix);
+    Value address = getSharedElementAddress(builder, loc, shared, shape,
+                                            {coords[0], coords[1]}, elementType,
+                                            byteOffset);
+    Type resultType = i32;
+    if (count > 1)
+      resultType = LLVM::LLVMStructType::getLiteral(
+          builder.getContext(), SmallVector<Type>(count, i32));
+    Value loaded = NVVM::LdMatrixOp::create(
+        builder, loc, resultType, address, count,
+        transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(builder.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+    for (int64_t m = 0; m < count; ++m) {
+      Value part = count == 1
+                       ? loaded
+                       : LLVM::ExtractValueOp::create(builder, loc, loaded, m)
+                             .getResult();
+      Value pairValue = LLVM::BitcastOp::create(builder, loc, pairType, part);
+      for (int64_t e = 0; e < 2; ++e)
+        registers[2 * (word + m) + e] =
+            vector::ExtractOp::create(builder, loc, pairValue, e);
+    }
+    word += count;
+  }
+  return registers;
+}

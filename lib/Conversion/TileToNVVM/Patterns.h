@@ -1,0 +1,33 @@
+//===- Patterns.h - The pattern sets of convert-tile-to-nvvm ----*- C++ -*-===//
+//
+// One function per op family; TileToNVVM.cpp gathers them. Dots come from
+// the target's instruction family (Families.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_LIB_CONVERSION_TILETONVVM_PATTERNS_H
+#define TEGULA_LIB_CONVERSION_TILETONVVM_PATTERNS_H
+
+#include "Common.h"
+
+namespace tegula::tile {
+
+void populateTileToNVVMTypeConversions(mlir::TypeConverter &converter);
+void populateMemoryOpToNVVMPatterns(const mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns,
+                                    LoweringState &state);
+void populateLayoutOpToNVVMPatterns(const mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns,
+                                    LoweringState &state);
+void populateReduceOpToNVVMPatterns(const mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns,
+                                    LoweringState &state);
+void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+void populatePipelineOpToNVVMPatterns(const mlir::TypeConverter &converter,
+                                      mlir::RewritePatternSet &patterns,
+                                      LoweringState &state);
+
+} // namespace tegula::tile
+
+#endif // TEGULA_LIB_CONVERSION_TILETONVVM_PATTERNS_H
