@@ -16,6 +16,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <deque>
 
 using namespace mlir;
 using namespace tegula::tile;
@@ -29,6 +32,8 @@ struct SyncFacts {
   /// Pops of each ring (by the tile.pipeline.create result, ringOf) since
   /// the last barrier (their reads follow it).
   llvm::DenseMap<Value, int> popsSinceBarrier;
+  /// The pop whose wait and barrier the pops marked None rely on.
+  Operation *lastWait = nullptr;
 };
 
 } // namespace
@@ -77,6 +82,138 @@ Value tegula::tile::getRing(Value pipeline) {
 }
 
 namespace {
+/// Every push commits its copies as one group, so a pop's block has landed
+/// once at most n of the thread's most recent groups are pending, n being
+/// the groups committed after the push that filled it. CopyGroups finds a
+/// lower bound on n for each pop by following the commit order: each ring
+/// is a FIFO of its unpopped pushes, each loop is run until its effect on
+/// the FIFOs repeats, and anything it cannot follow (pushes or pops under a
+/// branch or in a nested region) makes it say 0 (wait for every group).
+class CopyGroups {
+public:
+  explicit CopyGroups(llvm::DenseMap<Operation *, int64_t> &groupsAfter)
+      : groupsAfter(groupsAfter) {}
+
+  /// Commit positions of each ring's unpopped pushes; `committed` counts
+  /// every push so far. Unknown once the walk loses track.
+  struct Queue {
+    bool known = true;
+    int64_t committed = 0;
+    llvm::MapVector<Value, std::deque<int64_t>> unpopped;
+
+    /// The pushes' ages (groups committed since each), comparable across
+    /// iterations.
+    std::vector<std::pair<Value, std::vector<int64_t>>> ages() const {
+      std::vector<std::pair<Value, std::vector<int64_t>>> result;
+      for (const auto &[ring, positions] : unpopped) {
+        std::vector<int64_t> age;
+        for (int64_t position : positions)
+          age.push_back(committed - position);
+        result.push_back({ring, age});
+      }
+      return result;
+    }
+  };
+
+  void walk(Block &block, Queue &queue) {
+    for (Operation &op : block) {
+      if (auto push = dyn_cast<PipelinePushOp>(op)) {
+        if (queue.known)
+          queue.unpopped[getRing(push.getPipeline())].push_back(
+              queue.committed++);
+        continue;
+      }
+      if (auto pop = dyn_cast<PipelinePopOp>(op)) {
+        int64_t after = 0;
+        std::deque<int64_t> *positions =
+            queue.known ? &queue.unpopped[getRing(pop.getPipeline())] : nullptr;
+        if (positions && !positions->empty()) {
+          after = queue.committed - positions->front() - 1;
+          positions->pop_front();
+        } else {
+          queue.known = false;
+        }
+        record(&op, after);
+        continue;
+      }
+      if (op.getNumRegions() == 0 || !hasPipelineOps(&op))
+        continue;
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (queue.known && loop && isStraightLine(*loop.getBody()))
+        walkLoop(loop, queue);
+      else
+        forget(&op, queue);
+    }
+  }
+
+private:
+  static bool hasPipelineOps(Operation *op) {
+    return op
+        ->walk([](Operation *inner) {
+          return isa<PipelinePushOp, PipelinePopOp>(inner)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
+  /// Whether every push and pop of `body` runs once per iteration.
+  static bool isStraightLine(Block &body) {
+    for (Operation &op : body)
+      if (op.getNumRegions() != 0 && hasPipelineOps(&op))
+        return false;
+    return true;
+  }
+
+  void record(Operation *pop, int64_t after) {
+    auto [it, inserted] = groupsAfter.try_emplace(pop, after);
+    if (!inserted)
+      it->second = std::min(it->second, after);
+  }
+
+  void forget(Operation *op, Queue &queue) {
+    op->walk([&](PipelinePopOp pop) { record(pop, 0); });
+    queue.known = false;
+  }
+
+  /// Runs the body from the state before the loop until the state at the
+  /// top of an iteration repeats; every iteration's pops are recorded.
+  /// After the loop (any trip count), each push is at least as old as in
+  /// the youngest of the states seen.
+  void walkLoop(scf::ForOp loop, Queue &queue) {
+    constexpr int kMaxIterations = 16;
+    SmallVector<Queue> tops = {queue};
+    Queue state = queue;
+    bool repeated = false;
+    for (int i = 0; i < kMaxIterations && state.known && !repeated; ++i) {
+      walk(*loop.getBody(), state);
+      repeated = state.known && state.ages() == tops.back().ages();
+      tops.push_back(state);
+    }
+    if (!repeated) {
+      forget(loop, queue);
+      return;
+    }
+    // Youngest ages over the states a trip count can leave.
+    Queue after = tops.back();
+    for (const Queue &top : tops) {
+      if (top.ages().size() != after.ages().size())
+        return forget(loop, queue);
+      for (auto &[ring, positions] : after.unpopped) {
+        auto other = top.unpopped.find(ring);
+        if (other == top.unpopped.end() ||
+            other->second.size() != positions.size())
+          return forget(loop, queue);
+        for (auto [mine, theirs] : llvm::zip(positions, other->second))
+          mine = std::max(mine, after.committed - (top.committed - theirs));
+      }
+    }
+    queue = after;
+  }
+
+  llvm::DenseMap<Operation *, int64_t> &groupsAfter;
+};
+
 bool hasPipelineOps(Operation *op) {
   bool found = false;
   op->walk([&](Operation *inner) {
@@ -86,12 +223,19 @@ bool hasPipelineOps(Operation *op) {
   return found;
 }
 
-void analyzeBlock(Block &block, SyncFacts facts,
-                  llvm::DenseMap<Operation *, PipelineSync> &out);
+/// What the walk fills.
+struct SyncResult {
+  llvm::DenseMap<Operation *, PipelineSync> &sync;
+  /// Groups committed after each pop's block, a lower bound (CopyGroups).
+  const llvm::DenseMap<Operation *, int64_t> &groupsAfter;
+  llvm::DenseMap<Operation *, int64_t> &pendingAllowed;
+};
+
+void analyzeBlock(Block &block, SyncFacts facts, SyncResult &out);
 
 /// Analyzes the regions of `op` and returns what holds after it.
 SyncFacts analyzeNested(Operation *op, const SyncFacts &before,
-                        llvm::DenseMap<Operation *, PipelineSync> &out) {
+                        SyncResult &out) {
   // A conditional runs its region at most once, right here: it starts from
   // the facts before it. Loops come around again: nothing is known.
   bool once = isa<scf::IfOp>(op);
@@ -106,6 +250,7 @@ SyncFacts analyzeNested(Operation *op, const SyncFacts &before,
   if (once) {
     after.barrierSeen = before.barrierSeen;
     after.popsSinceBarrier = before.popsSinceBarrier;
+    after.lastWait = before.lastWait;
     op->walk([&](PipelinePopOp pop) {
       after.popsSinceBarrier[getRing(pop.getPipeline())] += 2;
     });
@@ -113,16 +258,21 @@ SyncFacts analyzeNested(Operation *op, const SyncFacts &before,
   return after;
 }
 
-void analyzeBlock(Block &block, SyncFacts facts,
-                  llvm::DenseMap<Operation *, PipelineSync> &out) {
+void analyzeBlock(Block &block, SyncFacts facts, SyncResult &out) {
   for (Operation &op : block) {
     if (auto pop = dyn_cast<PipelinePopOp>(op)) {
+      int64_t after = out.groupsAfter.lookup_or(&op, 0);
       if (facts.synced) {
-        out[&op] = PipelineSync::None;
+        // The wait this pop relies on must cover its block too.
+        out.sync[&op] = PipelineSync::None;
+        int64_t &allowed = out.pendingAllowed[facts.lastWait];
+        allowed = std::min(allowed, after);
       } else {
-        out[&op] = PipelineSync::Full;
+        out.sync[&op] = PipelineSync::Full;
+        out.pendingAllowed[&op] = after;
         facts.barrierSeen = facts.synced = true;
         facts.popsSinceBarrier.clear();
+        facts.lastWait = &op;
       }
       ++facts.popsSinceBarrier[getRing(pop.getPipeline())];
       continue;
@@ -130,11 +280,12 @@ void analyzeBlock(Block &block, SyncFacts facts,
     if (auto push = dyn_cast<PipelinePushOp>(op)) {
       int reads = facts.popsSinceBarrier.lookup(getRing(push.getPipeline()));
       if (!facts.barrierSeen || reads > 1) {
-        out[&op] = PipelineSync::Full;
+        out.sync[&op] = PipelineSync::Full;
         facts.barrierSeen = true;
         facts.popsSinceBarrier.clear();
       } else {
-        out[&op] = reads == 0 ? PipelineSync::None : PipelineSync::IfSameStage;
+        out.sync[&op] =
+            reads == 0 ? PipelineSync::None : PipelineSync::IfSameStage;
       }
       facts.synced = false;
       continue;
@@ -146,7 +297,8 @@ void analyzeBlock(Block &block, SyncFacts facts,
 } // namespace
 
 LogicalResult tegula::tile::analyzePipelineSync(
-    Operation *root, llvm::DenseMap<Operation *, PipelineSync> &out) {
+    Operation *root, llvm::DenseMap<Operation *, PipelineSync> &sync,
+    llvm::DenseMap<Operation *, int64_t> &pendingAllowed) {
   // Counters and barriers are per ring: a pipeline value that may name one
   // ring or another at run time (the frontend rejects such vars) has none.
   WalkResult walk = root->walk([&](Operation *op) {
@@ -163,8 +315,13 @@ LogicalResult tegula::tile::analyzePipelineSync(
   if (walk.wasInterrupted())
     return failure();
   root->walk([&](FunctionOpInterface func) {
-    if (!func.isExternal())
-      analyzeBlock(func.getFunctionBody().front(), SyncFacts(), out);
+    if (func.isExternal())
+      return;
+    llvm::DenseMap<Operation *, int64_t> groupsAfter;
+    CopyGroups::Queue queue;
+    CopyGroups(groupsAfter).walk(func.getFunctionBody().front(), queue);
+    SyncResult out{sync, groupsAfter, pendingAllowed};
+    analyzeBlock(func.getFunctionBody().front(), SyncFacts(), out);
   });
   return success();
 }

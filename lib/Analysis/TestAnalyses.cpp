@@ -8,6 +8,7 @@
 #include "Tile/TileOps.h"
 #include "Tile/TilePasses.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -115,12 +116,25 @@ struct TestPipelineSyncPass
           TestPipelineSyncPass> {
   void runOnOperation() override {
     llvm::DenseMap<Operation *, PipelineSync> sync;
-    if (failed(analyzePipelineSync(getOperation(), sync)))
+    llvm::DenseMap<Operation *, int64_t> pending;
+    if (failed(analyzePipelineSync(getOperation(), sync, pending)))
       return signalPassFailure();
+    // Each remark names its ring and the op's place among the ring's pops
+    // or pushes, so that no two read alike.
+    llvm::MapVector<Value, std::pair<int, int>> counts;
     getOperation().walk([&](Operation *op) {
-      if (isa<PipelinePopOp, PipelinePushOp>(op))
-        op->emitRemark() << "sync = "
-                         << syncName(sync.lookup_or(op, PipelineSync::Full));
+      if (!isa<PipelinePopOp, PipelinePushOp>(op))
+        return;
+      Value ring = getRing(op->getOperand(0));
+      auto [it, inserted] = counts.try_emplace(ring, 0, 0);
+      bool isPop = isa<PipelinePopOp>(op);
+      int ordinal = isPop ? it->second.first++ : it->second.second++;
+      PipelineSync kind = sync.lookup_or(op, PipelineSync::Full);
+      InFlightDiagnostic remark = op->emitRemark();
+      remark << "ring " << (it - counts.begin()) << (isPop ? " pop " : " push ")
+             << ordinal << ": sync = " << syncName(kind);
+      if (isPop && kind == PipelineSync::Full)
+        remark << ", copy groups left in flight = " << pending.lookup(op);
     });
   }
 };
@@ -129,7 +143,8 @@ struct TestMemoryOrderPass
     : public tegula::tile::impl::TileTestMemoryOrderBase<TestMemoryOrderPass> {
   void runOnOperation() override {
     llvm::DenseMap<Operation *, PipelineSync> sync;
-    if (failed(analyzePipelineSync(getOperation(), sync)))
+    llvm::DenseMap<Operation *, int64_t> pending;
+    if (failed(analyzePipelineSync(getOperation(), sync, pending)))
       return signalPassFailure();
     llvm::DenseMap<Operation *, MemoryBarrier> barriers;
     analyzeMemoryOrder(getOperation(), sync, barriers);

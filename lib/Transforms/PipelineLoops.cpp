@@ -84,16 +84,28 @@ void pushAhead(OpBuilder &builder, scf::ForOp loop, LoadOp load,
                          indices, mask, lookup(load.getOther()));
 }
 
+/// A load of a pipelined loop and the ops of the body that compute its
+/// operands.
+struct Prefetch {
+  LoadOp load;
+  SmallVector<Operation *> slice;
+  Value ring;
+};
+
 void pipelineLoop(scf::ForOp loop, unsigned stages) {
   // The look-ahead test `iv < upper bound` needs a positive step.
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  if (stages < 2 || !step || *step <= 0)
+  if (stages < 2 || !step || *step <= 0) {
+    loop->emitRemark() << "this loop is not pipelined: "
+                       << (stages < 2 ? "pipelined(S) needs S >= 2"
+                                      : "its step is not a positive constant");
     return;
-  SmallVector<LoadOp> loads;
-  for (Operation &op : *loop.getBody())
-    if (auto load = dyn_cast<LoadOp>(op))
-      loads.push_back(load);
-  for (LoadOp load : loads) {
+  }
+  SmallVector<Prefetch> prefetches;
+  for (Operation &op : *loop.getBody()) {
+    auto load = dyn_cast<LoadOp>(op);
+    if (!load)
+      continue;
     // A block fetched ahead is read before this and the next S - 2
     // iterations store: not for a tensor the loop writes.
     bool written = loop->walk([&](StoreOp store) {
@@ -102,40 +114,67 @@ void pipelineLoop(scf::ForOp loop, unsigned stages) {
                                     : WalkResult::advance();
                        })
                        .wasInterrupted();
-    if (written)
+    if (written) {
+      load->emitRemark() << "this load is not pipelined: the loop stores to "
+                            "a tensor it may read";
       continue;
+    }
     SmallVector<Value> inputs(load->getOperands());
     std::optional<SmallVector<Operation *>> slice = backwardSlice(loop, inputs);
-    if (!slice)
+    if (!slice) {
+      load->emitRemark()
+          << "this load is not pipelined: its indices, mask or `other` "
+             "depend on a value the loop carries or computes with effects";
       continue;
-    Location loc = load.getLoc();
-    OpBuilder builder(loop);
-    RankedTensorType block = load.getType();
+    }
+    prefetches.push_back({load, std::move(*slice), Value()});
+  }
+  if (prefetches.empty())
+    return;
+
+  OpBuilder builder(loop);
+  for (Prefetch &prefetch : prefetches) {
+    RankedTensorType block = prefetch.load.getType();
     auto ringType = PipelineType::get(loop.getContext(), block.getShape(),
                                       block.getElementType(), stages);
-    Value ring = PipelineCreateOp::create(builder, loc, ringType);
-    // Prologue: the first S - 1 iterations' blocks.
-    for (unsigned k = 0; k + 1 < stages; ++k) {
-      Value offset = arith::MulIOp::create(
-          builder, loc, loop.getStep(),
-          arith::ConstantIntOp::create(builder, loc, builder.getI32Type(), k));
-      Value iv =
-          arith::AddIOp::create(builder, loc, loop.getLowerBound(), offset);
-      pushAhead(builder, loop, load, *slice, ring, iv);
-    }
-    // Each iteration takes its block and asks for the one S - 1 ahead.
-    builder.setInsertionPoint(load);
-    Value popped = PipelinePopOp::create(builder, loc, block, ring);
-    Value ahead = arith::AddIOp::create(
-        builder, loc, loop.getInductionVar(),
-        arith::MulIOp::create(builder, loc, loop.getStep(),
-                              arith::ConstantIntOp::create(builder, loc,
-                                                           builder.getI32Type(),
-                                                           stages - 1)));
-    pushAhead(builder, loop, load, *slice, ring, ahead);
-    load.replaceAllUsesWith(popped);
-    load.erase();
+    prefetch.ring =
+        PipelineCreateOp::create(builder, prefetch.load.getLoc(), ringType);
   }
+  // Prologue: the first S - 1 iterations' blocks, stage by stage, so that
+  // each stage's copies are committed together in iteration order.
+  Location loc = loop.getLoc();
+  for (unsigned k = 0; k + 1 < stages; ++k) {
+    Value offset = arith::MulIOp::create(
+        builder, loc, loop.getStep(),
+        arith::ConstantIntOp::create(builder, loc, builder.getI32Type(), k));
+    Value iv =
+        arith::AddIOp::create(builder, loc, loop.getLowerBound(), offset);
+    for (Prefetch &prefetch : prefetches)
+      pushAhead(builder, loop, prefetch.load, prefetch.slice, prefetch.ring,
+                iv);
+  }
+  // Each iteration takes its blocks, then asks for the ones S - 1 ahead:
+  // every pop comes before every push, so one wait and one barrier serve
+  // all the loop's pops, and the copies overlap the rest of the body.
+  for (Prefetch &prefetch : prefetches) {
+    builder.setInsertionPoint(prefetch.load);
+    Value popped =
+        PipelinePopOp::create(builder, prefetch.load.getLoc(),
+                              prefetch.load.getType(), prefetch.ring);
+    prefetch.load.replaceAllUsesWith(popped);
+  }
+  builder.setInsertionPointAfter(prefetches.back().load);
+  Value ahead = arith::AddIOp::create(
+      builder, loc, loop.getInductionVar(),
+      arith::MulIOp::create(builder, loc, loop.getStep(),
+                            arith::ConstantIntOp::create(builder, loc,
+                                                         builder.getI32Type(),
+                                                         stages - 1)));
+  for (Prefetch &prefetch : prefetches)
+    pushAhead(builder, loop, prefetch.load, prefetch.slice, prefetch.ring,
+              ahead);
+  for (Prefetch &prefetch : prefetches)
+    prefetch.load.erase();
 }
 
 struct PipelineLoopsPass

@@ -18,7 +18,7 @@ module attributes {tile.target = "sm_90a"} {
     %7 = tile.broadcast %6 : tensor<64x1xi32> -> tensor<64x64xi32>
     %8 = tile.expand_dims %5, 0 : tensor<64xi32> -> tensor<1x64xi32>
     %9 = tile.broadcast %8 : tensor<1x64xi32> -> tensor<64x64xi32>
-    // expected-remark @+1 {{sync = full}}
+    // expected-remark @+1 {{ring 0 push 0: sync = full}}
     tile.pipeline.push %2, %0[%7, %9] : !tile.pipeline<64x64xf32, stages = 2>, !tile.tensor<?x64xf32>[tensor<64x64xi32>, tensor<64x64xi32>]
     %10 = tile.arange : tensor<64xi32>
     %11 = tile.arange : tensor<64xi32>
@@ -26,17 +26,17 @@ module attributes {tile.target = "sm_90a"} {
     %13 = tile.broadcast %12 : tensor<64x1xi32> -> tensor<64x64xi32>
     %14 = tile.expand_dims %11, 0 : tensor<64xi32> -> tensor<1x64xi32>
     %15 = tile.broadcast %14 : tensor<1x64xi32> -> tensor<64x64xi32>
-    // expected-remark @+1 {{sync = none}}
+    // expected-remark @+1 {{ring 1 push 0: sync = none}}
     tile.pipeline.push %3, %0[%13, %15] : !tile.pipeline<64x64xf32, stages = 2>, !tile.tensor<?x64xf32>[tensor<64x64xi32>, tensor<64x64xi32>]
     %cst = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
     %c0_i32 = arith.constant 0 : i32
     %c4_i32 = arith.constant 4 : i32
     %c1_i32 = arith.constant 1 : i32
     %16 = scf.for %arg3 = %c0_i32 to %c4_i32 step %c1_i32 iter_args(%arg4 = %cst) -> (tensor<64x64xf32>)  : i32 {
-      // expected-remark @+1 {{sync = full}}
+      // expected-remark @+1 {{ring 0 pop 0: sync = full, copy groups left in flight = 0}}
       %27 = tile.pipeline.pop %2 : !tile.pipeline<64x64xf32, stages = 2> -> tensor<64x64xf32>
       %28 = arith.addf %arg4, %27 : tensor<64x64xf32>
-      // expected-remark @+1 {{sync = none}}
+      // expected-remark @+1 {{ring 1 pop 0: sync = none}}
       %29 = tile.pipeline.pop %3 : !tile.pipeline<64x64xf32, stages = 2> -> tensor<64x64xf32>
       %30 = arith.addf %28, %29 : tensor<64x64xf32>
       %c1_i32_0 = arith.constant 1 : i32
@@ -51,7 +51,7 @@ module attributes {tile.target = "sm_90a"} {
       %38 = tile.broadcast %37 : tensor<64x1xi32> -> tensor<64x64xi32>
       %39 = tile.expand_dims %36, 0 : tensor<64xi32> -> tensor<1x64xi32>
       %40 = tile.broadcast %39 : tensor<1x64xi32> -> tensor<64x64xi32>
-      // expected-remark @+1 {{sync = if-same-stage}}
+      // expected-remark @+1 {{ring 0 push 1: sync = if-same-stage}}
       tile.pipeline.push %2, %0[%38, %40] : !tile.pipeline<64x64xf32, stages = 2>, !tile.tensor<?x64xf32>[tensor<64x64xi32>, tensor<64x64xi32>]
       %c1_i32_1 = arith.constant 1 : i32
       %41 = arith.addi %arg3, %c1_i32_1 : i32
@@ -65,14 +65,14 @@ module attributes {tile.target = "sm_90a"} {
       %48 = tile.broadcast %47 : tensor<64x1xi32> -> tensor<64x64xi32>
       %49 = tile.expand_dims %46, 0 : tensor<64xi32> -> tensor<1x64xi32>
       %50 = tile.broadcast %49 : tensor<1x64xi32> -> tensor<64x64xi32>
-      // expected-remark @+1 {{sync = if-same-stage}}
+      // expected-remark @+1 {{ring 1 push 1: sync = if-same-stage}}
       tile.pipeline.push %3, %0[%48, %50] : !tile.pipeline<64x64xf32, stages = 2>, !tile.tensor<?x64xf32>[tensor<64x64xi32>, tensor<64x64xi32>]
       scf.yield %30 : tensor<64x64xf32>
     }
-    // expected-remark @+1 {{sync = full}}
+    // expected-remark @+1 {{ring 0 pop 1: sync = full, copy groups left in flight = 0}}
     %17 = tile.pipeline.pop %2 : !tile.pipeline<64x64xf32, stages = 2> -> tensor<64x64xf32>
     %18 = arith.addf %16, %17 : tensor<64x64xf32>
-    // expected-remark @+1 {{sync = none}}
+    // expected-remark @+1 {{ring 1 pop 1: sync = none}}
     %19 = tile.pipeline.pop %3 : !tile.pipeline<64x64xf32, stages = 2> -> tensor<64x64xf32>
     %20 = arith.addf %18, %19 : tensor<64x64xf32>
     %21 = tile.arange : tensor<64xi32>

@@ -31,12 +31,15 @@ enum class PipelineSync {
 /// one ring.
 mlir::Value getRing(mlir::Value pipeline);
 
-/// Fills `out` with the synchronization of every pop and push under `root`
-/// (laid-out tile IR); a located error if a pipeline may name different
-/// rings at run time.
+/// Fills `sync` with the synchronization of every pop and push under `root`
+/// (laid-out tile IR), and `pendingAllowed` with, for each pop that waits,
+/// how many of the thread's most recent copy groups may still be in flight
+/// when its wait returns (every push is one group; 0 waits for all). A
+/// located error if a pipeline may name different rings at run time.
 mlir::LogicalResult
 analyzePipelineSync(mlir::Operation *root,
-                    llvm::DenseMap<mlir::Operation *, PipelineSync> &out);
+                    llvm::DenseMap<mlir::Operation *, PipelineSync> &sync,
+                    llvm::DenseMap<mlir::Operation *, int64_t> &pendingAllowed);
 
 } // namespace tegula::tile
 

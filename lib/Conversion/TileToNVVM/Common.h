@@ -33,6 +33,8 @@ public:
   llvm::DenseMap<mlir::Operation *, unsigned> vectorWidths;
   /// Synchronization of each pipeline pop and push (absent: Full).
   llvm::DenseMap<mlir::Operation *, PipelineSync> pipelineSync;
+  /// Copy groups each waiting pop lets stay in flight.
+  llvm::DenseMap<mlir::Operation *, int64_t> pendingCopies;
   /// Barriers before global accesses of programs working in place (absent:
   /// none).
   llvm::DenseMap<mlir::Operation *, MemoryBarrier> memoryBarriers;

@@ -52,8 +52,12 @@ void tegula::tile::emitAsyncCopy(const TargetInfo &target, OpBuilder &builder,
 
 void tegula::tile::emitAsyncCopyCommit(const TargetInfo &target,
                                        OpBuilder &builder, Location loc) {
-  assert(target.copyFamily == CopyFamily::CpAsync && "no asynchronous copy");
-  emitCpAsyncCommit(builder, loc);
+  switch (target.copyFamily) {
+  case CopyFamily::Registers:
+    return;
+  case CopyFamily::CpAsync:
+    return emitCpAsyncCommit(builder, loc);
+  }
 }
 
 void tegula::tile::emitAsyncCopyWait(const TargetInfo &target,

@@ -45,7 +45,9 @@ void emitAsyncCopy(const TargetInfo &target, mlir::OpBuilder &builder,
                    mlir::Location loc,
                    llvm::function_ref<mlir::Value()> destination,
                    mlir::Value source, int64_t bytes, mlir::Value predicate);
-/// Closes the copies of one push.
+/// Closes the copies of one push as one group. Every push closes one, even
+/// one that went through registers (an empty group), so that the waits'
+/// counts of groups in flight (PipelineSync.h) hold.
 void emitAsyncCopyCommit(const TargetInfo &target, mlir::OpBuilder &builder,
                          mlir::Location loc);
 /// Waits until at most `pending` pushes of this thread are in flight; no-op

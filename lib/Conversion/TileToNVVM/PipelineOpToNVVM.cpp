@@ -168,6 +168,7 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     if (!async) {
       for (auto [value, regCoords] : llvm::zip(values, coords))
         LLVM::StoreOp::create(rewriter, loc, value, addressOf(regCoords));
+      emitAsyncCopyCommit(state.target, rewriter, loc);
       rewriter.eraseOp(op);
       return success();
     }
@@ -191,12 +192,12 @@ struct PipelinePopLowering : public StatefulPattern<PipelinePopOp> {
     Location loc = op.getLoc();
     PipelineType type = op.getPipeline().getType();
     RingState ring = unpackRing(rewriter, loc, adaptor.getPipeline());
-    // This thread's asynchronous copies have landed (all of them: the
-    // count of those still allowed in flight is not tracked yet), then the
-    // barrier makes every warp's copies visible.
+    // This thread's copies of the block have landed (younger groups may
+    // stay in flight), then the barrier makes every warp's copies visible.
     if (state.pipelineSync.lookup_or(op, PipelineSync::Full) ==
         PipelineSync::Full) {
-      emitAsyncCopyWait(state.target, rewriter, loc, /*pending=*/0);
+      emitAsyncCopyWait(state.target, rewriter, loc,
+                        state.pendingCopies.lookup(op));
       emitBarrier(rewriter, loc);
     }
     Value stage = takeStage(rewriter, loc, type, ring, ring.pops);

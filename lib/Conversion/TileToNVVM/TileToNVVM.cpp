@@ -261,7 +261,8 @@ struct ConvertTileToNVVMPass
         state.vectorWidths[op] = width;
     });
 
-    if (failed(analyzePipelineSync(module, state.pipelineSync)))
+    if (failed(analyzePipelineSync(module, state.pipelineSync,
+                                   state.pendingCopies)))
       return signalPassFailure();
     analyzeMemoryOrder(module, state.pipelineSync, state.memoryBarriers);
 
