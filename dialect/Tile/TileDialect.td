@@ -74,6 +74,11 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kArgDimsAttrName = "tile.dims";
     static constexpr ::llvm::StringLiteral kArgAccessAttrName = "tile.access";
     static constexpr ::llvm::StringLiteral kSizeVarAttrName = "tile.size_var";
+    /// A power of two every value of a size variable is a multiple of: from
+    /// `requires N % 16 == 0`, or assumed by a specialized variant that the
+    /// launcher picks only when it holds.
+    static constexpr ::llvm::StringLiteral kDivisibilityAttrName =
+        "tile.divisibility";
   }];
 }
 

@@ -15,6 +15,8 @@
 #include "Tile/TileOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <algorithm>
 
@@ -36,6 +38,21 @@ int64_t largestPowerOfTwoDividing(int64_t value) {
 int64_t scalarDivisor(Value value, int depth = 0) {
   if (depth > 8)
     return 1;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    // A loop's induction variable steps from its lower bound.
+    if (auto loop = dyn_cast<scf::ForOp>(owner))
+      if (arg == loop.getInductionVar())
+        return std::min(scalarDivisor(loop.getLowerBound(), depth + 1),
+                        scalarDivisor(loop.getStep(), depth + 1));
+    // A size variable the kernel requires (or a variant assumes) divisible.
+    if (auto func = dyn_cast<func::FuncOp>(owner))
+      if (arg.getOwner()->isEntryBlock())
+        if (auto divisor = func.getArgAttrOfType<IntegerAttr>(
+                arg.getArgNumber(), TileDialect::kDivisibilityAttrName))
+          return std::min(kMaxDivisor, divisor.getInt());
+    return 1;
+  }
   APInt constant;
   if (auto op = value.getDefiningOp<arith::ConstantOp>())
     if (auto integer = dyn_cast<IntegerAttr>(op.getValue()))
@@ -43,9 +60,15 @@ int64_t scalarDivisor(Value value, int depth = 0) {
   if (auto mul = value.getDefiningOp<arith::MulIOp>())
     return std::min(kMaxDivisor, scalarDivisor(mul.getLhs(), depth + 1) *
                                      scalarDivisor(mul.getRhs(), depth + 1));
-  if (auto add = value.getDefiningOp<arith::AddIOp>())
-    return std::min(scalarDivisor(add.getLhs(), depth + 1),
-                    scalarDivisor(add.getRhs(), depth + 1));
+  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp, arith::MinSIOp,
+                      arith::MaxSIOp, arith::MinUIOp, arith::MaxUIOp>(
+          value.getDefiningOp()))
+    return std::min(
+        scalarDivisor(value.getDefiningOp()->getOperand(0), depth + 1),
+        scalarDivisor(value.getDefiningOp()->getOperand(1), depth + 1));
+  if (auto select = value.getDefiningOp<arith::SelectOp>())
+    return std::min(scalarDivisor(select.getTrueValue(), depth + 1),
+                    scalarDivisor(select.getFalseValue(), depth + 1));
   if (auto shl = value.getDefiningOp<arith::ShLIOp>())
     if (auto amount = shl.getRhs().getDefiningOp<arith::ConstantOp>())
       if (auto integer = dyn_cast<IntegerAttr>(amount.getValue()))
@@ -189,6 +212,20 @@ int64_t maskConstancy(Value mask, unsigned dim, int depth = 0) {
   }
   return 1;
 }
+/// A power of two dividing extent `dim` of the global tensor `tensor`: the
+/// fixed extent's, or the size variable's that make_tensor bound it to.
+int64_t extentDivisor(Value tensor, unsigned dim) {
+  auto type = cast<GlobalTensorType>(tensor.getType());
+  ArrayRef<int64_t> extents = type.getShape();
+  if (!ShapedType::isDynamic(extents[dim]))
+    return largestPowerOfTwoDividing(extents[dim]);
+  auto make = tensor.getDefiningOp<MakeTensorOp>();
+  if (!make)
+    return 1;
+  unsigned dynamicIndex =
+      llvm::count_if(extents.take_front(dim), ShapedType::isDynamic);
+  return scalarDivisor(make.getDynamicDims()[dynamicIndex]);
+}
 } // namespace
 
 AxisFacts tegula::tile::getAxisFacts(Value tile) { return analyze(tile); }
@@ -197,9 +234,10 @@ int64_t tegula::tile::getMaskConstancy(Value mask, unsigned dim) {
   return maskConstancy(mask, dim);
 }
 
-unsigned tegula::tile::getAccessVectorWidth(GlobalTensorType tensor,
-                                            ValueRange indices, Value mask,
+unsigned tegula::tile::getAccessVectorWidth(Value tensor, ValueRange indices,
+                                            Value mask,
                                             RankedTensorType blockType) {
+  auto tensorType = cast<GlobalTensorType>(tensor.getType());
   if (indices.empty())
     return 1;
   auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(blockType.getEncoding());
@@ -216,7 +254,7 @@ unsigned tegula::tile::getAccessVectorWidth(GlobalTensorType tensor,
       break;
     width *= 2;
   }
-  int64_t bytes = getStoredBytes(tensor.getElementType());
+  int64_t bytes = getStoredBytes(tensorType.getElementType());
   width = std::min<int64_t>(width, 16 / bytes);
   // A vector moves whole or not at all: the mask must not split it.
   if (mask)
@@ -224,36 +262,37 @@ unsigned tegula::tile::getAccessVectorWidth(GlobalTensorType tensor,
   if (width <= 1)
     return 1;
 
-  ArrayRef<int64_t> extents = tensor.getShape();
+  ArrayRef<int64_t> extents = tensorType.getShape();
   unsigned last = extents.size() - 1;
   // The last tensor dimension's extent must keep groups whole and rows
-  // aligned.
-  if (ShapedType::isDynamic(extents[last]) || extents[last] % width != 0)
-    return 1;
+  // aligned, and so must the first index of each group: narrower vectors
+  // where they only allow that (all are powers of two).
+  width = std::min(width, extentDivisor(tensor, last));
   for (auto [dim, index] : llvm::enumerate(indices)) {
     AxisFacts facts = analyze(index);
     int64_t step = facts.steps[fastest];
     if (dim == last) {
-      if (step != 1 || facts.divisor % width != 0)
+      if (step != 1)
         return 1;
+      width = std::min(width, facts.divisor);
     } else if (step != 0) {
       return 1;
     }
   }
-  return width;
+  return std::max<int64_t>(width, 1);
 }
 
 unsigned tegula::tile::getAccessVectorWidth(Operation *op) {
   if (auto load = dyn_cast<LoadOp>(op))
-    return getAccessVectorWidth(load.getTensor().getType(), load.getIndices(),
+    return getAccessVectorWidth(load.getTensor(), load.getIndices(),
                                 load.getMask(), load.getType());
   if (auto store = dyn_cast<StoreOp>(op))
     return getAccessVectorWidth(
-        store.getTensor().getType(), store.getIndices(), store.getMask(),
+        store.getTensor(), store.getIndices(), store.getMask(),
         cast<RankedTensorType>(store.getIndices().front().getType()));
   if (auto push = dyn_cast<PipelinePushOp>(op))
     return getAccessVectorWidth(
-        push.getTensor().getType(), push.getIndices(), push.getMask(),
+        push.getTensor(), push.getIndices(), push.getMask(),
         cast<RankedTensorType>(push.getIndices().front().getType()));
   return 0;
 }

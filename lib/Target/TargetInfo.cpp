@@ -32,7 +32,8 @@ std::vector<std::string> TargetInfo::names() {
 TargetInfo TargetInfo::defaultTarget() { return kTargets[0]; }
 
 TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
-                                                  unsigned warps) const {
+                                                  unsigned warps,
+                                                  DotUse use) const {
   unsigned alongM = 1;
   while (alongM < warps && m / (2 * alongM) >= dotWarpRows)
     alongM *= 2;
@@ -40,5 +41,15 @@ TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
   // Along M as far as possible leaves the fewest warps along N, so if this
   // split does not fit, none does.
   bool fits = m / alongM >= dotWarpRows && n / alongN >= dotWarpCols;
-  return {alongM, alongN, fits};
+  if (use == DotUse::RowsInWarp || !fits)
+    return {alongM, alongN, fits};
+  DotWarpSplit best = {alongM, alongN, fits};
+  for (unsigned wm = alongM; wm >= 1; wm /= 2) {
+    unsigned wn = warps / wm;
+    if (m / wm < dotWarpRows || n / wn < dotWarpCols)
+      continue;
+    if (m / wm + n / wn < m / best.alongM + n / best.alongN)
+      best = {wm, wn, true};
+  }
+  return best;
 }

@@ -42,10 +42,54 @@ bool isMmaDerived(Attribute layout) {
   return false;
 }
 
+/// Whether some dot's result reaches a reduction (through any ops, loop
+/// iterations included): then its rows must stay within a warp.
+bool dotResultsAreReduced(func::FuncOp func) {
+  SmallVector<Value> worklist;
+  func.walk([&](DotOp dot) { worklist.push_back(dot.getResult()); });
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<ReduceOp>(user))
+        return true;
+      // A yielded value comes back as the loop's iteration argument and
+      // result.
+      if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+        Operation *parent = yield->getParentOp();
+        unsigned index = use.getOperandNumber();
+        if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+          worklist.push_back(loop.getRegionIterArgs()[index]);
+          worklist.push_back(loop.getResult(index));
+        } else if (parent->getNumResults() > index) {
+          worklist.push_back(parent->getResult(index));
+        }
+        continue;
+      }
+      if (auto loop = dyn_cast<scf::ForOp>(user)) {
+        if (use.getOperandNumber() >= loop.getNumControlOperands())
+          worklist.push_back(
+              loop.getRegionIterArgs()[use.getOperandNumber() -
+                                       loop.getNumControlOperands()]);
+        continue;
+      }
+      for (Value result : user->getResults())
+        worklist.push_back(result);
+    }
+  }
+  return false;
+}
+
 class LayoutAssigner {
 public:
   LayoutAssigner(func::FuncOp func, unsigned numWarps)
-      : func(func), numWarps(numWarps), context(func.getContext()) {}
+      : func(func), numWarps(numWarps), context(func.getContext()),
+        dotUse(dotResultsAreReduced(func)
+                   ? tegula::TargetInfo::DotUse::RowsInWarp
+                   : tegula::TargetInfo::DotUse::Balanced) {}
 
   LogicalResult run() {
     for (BlockArgument arg : func.getArguments())
@@ -94,7 +138,7 @@ private:
     if (failed(target))
       return failure();
     tegula::TargetInfo::DotWarpSplit split =
-        target->dotWarpSplit(shape[0], shape[1], numWarps);
+        target->dotWarpSplit(shape[0], shape[1], numWarps, dotUse);
     SmallVector<unsigned> warps = {split.alongM, split.alongN};
     if (failed(checkWarpSplit(shape, warps, target->dotWarpCols,
                               [&] { return dot.emitOpError(); })))
@@ -315,6 +359,8 @@ private:
   func::FuncOp func;
   unsigned numWarps;
   MLIRContext *context;
+  /// How every dot of the function splits over warps.
+  tegula::TargetInfo::DotUse dotUse;
   llvm::MapVector<Value, Attribute> layouts;
 };
 

@@ -38,10 +38,11 @@ AxisFacts getAxisFacts(mlir::Value tile);
 /// coordinate 0, the boolean tile `mask` is constant over (capped at 2^30).
 int64_t getMaskConstancy(mlir::Value mask, unsigned dim);
 
-/// How many consecutive registers of an access to `tensor` through
-/// `indices` (each of `blockType`) one vector instruction can move: their
-/// addresses are consecutive, aligned, and masked together. 1 if unknown.
-unsigned getAccessVectorWidth(GlobalTensorType tensor, mlir::ValueRange indices,
+/// How many consecutive registers of an access to the global tensor
+/// `tensor` through `indices` (each of `blockType`) one vector instruction
+/// can move: their addresses are consecutive, aligned, and masked together.
+/// 1 if unknown.
+unsigned getAccessVectorWidth(mlir::Value tensor, mlir::ValueRange indices,
                               mlir::Value mask,
                               mlir::RankedTensorType blockType);
 

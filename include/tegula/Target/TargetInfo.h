@@ -52,10 +52,22 @@ struct TargetInfo {
     /// Each warp gets at least dotWarpRows x dotWarpCols.
     bool fits;
   };
+  /// What a dot's result is used for, which decides how warps share it.
+  enum class DotUse {
+    /// Its rows are reduced (a softmax): every row stays in one warp, so
+    /// row statistics need no exchange between warps.
+    RowsInWarp,
+    /// Only elementwise work and stores: the split that loads the fewest
+    /// operand elements per warp (a 2-D split for a plain GEMM).
+    Balanced,
+  };
   /// The one rule for splitting a dot over warps, asked by the frontend's
-  /// check and by layout assignment: warps along M as far as blocks of
-  /// dotWarpRows rows allow, the rest along N.
-  DotWarpSplit dotWarpSplit(int64_t m, int64_t n, unsigned warps) const;
+  /// check and by layout assignment. RowsInWarp: warps along M as far as
+  /// blocks of dotWarpRows rows allow, the rest along N. Balanced: among
+  /// the splits that fit, the one with the fewest rows plus columns per
+  /// warp (more warps along M on a tie). `fits` is the same for both.
+  DotWarpSplit dotWarpSplit(int64_t m, int64_t n, unsigned warps,
+                            DotUse use = DotUse::RowsInWarp) const;
 
   /// The target named `name`, or none if it is not supported.
   static std::optional<TargetInfo> lookup(llvm::StringRef name);

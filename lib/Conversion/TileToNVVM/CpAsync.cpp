@@ -31,9 +31,10 @@ bool isZeroOrAbsent(Value other) {
 
 bool tegula::tile::canCopyWithCpAsync(int64_t groupBytes, Type element,
                                       Value other) {
-  // cp.async.cg moves 16 aligned bytes; masked-off groups copy 0 bytes and
-  // are zero-filled, which is the default `other`.
-  return groupBytes == 16 && !element.isInteger(1) && isZeroOrAbsent(other);
+  // cp.async moves 4, 8 or 16 aligned bytes; masked-off groups copy 0
+  // bytes and are zero-filled, which is the default `other`.
+  return (groupBytes == 4 || groupBytes == 8 || groupBytes == 16) &&
+         !element.isInteger(1) && isZeroOrAbsent(other);
 }
 
 void tegula::tile::emitCpAsync(OpBuilder &builder, Location loc,
@@ -44,8 +45,10 @@ void tegula::tile::emitCpAsync(OpBuilder &builder, Location loc,
                                          i32Const(builder, loc, 0));
   NVVM::CpAsyncOp::create(
       builder, loc, destination(), source, builder.getI32IntegerAttr(bytes),
-      NVVM::LoadCacheModifierKindAttr::get(builder.getContext(),
-                                           NVVM::LoadCacheModifierKind::CG),
+      // .cg (bypassing L1) exists for 16 bytes only.
+      NVVM::LoadCacheModifierKindAttr::get(
+          builder.getContext(), bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                            : NVVM::LoadCacheModifierKind::CA),
       copied);
 }
 

@@ -1,7 +1,7 @@
 //===- CpAsync.h - The cp.async copy family ---------------------*- C++ -*-===//
 //
-// Asynchronous copies of 16-byte groups from global into shared memory
-// (sm_80+), committed in groups and waited for by count. Reached only
+// Asynchronous copies of 4-, 8- or 16-byte groups from global into shared
+// memory (sm_80+), committed in groups and waited for by count. Reached only
 // through Families.h.
 //
 //===----------------------------------------------------------------------===//

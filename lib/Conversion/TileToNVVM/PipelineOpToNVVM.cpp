@@ -172,11 +172,13 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    for (auto [group, source] : llvm::enumerate(plan.addresses))
+    for (auto [index, source] : llvm::enumerate(plan.addresses)) {
+      size_t group = index;
       emitAsyncCopy(
           state.target, rewriter, loc,
           [&] { return addressOf(coords[group * width]); }, source, groupBytes,
           plan.masks[group]);
+    }
     emitAsyncCopyCommit(state.target, rewriter, loc);
     rewriter.eraseOp(op);
     return success();

@@ -361,6 +361,14 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
                              << " must be a string";
     return success();
   }
+  if (name == kDivisibilityAttrName) {
+    auto divisor = dyn_cast<IntegerAttr>(value);
+    if (!divisor || divisor.getInt() < 1 ||
+        !llvm::isPowerOf2_64(divisor.getInt()))
+      return op->emitError() << "'" << name << "' of argument " << argIndex
+                             << " must be a power of two";
+    return success();
+  }
   if (name == kArgAccessAttrName) {
     auto access = dyn_cast<StringAttr>(value);
     if (!access ||

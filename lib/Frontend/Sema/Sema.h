@@ -54,25 +54,39 @@ namespace tl = tegula::tile;
 
 enum class DT { I1, I32, I64, F16, BF16, F32 };
 
-inline bool isFloat(DT dt) { return dt == DT::F16 || dt == DT::BF16 || dt == DT::F32; }
+inline bool isFloat(DT dt) {
+  return dt == DT::F16 || dt == DT::BF16 || dt == DT::F32;
+}
 inline bool isInt(DT dt) { return dt == DT::I32 || dt == DT::I64; }
 inline int64_t dtBytes(DT dt) {
   switch (dt) {
-  case DT::I1: return 1;
-  case DT::F16: case DT::BF16: return 2;
-  case DT::I32: case DT::F32: return 4;
-  case DT::I64: return 8;
+  case DT::I1:
+    return 1;
+  case DT::F16:
+  case DT::BF16:
+    return 2;
+  case DT::I32:
+  case DT::F32:
+    return 4;
+  case DT::I64:
+    return 8;
   }
   return 4;
 }
 inline const char *dtName(DT dt) {
   switch (dt) {
-  case DT::I1: return "i1";
-  case DT::I32: return "i32";
-  case DT::I64: return "i64";
-  case DT::F16: return "f16";
-  case DT::BF16: return "bf16";
-  case DT::F32: return "f32";
+  case DT::I1:
+    return "i1";
+  case DT::I32:
+    return "i32";
+  case DT::I64:
+    return "i64";
+  case DT::F16:
+    return "f16";
+  case DT::BF16:
+    return "bf16";
+  case DT::F32:
+    return "f32";
   }
   return "?";
 }
@@ -143,7 +157,9 @@ struct Ty {
       os << dtName(dt);
       return s;
     }
-    os << (kind == Tile ? "tile" : kind == Pipeline ? "pipeline" : "tensor")
+    os << (kind == Tile       ? "tile"
+           : kind == Pipeline ? "pipeline"
+                              : "tensor")
        << "<" << dtName(dt) << ">[";
     llvm::interleaveComma(shape, os);
     os << "]";
@@ -165,8 +181,8 @@ struct Val {
   enum Kind {
     Invalid, ///< an error was reported already
     Void,
-    CInt,    ///< compile-time integer: takes any numeric dtype it meets
-    CFloat,  ///< float literal: takes any float dtype it meets
+    CInt,   ///< compile-time integer: takes any numeric dtype it meets
+    CFloat, ///< float literal: takes any float dtype it meets
     CBool,
     DType,
     Runtime, ///< an SSA scalar or tile
@@ -228,7 +244,9 @@ struct Val {
   }
   /// A literal-like value with no dtype of its own yet.
   bool isLiteral() const { return kind == CInt || kind == CFloat; }
-  bool isValue() const { return kind == Runtime || isLiteral() || kind == CBool; }
+  bool isValue() const {
+    return kind == Runtime || isLiteral() || kind == CBool;
+  }
 };
 
 struct Binding {
@@ -341,12 +359,18 @@ private:
   // Types.
   mlir::Type mlirDT(DT dt) {
     switch (dt) {
-    case DT::I1: return builder.getI1Type();
-    case DT::I32: return builder.getI32Type();
-    case DT::I64: return builder.getI64Type();
-    case DT::F16: return builder.getF16Type();
-    case DT::BF16: return builder.getBF16Type();
-    case DT::F32: return builder.getF32Type();
+    case DT::I1:
+      return builder.getI1Type();
+    case DT::I32:
+      return builder.getI32Type();
+    case DT::I64:
+      return builder.getI64Type();
+    case DT::F16:
+      return builder.getF16Type();
+    case DT::BF16:
+      return builder.getBF16Type();
+    case DT::F32:
+      return builder.getF32Type();
     }
     return builder.getI32Type();
   }
@@ -361,6 +385,8 @@ private:
 
   // Compile-time evaluation.
   std::optional<Val> tryConst(const Expr &e);
+  void collectDivisibility(const Expr &e,
+                           std::map<std::string, int64_t> &divisors);
   std::string renderValues(const Expr &e);
   bool checkExtent(int64_t extent, SourceLoc l, llvm::StringRef what);
   bool checkShape(llvm::ArrayRef<int64_t> shape, SourceLoc l);
@@ -433,7 +459,6 @@ public:
   Val dot(const Expr &e);
 
 private:
-
   // Statements.
   void stmts(const std::vector<StmtPtr> &body);
   void stmt(const Stmt &s);
@@ -484,7 +509,6 @@ private:
   mlir::OwningOpRef<mlir::ModuleOp> module;
   static constexpr uint64_t kMaxWork = 200000;
 };
-
 
 /// A builtin: its signature and the Sema member that elaborates a call.
 struct Builtin {

@@ -1,4 +1,5 @@
-//===- SemaKernel.cpp - Kernels ---------------------------------------------===//
+//===- SemaKernel.cpp - Kernels
+//---------------------------------------------===//
 //
 // A kernel's template values, parameters and size variables, its launch
 // description (grid, requires, flops, bytes rendered for the bundle), the
@@ -13,6 +14,37 @@
 using namespace tegula;
 using namespace tegula::frontend;
 using namespace tegula::frontend::sema;
+
+/// Size variables a requires condition makes multiples of a power of two:
+/// `N % C == 0` (either side of `==`), and conjunctions of such.
+void Sema::collectDivisibility(const Expr &e,
+                               std::map<std::string, int64_t> &divisors) {
+  if (e.kind != ExprKind::Binary || e.operands.size() != 2)
+    return;
+  if (e.op == Tok::AmpAmp) {
+    collectDivisibility(*e.operands[0], divisors);
+    collectDivisibility(*e.operands[1], divisors);
+    return;
+  }
+  if (e.op != Tok::EqEq)
+    return;
+  auto isZero = [&](const Expr &x) {
+    std::optional<Val> c = tryConst(x);
+    return c && c->kind == Val::CInt && c->i == 0;
+  };
+  const Expr *rem = isZero(*e.operands[1])   ? e.operands[0].get()
+                    : isZero(*e.operands[0]) ? e.operands[1].get()
+                                             : nullptr;
+  if (!rem || rem->kind != ExprKind::Binary || rem->op != Tok::Percent ||
+      rem->operands[0]->kind != ExprKind::Name)
+    return;
+  std::optional<Val> modulus = tryConst(*rem->operands[1]);
+  if (!modulus || modulus->kind != Val::CInt || modulus->i <= 0)
+    return;
+  int64_t power = modulus->i & -modulus->i;
+  int64_t &divisor = divisors[rem->operands[0]->name];
+  divisor = std::max(divisor, power);
+}
 
 void Sema::checkGridExtent(const Expr &extent, size_t axis) {
   std::optional<Val> c = tryConst(extent);
@@ -29,9 +61,9 @@ void Sema::checkGridExtent(const Expr &extent, size_t axis) {
                                   std::to_string(axis) + " must be " + range);
   else
     diags.error(extent.loc(), "grid extent '" + text + "' along axis " +
-                                  std::to_string(axis) + " is " + value +
-                                  " (" + renderValues(extent) +
-                                  "); it must be " + range);
+                                  std::to_string(axis) + " is " + value + " (" +
+                                  renderValues(extent) + "); it must be " +
+                                  range);
 }
 
 void Sema::checkParamBytes(const Kernel &k, size_t numParams,
@@ -174,9 +206,10 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
     if (!lookup(e.name))
       diags.error(e.loc(), "use of undefined name '" + e.name + "'");
     else
-      diags.error(e.loc(), "'" + e.name + "' cannot appear in a launch "
-                           "expression: only size variables, scalar "
-                           "parameters and template parameters can");
+      diags.error(e.loc(), "'" + e.name +
+                               "' cannot appear in a launch "
+                               "expression: only size variables, scalar "
+                               "parameters and template parameters can");
     return std::nullopt;
   case ExprKind::Unary: {
     auto x = renderLaunch(*e.operands[0], 11, false);
@@ -188,9 +221,11 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
     Tok op = e.op;
     if (op == Tok::Amp || op == Tok::Pipe || op == Tok::Caret ||
         op == Tok::Shl || op == Tok::Shr) {
-      diags.error(e.opLoc, "operator '" + opText(op) + "' is not allowed in a "
-                           "launch expression; use + - * / % comparisons && || "
-                           "cdiv min max");
+      diags.error(e.opLoc,
+                  "operator '" + opText(op) +
+                      "' is not allowed in a "
+                      "launch expression; use + - * / % comparisons && || "
+                      "cdiv min max");
       return std::nullopt;
     }
     int prec = binaryPrecedence(op);
@@ -199,8 +234,8 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
     if (!a || !b)
       return std::nullopt;
     if ((op == Tok::Slash || op == Tok::Percent) && *b == "0") {
-      diags.error(e.opLoc, "division by zero in launch expression '" +
-                               src(e) + "' (" + renderValues(e) + ")");
+      diags.error(e.opLoc, "division by zero in launch expression '" + src(e) +
+                               "' (" + renderValues(e) + ")");
       return std::nullopt;
     }
     std::string text = *a + " " + opText(op) + " " + *b;
@@ -224,10 +259,12 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
     }
     [[fallthrough]];
   default:
-    diags.error(e.loc(), "'" + src(e) + "' is not allowed in a launch "
-                         "expression; use + - * / % comparisons && || cdiv "
-                         "min max over size variables, scalar parameters and "
-                         "template parameters");
+    diags.error(e.loc(),
+                "'" + src(e) +
+                    "' is not allowed in a launch "
+                    "expression; use + - * / % comparisons && || cdiv "
+                    "min max over size variables, scalar parameters and "
+                    "template parameters");
     return std::nullopt;
   }
 }
@@ -274,7 +311,8 @@ void Sema::kernel(const Kernel &k) {
   llvm::SmallVector<mlir::NamedAttribute> templateAttrs;
   for (const TemplateParam &tp : k.templateParams) {
     if (lookup(tp.name)) {
-      diags.error(tp.loc, "redefinition of template parameter '" + tp.name + "'");
+      diags.error(tp.loc,
+                  "redefinition of template parameter '" + tp.name + "'");
       continue;
     }
     std::optional<Val> v;
@@ -291,16 +329,18 @@ void Sema::kernel(const Kernel &k) {
                                   tp.name + "'");
           v = Val::invalid();
         } else if (v->kind == Val::CInt) {
-          v->origin = {"template parameter " + tp.name + " = " + std::to_string(v->i) +
-                           " (from -D " + name + "=" + text + ")",
+          v->origin = {"template parameter " + tp.name + " = " +
+                           std::to_string(v->i) + " (from -D " + name + "=" +
+                           text + ")",
                        tp.loc};
         }
       }
     if (!v && tp.defaultValue) {
       std::optional<Val> d = tryConst(*tp.defaultValue);
-      bool good = d && ((tp.kind == TemplateKind::Int && d->kind == Val::CInt) ||
-                        (tp.kind == TemplateKind::Bool && d->kind == Val::CBool) ||
-                        (tp.kind == TemplateKind::DType && d->kind == Val::DType));
+      bool good =
+          d && ((tp.kind == TemplateKind::Int && d->kind == Val::CInt) ||
+                (tp.kind == TemplateKind::Bool && d->kind == Val::CBool) ||
+                (tp.kind == TemplateKind::DType && d->kind == Val::DType));
       if (!good) {
         if (!findUndefined(*tp.defaultValue))
           diags.error(tp.defaultValue->loc(),
@@ -311,7 +351,9 @@ void Sema::kernel(const Kernel &k) {
       } else {
         v = *d;
         if (v->kind == Val::CInt)
-          v->origin = {tp.name + " = " + (d->origin.text.empty() ? std::to_string(d->i) : d->origin.text),
+          v->origin = {tp.name + " = " +
+                           (d->origin.text.empty() ? std::to_string(d->i)
+                                                   : d->origin.text),
                        tp.loc};
       }
     }
@@ -356,10 +398,12 @@ void Sema::kernel(const Kernel &k) {
       auto dt = evalDType(*p.type->dtype);
       if (dt && (*dt == DT::F16 || *dt == DT::BF16)) {
         diags.error(p.type->range.begin, "scalar parameters are i32, i64, f32 "
-                                         "or bool, not " + llvm::Twine(dtName(*dt)));
+                                         "or bool, not " +
+                                             llvm::Twine(dtName(*dt)));
         dt.reset();
       }
-      ParamInfo info{&p, Ty::scalar(dt.value_or(DT::I32)), {}, {}, dt.has_value()};
+      ParamInfo info{
+          &p, Ty::scalar(dt.value_or(DT::I32)), {}, {}, dt.has_value()};
       if (dt)
         scalarParams.insert(p.name);
       params.push_back(info);
@@ -372,7 +416,9 @@ void Sema::kernel(const Kernel &k) {
         diags.error(p.type->range.begin,
                     "kernel parameters are scalars or tensors; '" + p.name +
                         "' cannot be a " +
-                        (p.type->kind == TypeKind::Tile ? "tile" : p.type->kind == TypeKind::Pipeline ? "pipeline" : "tuple"));
+                        (p.type->kind == TypeKind::Tile       ? "tile"
+                         : p.type->kind == TypeKind::Pipeline ? "pipeline"
+                                                              : "tuple"));
       continue;
     }
     ParamInfo info{&p, Ty(), {}, {}, true};
@@ -382,17 +428,19 @@ void Sema::kernel(const Kernel &k) {
     info.ty.dt = dt.value_or(DT::F32);
     info.ty.isMutable = p.type->isMutable;
     if (p.type->dims.empty()) {
-      diags.error(p.type->range.begin, "tensor '" + p.name + "' needs at least one dimension");
+      diags.error(p.type->range.begin,
+                  "tensor '" + p.name + "' needs at least one dimension");
       info.ok = false;
     }
     for (const ExprPtr &d : p.type->dims) {
       Binding *b = d->kind == ExprKind::Name ? lookup(d->name) : nullptr;
       if (d->kind == ExprKind::Name && !b) {
         if (scalarParams.contains(d->name) || paramNames.count(d->name)) {
-          diags.error(d->loc(), "dimension '" + d->name + "' of tensor '" +
-                                    p.name + "' names the parameter '" +
-                                    d->name + "'; size variables must be "
-                                    "new names, bound from the tensor at launch");
+          diags.error(d->loc(),
+                      "dimension '" + d->name + "' of tensor '" + p.name +
+                          "' names the parameter '" + d->name +
+                          "'; size variables must be "
+                          "new names, bound from the tensor at launch");
           diags.note(paramNames[d->name], "'" + d->name + "' is declared here");
           info.ok = false;
           continue;
@@ -434,9 +482,9 @@ void Sema::kernel(const Kernel &k) {
     params.push_back(info);
   }
   // Keep declaration order.
-  std::sort(params.begin(), params.end(), [](const ParamInfo &a, const ParamInfo &b) {
-    return a.param < b.param;
-  });
+  std::sort(
+      params.begin(), params.end(),
+      [](const ParamInfo &a, const ParamInfo &b) { return a.param < b.param; });
   bool paramsOk = llvm::all_of(params, [](const ParamInfo &p) { return p.ok; });
   if (!paramsOk || diags.getNumErrors() != errorsBefore)
     return;
@@ -471,15 +519,16 @@ void Sema::kernel(const Kernel &k) {
       bind(p.param->name, Val::runtime(arg, p.ty), p.param->loc);
       continue;
     }
-    func.setArgAttr(i, tl::TileDialect::kArgDimsAttrName, builder.getArrayAttr(p.dims));
+    func.setArgAttr(i, tl::TileDialect::kArgDimsAttrName,
+                    builder.getArrayAttr(p.dims));
     llvm::SmallVector<mlir::Value> dynamic;
     for (int index : p.dimSizeVar)
       if (index >= 0)
         dynamic.push_back(entry->getArgument(params.size() + index));
     auto type = tl::GlobalTensorType::get(ctx, p.ty.shape, mlirDT(p.ty.dt),
                                           p.ty.isMutable);
-    mlir::Value tensor =
-        tl::MakeTensorOp::create(builder, loc(p.param->loc), type, arg, dynamic);
+    mlir::Value tensor = tl::MakeTensorOp::create(builder, loc(p.param->loc),
+                                                  type, arg, dynamic);
     Val v;
     v.kind = Val::Tensor;
     v.index = tensors.size();
@@ -493,8 +542,8 @@ void Sema::kernel(const Kernel &k) {
   if (k.warps) {
     auto w = evalConstInt(*k.warps, "'warps'");
     if (w && *w != 1 && *w != 2 && *w != 4 && *w != 8 && *w != 16)
-      diags.error(k.warps->loc(), "warps must be 1, 2, 4, 8 or 16, got " +
-                                      std::to_string(*w));
+      diags.error(k.warps->loc(),
+                  "warps must be 1, 2, 4, 8 or 16, got " + std::to_string(*w));
     else if (w)
       warps = *w;
   }
@@ -513,7 +562,8 @@ void Sema::kernel(const Kernel &k) {
     grid.push_back(builder.getStringAttr("1"));
   grid.resize(3);
   func->setAttr(tl::TileDialect::kGridAttrName, builder.getArrayAttr(grid));
-  llvm::SmallVector<mlir::Attribute> requires;
+  llvm::SmallVector<mlir::Attribute>
+  requires;
   for (const ExprPtr &r : k.requires_) {
     if (auto c = tryConst(*r)) {
       if (c->kind != Val::CBool) {
@@ -522,23 +572,35 @@ void Sema::kernel(const Kernel &k) {
       }
       if (!c->b) {
         std::string values = renderValues(*r);
-        diags.error(r->loc(), "requirement '" + src(*r) + "' of kernel '" +
-                                  k.name + "' failed" +
-                                  (values != src(*r) ? " (" + values + ")" : std::string()) +
-                                  "; choose template values that satisfy it");
+        diags.error(
+            r->loc(),
+            "requirement '" + src(*r) + "' of kernel '" + k.name + "' failed" +
+                (values != src(*r) ? " (" + values + ")" : std::string()) +
+                "; choose template values that satisfy it");
       }
       continue;
     }
     if (auto text = renderLaunch(*r, 0, false))
-      requires.push_back(builder.getStringAttr(*text));
+    requires.push_back(builder.getStringAttr(*text));
   }
-  func->setAttr(tl::TileDialect::kRequiresAttrName, builder.getArrayAttr(requires));
+  func->setAttr(tl::TileDialect::kRequiresAttrName,
+                builder.getArrayAttr(requires));
+  // `requires N % 16 == 0` lets every access through N be vectorized.
+  std::map<std::string, int64_t> divisors;
+  for (const ExprPtr &r : k.requires_)
+    collectDivisibility(*r, divisors);
+  for (size_t i = 0; i < sizeVarOrder.size(); ++i)
+    if (int64_t divisor = divisors[sizeVarOrder[i]]; divisor > 1)
+      func.setArgAttr(params.size() + i, tl::TileDialect::kDivisibilityAttrName,
+                      builder.getI64IntegerAttr(divisor));
   if (k.flops)
     if (auto text = renderLaunch(*k.flops, 0, false))
-      func->setAttr(tl::TileDialect::kFlopsAttrName, builder.getStringAttr(*text));
+      func->setAttr(tl::TileDialect::kFlopsAttrName,
+                    builder.getStringAttr(*text));
   if (k.bytes)
     if (auto text = renderLaunch(*k.bytes, 0, false))
-      func->setAttr(tl::TileDialect::kBytesAttrName, builder.getStringAttr(*text));
+      func->setAttr(tl::TileDialect::kBytesAttrName,
+                    builder.getStringAttr(*text));
   func->setAttr(tl::TileDialect::kTemplateAttrName,
                 builder.getDictionaryAttr(templateAttrs));
 
