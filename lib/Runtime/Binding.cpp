@@ -315,6 +315,18 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
     }
     *out = v;
   }
+  // The first variant whose conditions all hold; any that fails to
+  // evaluate is skipped (the general code always applies).
+  for (size_t i = 0; i < bundle.variants.size() && p.variant < 0; ++i) {
+    bool holds = true;
+    for (const Expr &when : bundle.variants[i].when) {
+      int64_t v;
+      std::string err;
+      holds = holds && when.eval(p.env, v, err) && v != 0;
+    }
+    if (holds)
+      p.variant = int(i);
+  }
   plan = std::move(p);
   return true;
 }

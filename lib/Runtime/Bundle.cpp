@@ -34,6 +34,18 @@ bool Bundle::isSizeVar(std::string_view name) const {
   return sizeVarIndex.count(name) != 0;
 }
 
+const std::string &Bundle::ptxOf(int variant) const {
+  return variant < 0 ? ptx : variants[variant].ptx;
+}
+
+int64_t Bundle::sharedBytesOf(int variant) const {
+  return variant < 0 ? sharedBytes : variants[variant].sharedBytes;
+}
+
+std::string Bundle::variantName(int variant) const {
+  return variant < 0 ? "general" : variants[variant].name;
+}
+
 std::vector<unsigned> Bundle::abiParamBits() const {
   std::vector<unsigned> bits;
   for (const Param &p : params) {
@@ -338,6 +350,50 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
       checkNames(e, key);
     (std::string(key) == "flops" ? b.flops : b.bytes) = std::move(e);
   }
+  if (auto list = root.find("variants");
+      list != root.end() && !list->is_null()) {
+    if (!list->is_array() || list->size() > 64) {
+      v.fail("'variants' must be an array of at most 64 objects");
+    } else {
+      for (size_t i = 0; i < list->size(); ++i) {
+        const json &item = (*list)[i];
+        std::string what = "variants[" + std::to_string(i) + "]";
+        if (!item.is_object()) {
+          v.fail(what + " must be an object");
+          continue;
+        }
+        Variant variant;
+        v.getString(item, "name", variant.name);
+        v.getString(item, "ptx", variant.ptxPath);
+        v.getInt(item, "shared_bytes", variant.sharedBytes);
+        if (!isIdentifier(variant.name))
+          v.fail(what + " name '" + abbreviate(variant.name) +
+                 "' is not an identifier");
+        // A file beside KERNEL.json, never a path elsewhere.
+        if (variant.ptxPath.empty() ||
+            variant.ptxPath.find('/') != std::string::npos ||
+            variant.ptxPath.find('\\') != std::string::npos ||
+            variant.ptxPath[0] == '.')
+          v.fail(what + " ptx '" + abbreviate(variant.ptxPath) +
+                 "' must name a file beside the bundle");
+        if (variant.sharedBytes < 0 || variant.sharedBytes > (int64_t(1) << 30))
+          v.fail(what + " shared_bytes out of range");
+        auto when = item.find("when");
+        if (when == item.end() || !when->is_array() || when->size() > 64) {
+          v.fail(what + " 'when' must be an array of at most 64 expressions");
+        } else {
+          for (size_t w = 0; w < when->size(); ++w) {
+            Expr e;
+            std::string whenWhat = what + " when[" + std::to_string(w) + "]";
+            if (v.getExpr((*when)[w], whenWhat, e))
+              checkNames(e, whenWhat);
+            variant.when.push_back(std::move(e));
+          }
+        }
+        b.variants.push_back(std::move(variant));
+      }
+    }
+  }
 
   if (!v.error.empty()) {
     error = v.error;
@@ -444,20 +500,40 @@ bool loadBundle(const std::string &jsonPath, Bundle &bundle,
     return false;
   }
 
-  std::vector<unsigned> bits;
-  if (!ptxEntryParams(bundle.ptx, bundle.entry, bits)) {
-    error = "bundle '" + jsonPath + "': '" + bundle.ptxPath +
-            "' has no .entry '" + bundle.entry + "'";
-    return false;
+  // Variants' PTX files sit beside it too, with the same entry and ABI.
+  std::string directory;
+  if (size_t slash = jsonPath.find_last_of('/'); slash != std::string::npos)
+    directory = jsonPath.substr(0, slash + 1);
+  for (Variant &variant : bundle.variants) {
+    variant.ptxPath = directory + variant.ptxPath;
+    if (!readFile(variant.ptxPath, variant.ptx, reason)) {
+      error = "bundle '" + jsonPath + "': cannot open the PTX '" +
+              variant.ptxPath + "' of variant '" + variant.name +
+              "': " + reason;
+      return false;
+    }
   }
   std::vector<unsigned> expected = bundle.abiParamBits();
-  if (bits != expected) {
-    error = "bundle '" + jsonPath + "': the PTX entry '" + bundle.entry +
-            "' takes parameters of " + formatBits(bits) +
-            " bits but KERNEL.json describes " + formatBits(expected) +
-            " (tensors 64, i32/bool/f32 32, i64 64, then one 32 per size "
-            "variable)";
-    return false;
+  for (int i = -1; i < int(bundle.variants.size()); ++i) {
+    const std::string &path =
+        i < 0 ? bundle.ptxPath : bundle.variants[i].ptxPath;
+    std::vector<unsigned> bits;
+    if (!ptxEntryParams(bundle.ptxOf(i), bundle.entry, bits)) {
+      error = "bundle '" + jsonPath + "': '" + path + "' has no .entry '" +
+              bundle.entry + "'";
+      return false;
+    }
+    if (bits != expected) {
+      std::string which = i < 0
+                              ? std::string()
+                              : " of variant '" + bundle.variants[i].name + "'";
+      error = "bundle '" + jsonPath + "': the PTX entry '" + bundle.entry +
+              "'" + which + " takes parameters of " + formatBits(bits) +
+              " bits but KERNEL.json describes " + formatBits(expected) +
+              " (tensors 64, i32/bool/f32 32, i64 64, then one 32 per size "
+              "variable)";
+      return false;
+    }
   }
   return true;
 }

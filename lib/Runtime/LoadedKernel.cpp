@@ -35,10 +35,11 @@ LoadedKernel::~LoadedKernel() {
 }
 
 bool LoadedKernel::load(const GpuDevice &device, std::string &error) {
+  const int64_t sharedBytes = bundle.sharedBytesOf(variant);
   if (!targetRunsOn(bundle.target, device.ccMajor, device.ccMinor, error))
     return false;
-  if (bundle.sharedBytes > device.sharedOptin) {
-    error = "the kernel needs " + std::to_string(bundle.sharedBytes) +
+  if (sharedBytes > device.sharedOptin) {
+    error = "the kernel needs " + std::to_string(sharedBytes) +
             " bytes of dynamic shared memory but '" + device.name +
             "' allows at most " + std::to_string(device.sharedOptin) +
             " per block";
@@ -50,9 +51,9 @@ bool LoadedKernel::load(const GpuDevice &device, std::string &error) {
                    cu::JitInfoLogBuffer, cu::JitInfoLogBufferSizeBytes};
   void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog)),
                     infoLog, reinterpret_cast<void *>(sizeof(infoLog))};
-  if (!d.check(
-          d.moduleLoadDataEx(&module, bundle.ptx.c_str(), 4, options, values),
-          "cuModuleLoadDataEx", error)) {
+  if (!d.check(d.moduleLoadDataEx(&module, bundle.ptxOf(variant).c_str(), 4,
+                                  options, values),
+               "cuModuleLoadDataEx", error)) {
     module = nullptr;
     if (errorLog[0])
       error += "\nptxas log:\n" + std::string(errorLog);
@@ -78,18 +79,18 @@ bool LoadedKernel::load(const GpuDevice &device, std::string &error) {
             std::to_string(funcInfo.numRegs) + " registers per thread)";
     return false;
   }
-  if (bundle.sharedBytes + funcInfo.staticShared > device.sharedOptin) {
-    error = "the kernel needs " + std::to_string(bundle.sharedBytes) +
+  if (sharedBytes + funcInfo.staticShared > device.sharedOptin) {
+    error = "the kernel needs " + std::to_string(sharedBytes) +
             " bytes of dynamic and " + std::to_string(funcInfo.staticShared) +
             " of static shared memory but the device allows at most " +
             std::to_string(device.sharedOptin) + " per block";
     return false;
   }
   // Above 48 KB the function must opt in to more dynamic shared memory.
-  if (bundle.sharedBytes > 48 * 1024 &&
+  if (sharedBytes > 48 * 1024 &&
       !d.check(d.funcSetAttribute(function,
                                   cu::FuncAttrMaxDynamicSharedSizeBytes,
-                                  int(bundle.sharedBytes)),
+                                  int(sharedBytes)),
                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", error))
     return false;
   return true;
@@ -137,7 +138,7 @@ bool LoadedKernel::launch(const LaunchPlan &plan, ArgumentPack &pack,
   return d.check(d.launchKernel(function, unsigned(plan.grid[0]),
                                 unsigned(plan.grid[1]), unsigned(plan.grid[2]),
                                 unsigned(bundle.threads), 1, 1,
-                                unsigned(bundle.sharedBytes), stream,
+                                unsigned(bundle.sharedBytesOf(variant)), stream,
                                 pack.data(), nullptr),
                  "cuLaunchKernel", error);
 }

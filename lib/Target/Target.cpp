@@ -217,8 +217,11 @@ target::describeKernels(ModuleOp tileModule, const std::string &reference,
 }
 
 std::string target::finishDescription(const std::string &description,
-                                      int64_t sharedBytes) {
+                                      int64_t sharedBytes,
+                                      const nlohmann::json &variants) {
   nlohmann::json kernel = nlohmann::json::parse(description);
   kernel["shared_bytes"] = sharedBytes;
+  if (!variants.empty())
+    kernel["variants"] = variants;
   return kernel.dump(2) + "\n";
 }

@@ -102,7 +102,17 @@ int run(const Options &opts) {
               bundle.kernel.c_str(), session.dimsText().c_str(),
               (long long)plan.grid[0], (long long)plan.grid[1],
               (long long)plan.grid[2], (long long)bundle.threads,
-              (long long)bundle.sharedBytes);
+              (long long)bundle.sharedBytesOf(plan.variant));
+  // Which build runs is visible: specialized variants are chosen here.
+  report.data["variant"] = bundle.variantName(plan.variant);
+  if (!bundle.variants.empty()) {
+    std::string why;
+    if (plan.variant >= 0)
+      for (const Expr &when : bundle.variants[plan.variant].when)
+        why += (why.empty() ? " (" : ", ") + when.text();
+    std::printf("variant: %s%s\n", bundle.variantName(plan.variant).c_str(),
+                why.empty() ? "" : (why + ")").c_str());
+  }
 
   if (opts.dryRun) {
     if (!session.dryRun(/*printReferences=*/true, error))

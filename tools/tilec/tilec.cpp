@@ -11,6 +11,7 @@
 #include "tegula/Interpreter/Interpreter.h"
 #include "tegula/Target/KernelDescription.h"
 #include "tegula/Target/Target.h"
+#include "tegula/Target/Variants.h"
 
 #include "Tile/TileOps.h"
 
@@ -29,8 +30,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <new>
 #include <CLI/CLI.hpp>
+#include <new>
 
 using namespace tegula;
 using namespace tegula::frontend;
@@ -102,8 +103,7 @@ int main(int argc, char **argv) {
   app.add_option("-k,--kernel", kernel, "compile only this kernel");
   app.add_option("-D", defines, "set a template parameter: -D NAME=VALUE")
       ->allow_extra_args(false);
-  app.add_option("--target", target,
-                 "the GPU target (default " + target + ")")
+  app.add_option("--target", target, "the GPU target (default " + target + ")")
       ->check(CLI::IsMember(TargetInfo::names()));
   app.add_option("--emit", emit,
                  "stop after a stage: ast, tile, gpu, llvm, ptx, or bundle "
@@ -206,6 +206,11 @@ int main(int argc, char **argv) {
   if (!described)
     return fail(describeError);
   std::map<std::string, std::string> &descriptions = *described;
+  // A bundle carries, beside each kernel's general code, a build that
+  // assumes its sizes are multiples of 16 (chosen at launch when they are).
+  std::vector<target::KernelVariant> variants;
+  if (emit == "bundle")
+    variants = target::addDivisibilityVariants(*module);
   if (failed(target::lowerToGPU(*module)))
     return 1;
   if (emit == "gpu")
@@ -243,22 +248,53 @@ int main(int argc, char **argv) {
   std::string directory = output.empty() ? "." : output;
   if (std::error_code ec = llvm::sys::fs::create_directories(directory))
     return fail("cannot create '" + directory + "': " + ec.message());
-  for (const auto &[name, description] : descriptions) {
-    mlir::OwningOpRef<mlir::ModuleOp> single = onlyKernel(*module, name);
+  // PTX of kernel function `function` under the entry name `entry`.
+  auto emitKernel = [&](llvm::StringRef function,
+                        llvm::StringRef entry) -> std::optional<std::string> {
+    mlir::OwningOpRef<mlir::ModuleOp> single = onlyKernel(*module, function);
+    if (function != entry)
+      single->lookupSymbol<mlir::LLVM::LLVMFuncOp>(function).setSymName(entry);
     llvm::LLVMContext llvmContext;
     auto llvmModule =
         target::translateToLLVMIR(*single, llvmContext, *targetInfo, error);
     if (!llvmModule)
-      return fail(error);
+      return std::nullopt;
     std::string ptx = target::emitPTX(*llvmModule, *targetInfo, error);
     if (ptx.empty())
+      return std::nullopt;
+    return ptx;
+  };
+  for (const auto &[name, description] : descriptions) {
+    std::optional<std::string> ptx = emitKernel(name, name);
+    if (!ptx)
       return fail(error);
     llvm::SmallString<256> ptxPath(directory), jsonPath(directory);
     llvm::sys::path::append(ptxPath, name + ".ptx");
     llvm::sys::path::append(jsonPath, name + ".json");
-    if (!writeFile(ptxPath, ptx) ||
-        !writeFile(jsonPath,
-                   target::finishDescription(description, sharedBytes[name])))
+    nlohmann::json described = nlohmann::json::array();
+    for (const target::KernelVariant &variant : variants) {
+      if (variant.kernel != name)
+        continue;
+      std::optional<std::string> variantPtx =
+          emitKernel(variant.function, name);
+      if (!variantPtx)
+        return fail(error);
+      // A variant whose code came out the same is not worth a choice.
+      if (*variantPtx == *ptx)
+        continue;
+      std::string file = name + "." + variant.name + ".ptx";
+      llvm::SmallString<256> variantPath(directory);
+      llvm::sys::path::append(variantPath, file);
+      if (!writeFile(variantPath, *variantPtx))
+        return 1;
+      described.push_back({{"name", variant.name},
+                           {"ptx", file},
+                           {"when", variant.when},
+                           {"shared_bytes", sharedBytes[variant.function]}});
+    }
+    if (!writeFile(ptxPath, *ptx) ||
+        !writeFile(jsonPath, target::finishDescription(
+                                 description, sharedBytes[name], described)))
       return 1;
   }
   return 0;

@@ -39,6 +39,8 @@ struct LaunchPlan {
   std::optional<int64_t> flops, bytes;
   /// The size variables in ABI order, as passed to the kernel.
   std::vector<int32_t> sizeVarValues;
+  /// The bundle's variant this launch runs (-1: the general code).
+  int variant = -1;
 };
 
 struct BindingInputs {

@@ -33,6 +33,16 @@ struct Param {
   std::vector<Expr> dims;       // tensors only
 };
 
+/// A specialized build of the kernel, chosen at launch when every `when`
+/// condition holds (the first such variant wins; none: the general code).
+/// Same entry name and ABI, its own PTX file.
+struct Variant {
+  std::string name;
+  std::string ptxPath, ptx;
+  std::vector<Expr> when;
+  int64_t sharedBytes = 0;
+};
+
 struct Bundle {
   std::string jsonPath, ptxPath;
   std::string ptx;
@@ -47,6 +57,7 @@ struct Bundle {
   std::array<Expr, 3> grid;
   std::vector<Expr> requires_;
   std::optional<Expr> flops, bytes;
+  std::vector<Variant> variants;
   /// Positions in `params` and `sizeVars` by name, kept by parseBundleJson
   /// so that a bundle with 100,000 of them is not checked in quadratic time.
   std::map<std::string, size_t, std::less<>> paramIndex, sizeVarIndex;
@@ -55,6 +66,12 @@ struct Bundle {
   bool isSizeVar(std::string_view name) const;
   /// Bits of each kernel parameter of the ABI, in order.
   std::vector<unsigned> abiParamBits() const;
+  /// The PTX text and dynamic shared memory of variant `variant` (-1: the
+  /// general code).
+  const std::string &ptxOf(int variant) const;
+  int64_t sharedBytesOf(int variant) const;
+  /// "general" or the variant's name.
+  std::string variantName(int variant) const;
 };
 
 /// Parses JSON from a user (a bundle, an option) without throwing; arrays

@@ -1,4 +1,5 @@
-//===- HostOptionsCLI.h - The runners' shared flags on a CLI11 app -*- C++ -*-===//
+//===- HostOptionsCLI.h - The runners' shared flags on a CLI11 app -*- C++
+//-*-===//
 //
 // The flags every runner takes (tile-run, tile-interp, tilec --run), declared
 // once. Header-only so that only a tool that includes it needs exceptions

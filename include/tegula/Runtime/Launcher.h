@@ -1,4 +1,5 @@
-//===- Launcher.h - tile-run's buffers and timing around a kernel -*- C++ -*-===//
+//===- Launcher.h - tile-run's buffers and timing around a kernel -*- C++
+//-*-===//
 //
 // What tile-run adds to a LoadedKernel: device buffers it allocates for
 // every tensor, one checked launch followed by a synchronize so faults
@@ -22,8 +23,8 @@ class Launcher {
 public:
   Launcher(const CudaDriver &driver, const GpuDevice &device,
            const Bundle &bundle, const LaunchPlan &plan)
-      : d(driver), device(device), plan(plan), kernel(driver, bundle),
-        bundle(bundle) {}
+      : d(driver), device(device), plan(plan),
+        kernel(driver, bundle, plan.variant), bundle(bundle) {}
   ~Launcher();
   Launcher(const Launcher &) = delete;
   Launcher &operator=(const Launcher &) = delete;

@@ -1,4 +1,5 @@
-//===- LoadedKernel.h - A bundle's kernel, loaded and launchable -*- C++ -*-===//
+//===- LoadedKernel.h - A bundle's kernel, loaded and launchable -*- C++
+//-*-===//
 //
 // The part of running a bundle that any launcher needs (tile-run, the
 // coming C ABI and Python runtime): load the module in the current context,
@@ -50,8 +51,9 @@ private:
 
 class LoadedKernel {
 public:
-  LoadedKernel(const CudaDriver &driver, const Bundle &bundle)
-      : d(driver), bundle(bundle) {}
+  /// The kernel's general code, or its variant `variant` (LaunchPlan's).
+  LoadedKernel(const CudaDriver &driver, const Bundle &bundle, int variant = -1)
+      : d(driver), bundle(bundle), variant(variant) {}
   ~LoadedKernel();
   LoadedKernel(const LoadedKernel &) = delete;
   LoadedKernel &operator=(const LoadedKernel &) = delete;
@@ -73,6 +75,7 @@ public:
 private:
   const CudaDriver &d;
   const Bundle &bundle;
+  int variant;
   cu::Module module = nullptr;
   cu::Function function = nullptr;
   FunctionInfo funcInfo;

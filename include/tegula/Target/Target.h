@@ -13,6 +13,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -53,9 +55,11 @@ std::optional<std::map<std::string, std::string>>
 describeKernels(mlir::ModuleOp tileModule, const std::string &reference,
                 std::string &error);
 
-/// Adds the lowered kernel's shared-memory size to its description.
+/// Adds the lowered kernel's shared-memory size and its variants (an array
+/// of {name, ptx, when, shared_bytes}; may be empty) to its description.
 std::string finishDescription(const std::string &description,
-                              int64_t sharedBytes);
+                              int64_t sharedBytes,
+                              const nlohmann::json &variants);
 
 } // namespace tegula::target
 
