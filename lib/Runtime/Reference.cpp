@@ -206,9 +206,43 @@ bool rotaryRef(RefContext &c,
 }
 } // namespace
 
+bool matmulRef(RefContext &c,
+               std::map<std::string, std::vector<double>> &outputs) {
+  int a = c.tensor("a", 2), b = c.tensor("b", 2), out = c.tensor("c", 2);
+  if (a < 0 || b < 0 || out < 0)
+    return false;
+  if (!c.same(a, 1, b, 0) || !c.same(a, 0, out, 0) || !c.same(b, 1, out, 1))
+    return false;
+  const auto &as = c.shape(a), &bs = c.shape(b);
+  std::vector<double> result(size_t(as[0] * bs[1]));
+  std::vector<double> av = c.values(a), bv = c.values(b);
+  matmul(av.data(), bv.data(), as[0], bs[1], as[1], result.data());
+  outputs[c.nameOf("c")] = std::move(result);
+  return true;
+}
+
+bool rmsNormRef(RefContext &c,
+                std::map<std::string, std::vector<double>> &outputs) {
+  int x = c.tensor("x", 2), w = c.tensor("w", 1), y = c.tensor("y", 2);
+  if (x < 0 || w < 0 || y < 0)
+    return false;
+  if (!c.same(x, 1, w, 0) || !c.same(x, 0, y, 0) || !c.same(x, 1, y, 1))
+    return false;
+  double eps = 1e-6;
+  for (size_t i = 0; i < c.bundle.params.size(); ++i)
+    if (c.bundle.params[i].name == "eps" && !c.bundle.params[i].isTensor)
+      eps = c.plan.scalars[i].asDouble();
+  const auto &xs = c.shape(x);
+  std::vector<double> result(size_t(xs[0] * xs[1]));
+  std::vector<double> xv = c.values(x), wv = c.values(w);
+  rmsNorm(xv.data(), wv.data(), xs[0], xs[1], eps, result.data());
+  outputs[c.nameOf("y")] = std::move(result);
+  return true;
+}
+
 bool isKnownReference(const std::string &name) {
   return name == "attention_fwd" || name == "linear_attention" ||
-         name == "rotary";
+         name == "rotary" || name == "matmul" || name == "rmsnorm";
 }
 
 bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
@@ -228,9 +262,13 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
     ok = linearAttentionRef(c, outputs);
   else if (name == "rotary")
     ok = rotaryRef(c, outputs);
+  else if (name == "matmul")
+    ok = matmulRef(c, outputs);
+  else if (name == "rmsnorm")
+    ok = rmsNormRef(c, outputs);
   else
     ok = c.fail("unknown reference (expected attention_fwd, "
-                "linear_attention or rotary)");
+                "linear_attention, rotary, matmul or rmsnorm)");
   if (!ok)
     error = c.error;
   return ok;

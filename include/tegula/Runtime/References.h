@@ -45,6 +45,14 @@ void rotary(const double *x, const double *cos, const double *sin, int64_t B,
 /// Computes the bundle's reference outputs by tensor name from the inputs
 /// the kernel saw (`inputs[i]` is parameter i before the launch).
 /// Whether `name` is one of the float64 references the runtime ships.
+/// c[M, N] = a[M, K] @ b[K, N].
+void matmul(const double *a, const double *b, int64_t M, int64_t N, int64_t K,
+            double *c);
+
+/// y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w.
+void rmsNorm(const double *x, const double *w, int64_t R, int64_t C,
+             double eps, double *y);
+
 bool isKnownReference(const std::string &name);
 
 bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
