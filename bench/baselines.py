@@ -325,6 +325,100 @@ def eager_linear_attention(q, k, v, scale, chunk=64):
 # ---------------------------------------------------------------------------
 # float64 references: the definitions, computed directly.
 
+# ---------------------------------------------------------------------------
+# GEMM: the Triton tutorial's matmul (grouped program order, autotuned).
+
+_MATMUL_CONFIGS = _configs(
+    ({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 1}, 4, 1),
+    [({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}, w, s)
+     for bm, bn, bk, w, s in (
+         (128, 256, 64, 8, 3),
+         (64, 256, 32, 4, 4),
+         (128, 128, 32, 4, 4),
+         (128, 64, 32, 4, 4),
+         (64, 128, 32, 4, 4),
+         (128, 128, 64, 8, 3),
+         (256, 128, 64, 8, 3),
+         (128, 256, 32, 8, 4),
+     )])
+
+
+@triton.autotune(configs=_MATMUL_CONFIGS, key=["M", "N", "K"])
+@triton.jit
+def _matmul(A, B, C, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+            BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_n
+    first_m = (pid // group) * GROUP_M
+    size_m = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % group) % size_m)
+    pid_n = (pid % group) // size_m
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + offs_k
+        a = tl.load(A + offs_m[:, None] * K + ks[None, :],
+                    mask=(offs_m[:, None] < M) & (ks[None, :] < K), other=0.0)
+        b = tl.load(B + ks[:, None] * N + offs_n[None, :],
+                    mask=(ks[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc = _dot(a, b, acc)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(C + offs_m[:, None] * N + offs_n[None, :],
+             acc.to(C.dtype.element_ty), mask=mask)
+
+
+def triton_matmul(a, b):
+    """a [M, K] @ b [K, N], contiguous bf16/f16, f32 accumulation."""
+    M, K = a.shape
+    K2, N = b.shape
+    assert K == K2 and a.is_contiguous() and b.is_contiguous()
+    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+    grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) *  # noqa: E731
+                         triton.cdiv(N, meta["BLOCK_N"]),)
+    _matmul[grid](a, b, c, M, N, K)
+    return c
+
+
+# ---------------------------------------------------------------------------
+# RMSNorm: one program per row, the whole row in one block when it fits.
+
+@triton.jit
+def _rmsnorm(X, W, Y, C, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    squares = tl.zeros((BLOCK,), dtype=tl.float32)
+    for c0 in range(0, C, BLOCK):
+        cols = c0 + tl.arange(0, BLOCK)
+        x = tl.load(X + row * C + cols, mask=cols < C, other=0.0).to(tl.float32)
+        squares += x * x
+    rstd = 1.0 / tl.sqrt(tl.sum(squares, axis=0) / C + eps)
+    for c0 in range(0, C, BLOCK):
+        cols = c0 + tl.arange(0, BLOCK)
+        x = tl.load(X + row * C + cols, mask=cols < C, other=0.0).to(tl.float32)
+        w = tl.load(W + cols, mask=cols < C, other=0.0).to(tl.float32)
+        tl.store(Y + row * C + cols, (x * rstd * w).to(Y.dtype.element_ty),
+                 mask=cols < C)
+
+
+def triton_rmsnorm(x, w, eps):
+    R, C = x.shape
+    assert x.is_contiguous() and w.is_contiguous()
+    y = torch.empty_like(x)
+    block = min(triton.next_power_of_2(C), 8192)
+    _rmsnorm[(R,)](x, w, y, C, eps, BLOCK=block,
+                   num_warps=8 if block >= 4096 else 4)
+    return y
+
+
+def eager_rmsnorm(x, w, eps):
+    xf = x.float()
+    rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+    return (xf * rstd * w.float()).to(x.dtype)
+
+
 def ref_attention(q, k, v, causal, scale):
     q, k, v = (x.double() for x in (q, k, v))
     s = (q @ k.transpose(-1, -2)) * scale
@@ -355,6 +449,15 @@ def ref_linear_attention(q, k, v, scale):
     keep = torch.ones(T, T, dtype=torch.bool, device=q.device).tril()
     a = (q @ k.transpose(-1, -2)).masked_fill(~keep, 0) * scale
     return (a @ v).transpose(1, 2)
+
+
+def ref_matmul(a, b):
+    return a.double() @ b.double()
+
+
+def ref_rmsnorm(x, w, eps):
+    xd = x.double()
+    return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps) * w.double()
 
 
 def rel_l2(out, ref):

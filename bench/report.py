@@ -37,6 +37,33 @@ def table(result):
                          + f" | {by['tegula'] / best:.2f} |")
         lines.append("")
 
+    gemm = [r for r in rows if r["work"] == "gemm"]
+    if gemm:
+        impls = list(dict.fromkeys(r["impl"] for r in gemm))
+        lines += ["### GEMM, bf16, runtime M, N, K: TFLOP/s (higher is better)",
+                  "", "| M x N x K | " + " | ".join(impls)
+                  + " | tegula / cublas | tegula / triton |",
+                  "| --- | " + " | ".join("---" for _ in impls) + " | --- | --- |"]
+        groups = defaultdict(dict)
+        for r in gemm:
+            groups[(r["M"], r["N"], r["K"])][r["impl"]] = r["tflops"]
+        for (m, n, k), by in groups.items():
+            lines.append(f"| {m} x {n} x {k} | "
+                         + " | ".join(f"{by[i]:.1f}" if i in by else "-"
+                                      for i in impls)
+                         + f" | {by['tegula'] / by['cublas']:.2f}"
+                         + f" | {by['tegula'] / by['triton']:.2f} |")
+        lines.append("")
+    norm = [r for r in rows if r["work"] == "rmsnorm"]
+    if norm:
+        lines += ["### RMSNorm (row loop), bf16: GB/s (higher is better)", "",
+                  "| R x C | implementation | ms | GB/s |",
+                  "| --- | --- | --- | --- |"]
+        for r in norm:
+            lines.append(f"| {r['R']} x {r['C']} | {r['impl']} | "
+                         f"{r['ms']:.3f} | {r['gbps']:.0f} |")
+        lines.append("")
+
     for work, title in (("rotary", "Rotary embedding, bf16"),
                         ("linear_attention",
                          "Chunked linear attention forward, bf16")):

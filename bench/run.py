@@ -13,6 +13,10 @@ pair per call, 10 warm-up calls, the median of 100. Peers:
 - attention: PyTorch SDPA with its cuDNN and flash backends, and the Triton
   flash-attention kernel of bench/baselines.py;
 - rotary: eager PyTorch and a Triton kernel (bench/baselines.py);
+- GEMM (runtime M, N, K): cuBLAS through torch.matmul and the Triton
+  tutorial matmul (bench/baselines.py);
+- RMSNorm with a row loop: eager PyTorch, a Triton kernel, and a plain copy
+  of the same bytes as the bandwidth floor;
 - chunked linear attention: eager PyTorch, a Triton kernel
   (bench/baselines.py), and flash-linear-attention's chunk_linear_attn when
   its wheel was carried (.whl/, see bench/stage.sh).
@@ -283,12 +287,82 @@ def linear_attention(tile, rows, checks):
         del q, k, v, ours
 
 
+def gemm(tile, rows, checks):
+    """C = A @ B over runtime M, N, K: cuBLAS (torch.matmul), the Triton
+    tutorial kernel and Tegula's kernels/matmul.tile."""
+    g = torch.Generator(device="cuda").manual_seed(4)
+    peers = {"cublas": torch.matmul, "triton": baselines.triton_matmul}
+    a = torch.randn(333, 271, device="cuda", generator=g, dtype=torch.bfloat16)
+    b = torch.randn(271, 190, device="cuda", generator=g, dtype=torch.bfloat16)
+    ref = baselines.ref_matmul(a, b)
+    for name, fn in peers.items():
+        checked(f"gemm {name} 333x190x271 vs float64", fn(a, b), ref, 1e-2,
+                checks)
+    outs, _ = tile.run("matmul/matmul.json", dict(M=333, N=190, K=271),
+                       dict(a=a, b=b), ["c"], bench=False)
+    checked("gemm tegula 333x190x271 vs float64", outs["c"], ref, 1e-2, checks)
+    for m, n, k in ((2048, 2048, 2048), (4096, 4096, 4096),
+                    (8192, 8192, 8192), (4000, 4000, 4000)):
+        shape = dict(M=m, N=n, K=k)
+        print(f"gemm {shape}", flush=True)
+        a = torch.randn(m, k, device="cuda", generator=g, dtype=torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", generator=g, dtype=torch.bfloat16)
+        flops = 2 * m * n * k
+        outs, ms = tile.run("matmul/matmul.json", shape, dict(a=a, b=b), ["c"])
+        ours = outs["c"]
+        record(rows, "gemm", "tegula", shape, ms, flops=flops)
+        for name, fn in peers.items():
+            checked(f"gemm {name} vs tegula {shape}", fn(a, b), ours, 1e-2,
+                    checks)
+            record(rows, "gemm", name, shape, time_cuda(lambda: fn(a, b)),
+                   flops=flops)
+        del a, b, ours
+
+
+def rmsnorm(tile, rows, checks):
+    """RMSNorm over rows: eager PyTorch, a Triton kernel, Tegula's row-loop
+    kernels/rmsnorm.tile, and a plain copy of the same bytes (the floor)."""
+    g = torch.Generator(device="cuda").manual_seed(5)
+    peers = {"eager": baselines.eager_rmsnorm,
+             "triton": baselines.triton_rmsnorm}
+    eps = 1e-6
+    x = torch.randn(37, 3000, device="cuda", generator=g, dtype=torch.bfloat16)
+    w = torch.randn(3000, device="cuda", generator=g, dtype=torch.bfloat16)
+    ref = baselines.ref_rmsnorm(x, w, eps)
+    for name, fn in peers.items():
+        checked(f"rmsnorm {name} 37x3000 vs float64", fn(x, w, eps), ref, 1e-2,
+                checks)
+    outs, _ = tile.run("rmsnorm/rmsnorm.json", dict(R=37, C=3000),
+                       dict(x=x, w=w), ["y"], dict(eps=eps), bench=False)
+    checked("rmsnorm tegula 37x3000 vs float64", outs["y"], ref, 1e-2, checks)
+    for r, c in ((16384, 4096), (4096, 16384), (16384, 8192)):
+        shape = dict(R=r, C=c)
+        print(f"rmsnorm {shape}", flush=True)
+        x = torch.randn(r, c, device="cuda", generator=g, dtype=torch.bfloat16)
+        w = torch.randn(c, device="cuda", generator=g, dtype=torch.bfloat16)
+        nbytes = (2 * r * c + c) * 2
+        outs, ms = tile.run("rmsnorm/rmsnorm.json", shape, dict(x=x, w=w),
+                            ["y"], dict(eps=eps))
+        ours = outs["y"]
+        record(rows, "rmsnorm", "tegula", shape, ms, nbytes=nbytes)
+        for name, fn in peers.items():
+            checked(f"rmsnorm {name} vs tegula {shape}", fn(x, w, eps), ours,
+                    1e-2, checks)
+            record(rows, "rmsnorm", name, shape,
+                   time_cuda(lambda: fn(x, w, eps)), nbytes=nbytes)
+        y = torch.empty_like(x)
+        record(rows, "rmsnorm", "copy", shape,
+               time_cuda(lambda: y.copy_(x)), nbytes=2 * r * c * 2)
+        del x, w, y, ours
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stage", default=".device-bundle")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--only", choices=["attention", "rotary",
-                                           "linear_attention"])
+                                           "linear_attention", "gemm",
+                                           "rmsnorm"])
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench/run.py: no CUDA device")
@@ -296,7 +370,8 @@ def main():
     rows, checks = [], []
     with tempfile.TemporaryDirectory() as scratch:
         tile = TileRun(args.stage, scratch)
-        for name, fn in (("rotary", rotary),
+        for name, fn in (("gemm", gemm), ("rmsnorm", rmsnorm),
+                         ("rotary", rotary),
                          ("linear_attention", linear_attention),
                          ("attention", attention)):
             if args.only not in (None, name):

@@ -21,6 +21,8 @@ compile() {
   mkdir -p "$bench/$name"
   "$build/bin/tilec" "$root/kernels/$file" --target sm_90a -o "$bench/$name" "$@"
 }
+compile matmul matmul.tile
+compile rmsnorm rmsnorm.tile
 compile attn-d64 attention_fwd.tile -k attention_fwd -D D=64
 compile attn-d64-causal attention_fwd.tile -k attention_fwd -D D=64 -D CAUSAL=true
 compile attn-d128 attention_fwd.tile -k attention_fwd -D D=128

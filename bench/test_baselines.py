@@ -115,3 +115,22 @@ def test_rel_l2():
     ref = torch.tensor([3.0, 4.0])
     assert bl.rel_l2(ref, ref) == 0.0
     assert abs(bl.rel_l2(torch.tensor([3.0, 5.0]), ref) - 0.2) < 1e-12
+
+
+# GEMM and RMSNorm: ragged shapes (no dimension a multiple of any block).
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m,n,k", [(33, 47, 29), (130, 66, 200)])
+def test_matmul(m, n, k, dtype):
+    torch.manual_seed(m + n + k)
+    a, b = randn(m, k, dtype=dtype), randn(k, n, dtype=dtype)
+    check(bl.triton_matmul(a, b), bl.ref_matmul(a, b), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("r,c", [(3, 100), (5, 3000)])
+def test_rmsnorm(r, c, dtype):
+    torch.manual_seed(r + c)
+    x, w = randn(r, c, dtype=dtype), randn(c, dtype=dtype)
+    ref = bl.ref_rmsnorm(x, w, 1e-6)
+    check(bl.triton_rmsnorm(x, w, 1e-6), ref, dtype)
+    check(bl.eager_rmsnorm(x, w, 1e-6), ref, dtype)

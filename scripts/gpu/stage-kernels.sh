@@ -29,6 +29,9 @@ for target in sm_80 sm_90a; do
   compile linattn-$target linear_attention.tile $target -D D=128
   compile linattn-states-$target linear_attention_states.tile $target -D D=64
   compile linattn-recurrent-$target linear_attention_recurrent.tile $target -D D=64 --reference linear_attention
+  compile matmul-$target matmul.tile $target
+  compile matmul-f16-small-$target matmul.tile $target -D DT=f16 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
+  compile rmsnorm-$target rmsnorm.tile $target
 done
 cp "$root/scripts/gpu/check-kernels.sh" "$root/scripts/gpu/kernel-configs.sh" "$stage/"
 echo "staged $(ls "$stage/kernels" | wc -l) configurations in $stage/kernels"
