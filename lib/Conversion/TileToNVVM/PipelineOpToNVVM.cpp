@@ -145,10 +145,12 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     bool async = canCopyAsync(state.target, groupBytes, element, op.getOther());
     AccessPlan plan;
     SmallVector<Value> values;
+    // Masked-off groups, by the tensor's extents or the push's mask, copy
+    // nothing and are zero-filled.
     if (async)
       plan = planAccess(rewriter, loc, op.getTensor().getType(),
-                        adaptor.getTensor(), adaptor.getIndices(), Value(),
-                        element, width);
+                        adaptor.getTensor(), adaptor.getIndices(),
+                        adaptor.getMask(), element, width);
     else
       values = emitMaskedLoad(rewriter, loc, op.getTensor().getType(),
                               adaptor.getTensor(), adaptor.getIndices(),
