@@ -360,9 +360,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stage", default=".device-bundle")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
-    parser.add_argument("--only", choices=["attention", "rotary",
-                                           "linear_attention", "gemm",
-                                           "rmsnorm"])
+    parser.add_argument("--only", nargs="+",
+                        choices=["attention", "rotary", "linear_attention",
+                                 "gemm", "rmsnorm"],
+                        help="run these sections only (one run of the "
+                             "whole set takes more than a device call's "
+                             "10 minutes)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("bench/run.py: no CUDA device")
@@ -374,7 +377,7 @@ def main():
                          ("rotary", rotary),
                          ("linear_attention", linear_attention),
                          ("attention", attention)):
-            if args.only not in (None, name):
+            if args.only and name not in args.only:
                 continue
             # A section that breaks is reported as a failed check; the
             # others still run (device time is scarce).

@@ -28,12 +28,14 @@ AccessPlan planAccess(mlir::OpBuilder &builder, mlir::Location loc,
 
 /// Loads this thread's registers of the block `indices` address in a global
 /// tensor, with out-of-bounds and `mask`-ed elements replaced by `other`
-/// (or zero). `tensor` is the lowered tensor (address and extents).
-llvm::SmallVector<mlir::Value>
-emitMaskedLoad(mlir::OpBuilder &builder, mlir::Location loc,
-               GlobalTensorType type, mlir::Value tensor,
-               mlir::ValueRange indices, mlir::Value mask, mlir::Value other,
-               unsigned vectorWidth);
+/// (or zero). `tensor` is the lowered tensor (address and extents). With
+/// `consume`, each register's value goes to it as soon as it is loaded (so
+/// that a large block need not be live at once) and none are returned.
+llvm::SmallVector<mlir::Value> emitMaskedLoad(
+    mlir::OpBuilder &builder, mlir::Location loc, GlobalTensorType type,
+    mlir::Value tensor, mlir::ValueRange indices, mlir::Value mask,
+    mlir::Value other, unsigned vectorWidth,
+    llvm::function_ref<void(int64_t, mlir::Value)> consume = nullptr);
 
 /// Emits what `op` needs before it by the memory-order analysis, if any.
 void emitMemoryBarrier(mlir::OpBuilder &builder, mlir::Operation *op,

@@ -94,7 +94,8 @@ Type storedTypeOf(Type elementType, OpBuilder &builder) {
 
 SmallVector<Value> tegula::tile::emitMaskedLoad(
     OpBuilder &builder, Location loc, GlobalTensorType type, Value tensor,
-    ValueRange indices, Value mask, Value other, unsigned vectorWidth) {
+    ValueRange indices, Value mask, Value other, unsigned vectorWidth,
+    function_ref<void(int64_t, Value)> consume) {
   Type elementType = type.getElementType();
   Type storedType = storedTypeOf(elementType, builder);
   if (storedType != elementType || vectorWidth == 0)
@@ -124,8 +125,12 @@ SmallVector<Value> tegula::tile::emitMaskedLoad(
     }
     for (auto [lane, value] : llvm::enumerate(loaded)) {
       Value fallback = others.empty() ? zero : others[group * width + lane];
-      values.push_back(arith::SelectOp::create(builder, loc, plan.masks[group],
-                                               value, fallback));
+      Value chosen = arith::SelectOp::create(builder, loc, plan.masks[group],
+                                             value, fallback);
+      if (consume)
+        consume(int64_t(group * width + lane), chosen);
+      else
+        values.push_back(chosen);
     }
   }
   return values;

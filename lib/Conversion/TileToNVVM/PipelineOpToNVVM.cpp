@@ -145,16 +145,25 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     bool async = canCopyAsync(state.target, groupBytes, element, op.getOther());
     AccessPlan plan;
     SmallVector<Value> values;
+    auto loadBlock = [&](function_ref<void(int64_t, Value)> consume) {
+      return emitMaskedLoad(rewriter, loc, op.getTensor().getType(),
+                            adaptor.getTensor(), adaptor.getIndices(),
+                            adaptor.getMask(), adaptor.getOther(), width,
+                            consume);
+    };
+    // A small block through registers is loaded before the barrier, so the
+    // loads overlap it; a large one is streamed after it, register by
+    // register, so that it is never live all at once (it would spill).
+    constexpr int64_t kMaxLiveRegisters = 16;
+    bool stream = !async && layout.getNumRegs() > kMaxLiveRegisters;
     // Masked-off groups, by the tensor's extents or the push's mask, copy
     // nothing and are zero-filled.
     if (async)
       plan = planAccess(rewriter, loc, op.getTensor().getType(),
                         adaptor.getTensor(), adaptor.getIndices(),
                         adaptor.getMask(), element, width);
-    else
-      values = emitMaskedLoad(rewriter, loc, op.getTensor().getType(),
-                              adaptor.getTensor(), adaptor.getIndices(),
-                              adaptor.getMask(), adaptor.getOther(), width);
+    else if (!stream)
+      values = loadBlock(nullptr);
     // Every warp has finished reading the stage's previous block.
     PipelineSync sync = state.pipelineSync.lookup_or(op, PipelineSync::Full);
     if (sync == PipelineSync::Full)
@@ -168,8 +177,13 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
                                      regCoords, element, stage);
     };
     if (!async) {
-      for (auto [value, regCoords] : llvm::zip(values, coords))
-        LLVM::StoreOp::create(rewriter, loc, value, addressOf(regCoords));
+      auto store = [&](int64_t reg, Value value) {
+        LLVM::StoreOp::create(rewriter, loc, value, addressOf(coords[reg]));
+      };
+      if (stream)
+        loadBlock(store);
+      for (auto [reg, value] : llvm::enumerate(values))
+        store(reg, value);
       emitAsyncCopyCommit(state.target, rewriter, loc);
       rewriter.eraseOp(op);
       return success();
