@@ -91,8 +91,9 @@ namespace {
 /// branch or in a nested region) makes it say 0 (wait for every group).
 class CopyGroups {
 public:
-  explicit CopyGroups(llvm::DenseMap<Operation *, int64_t> &groupsAfter)
-      : groupsAfter(groupsAfter) {}
+  CopyGroups(llvm::DenseMap<Operation *, int64_t> &groupsAfter,
+             llvm::DenseMap<Operation *, int64_t> &outstandingAtPush)
+      : groupsAfter(groupsAfter), outstandingAtPush(outstandingAtPush) {}
 
   /// Commit positions of each ring's unpopped pushes; `committed` counts
   /// every push so far. Unknown once the walk loses track.
@@ -118,9 +119,13 @@ public:
   void walk(Block &block, Queue &queue) {
     for (Operation &op : block) {
       if (auto push = dyn_cast<PipelinePushOp>(op)) {
-        if (queue.known)
-          queue.unpopped[getRing(push.getPipeline())].push_back(
-              queue.committed++);
+        if (queue.known) {
+          auto &positions = queue.unpopped[getRing(push.getPipeline())];
+          recordPush(&op, int64_t(positions.size()));
+          positions.push_back(queue.committed++);
+        } else {
+          recordPush(&op, kUnknown);
+        }
         continue;
       }
       if (auto pop = dyn_cast<PipelinePopOp>(op)) {
@@ -173,7 +178,16 @@ private:
 
   void forget(Operation *op, Queue &queue) {
     op->walk([&](PipelinePopOp pop) { record(pop, 0); });
+    op->walk([&](PipelinePushOp push) { recordPush(push, kUnknown); });
     queue.known = false;
+  }
+
+  static constexpr int64_t kUnknown = INT64_MAX;
+  /// The most unpopped blocks of its ring a push was seen to find.
+  void recordPush(Operation *push, int64_t outstanding) {
+    auto [it, inserted] = outstandingAtPush.try_emplace(push, outstanding);
+    if (!inserted)
+      it->second = std::max(it->second, outstanding);
   }
 
   /// Runs the body from the state before the loop until the state at the
@@ -212,6 +226,7 @@ private:
   }
 
   llvm::DenseMap<Operation *, int64_t> &groupsAfter;
+  llvm::DenseMap<Operation *, int64_t> &outstandingAtPush;
 };
 
 bool hasPipelineOps(Operation *op) {
@@ -228,6 +243,8 @@ struct SyncResult {
   llvm::DenseMap<Operation *, PipelineSync> &sync;
   /// Groups committed after each pop's block, a lower bound (CopyGroups).
   const llvm::DenseMap<Operation *, int64_t> &groupsAfter;
+  /// Unpopped blocks of its ring each push finds, at most (CopyGroups).
+  const llvm::DenseMap<Operation *, int64_t> &outstandingAtPush;
   llvm::DenseMap<Operation *, int64_t> &pendingAllowed;
 };
 
@@ -284,8 +301,13 @@ void analyzeBlock(Block &block, SyncFacts facts, SyncResult &out) {
         facts.barrierSeen = true;
         facts.popsSinceBarrier.clear();
       } else {
-        out.sync[&op] =
-            reads == 0 ? PipelineSync::None : PipelineSync::IfSameStage;
+        // With c blocks unpopped, the push writes stage (pops + c) % S and
+        // the last pop read (pops - 1) % S: the same only when c = S - 1.
+        int64_t stages = push.getPipeline().getType().getStages();
+        bool otherStage =
+            out.outstandingAtPush.lookup_or(&op, INT64_MAX) <= stages - 2;
+        out.sync[&op] = reads == 0 || otherStage ? PipelineSync::None
+                                                 : PipelineSync::IfSameStage;
       }
       facts.synced = false;
       continue;
@@ -317,10 +339,11 @@ LogicalResult tegula::tile::analyzePipelineSync(
   root->walk([&](FunctionOpInterface func) {
     if (func.isExternal())
       return;
-    llvm::DenseMap<Operation *, int64_t> groupsAfter;
+    llvm::DenseMap<Operation *, int64_t> groupsAfter, outstandingAtPush;
     CopyGroups::Queue queue;
-    CopyGroups(groupsAfter).walk(func.getFunctionBody().front(), queue);
-    SyncResult out{sync, groupsAfter, pendingAllowed};
+    CopyGroups(groupsAfter, outstandingAtPush)
+        .walk(func.getFunctionBody().front(), queue);
+    SyncResult out{sync, groupsAfter, outstandingAtPush, pendingAllowed};
     analyzeBlock(func.getFunctionBody().front(), SyncFacts(), out);
   });
   return success();

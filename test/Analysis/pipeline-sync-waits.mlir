@@ -6,7 +6,9 @@
 //    then per iteration pop P, pop Q, push P, push Q. P's block has 3
 //    groups after it, Q's 2: the one wait for both leaves 2 in flight.
 //  - conditional: the push under `if` may not happen, so nothing younger
-//    is certain: wait for every group.
+//    is certain: wait for every group; and how many blocks it finds
+//    unpopped is not known, so its barrier stays conditional on writing the
+//    stage just popped. The loops' pushes find S - 2 unpopped and never do.
 //  - matmul: `pipelined(4)` over two loads. The prologue pushes carry the
 //    loads' locations (the remarks on the load lines are theirs); in the
 //    loop A's block has 5 groups after it, B's 4: 4 stay in flight.
@@ -76,7 +78,7 @@ module attributes {tile.target = "sm_90a"} {
       %48 = tile.broadcast %47 : tensor<64x1xi32> -> tensor<64x64xi32>
       %49 = tile.expand_dims %46, 0 : tensor<64xi32> -> tensor<1x64xi32>
       %50 = tile.broadcast %49 : tensor<1x64xi32> -> tensor<64x64xi32>
-      // expected-remark @+1 {{ring 0 push 2: sync = if-same-stage}}
+      // expected-remark @+1 {{ring 0 push 2: sync = none}}
       tile.pipeline.push %2, %0[%48, %50] : !tile.pipeline<64x64xf32, stages = 3>, !tile.tensor<?x64xf32>[tensor<64x64xi32>, tensor<64x64xi32>]
       %c2_i32_2 = arith.constant 2 : i32
       %51 = arith.addi %arg3, %c2_i32_2 : i32
@@ -90,7 +92,7 @@ module attributes {tile.target = "sm_90a"} {
       %58 = tile.broadcast %57 : tensor<64x1xi32> -> tensor<64x64xi32>
       %59 = tile.expand_dims %56, 0 : tensor<64xi32> -> tensor<1x64xi32>
       %60 = tile.broadcast %59 : tensor<1x64xi32> -> tensor<64x64xi32>
-      // expected-remark @+1 {{ring 1 push 2: sync = if-same-stage}}
+      // expected-remark @+1 {{ring 1 push 2: sync = none}}
       tile.pipeline.push %3, %0[%58, %60] : !tile.pipeline<64x64xf32, stages = 3>, !tile.tensor<?x64xf32>[tensor<64x64xi32>, tensor<64x64xi32>]
       scf.yield %40 : tensor<64x64xf32>
     }
@@ -194,7 +196,7 @@ module attributes {tile.target = "sm_90a"} {
       // expected-remark @+4 {{ring 3 push 1: sync = none}}
       // expected-remark @+3 {{ring 3 push 2: sync = none}}
       // expected-remark @+2 {{ring 3 pop 0: sync = full, copy groups left in flight = 4}}
-      // expected-remark @+1 {{ring 3 push 3: sync = if-same-stage}}
+      // expected-remark @+1 {{ring 3 push 3: sync = none}}
       %25 = tile.load %0[%22, %24] : !tile.tensor<?x?xbf16>[tensor<64x32xi32>, tensor<64x32xi32>] -> tensor<64x32xbf16>
       %26 = tile.expand_dims %20, 1 : tensor<32xi32> -> tensor<32x1xi32>
       %27 = tile.broadcast %26 : tensor<32x1xi32> -> tensor<32x64xi32>
@@ -204,7 +206,7 @@ module attributes {tile.target = "sm_90a"} {
       // expected-remark @+4 {{ring 4 push 1: sync = none}}
       // expected-remark @+3 {{ring 4 push 2: sync = none}}
       // expected-remark @+2 {{ring 4 pop 0: sync = none}}
-      // expected-remark @+1 {{ring 4 push 3: sync = if-same-stage}}
+      // expected-remark @+1 {{ring 4 push 3: sync = none}}
       %30 = tile.load %1[%27, %29] : !tile.tensor<?x?xbf16>[tensor<32x64xi32>, tensor<32x64xi32>] -> tensor<32x64xbf16>
       %31 = tile.dot %25, %30, %arg7 : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
       scf.yield %31 : tensor<64x64xf32>

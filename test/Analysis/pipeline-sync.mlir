@@ -1,10 +1,11 @@
 // RUN: tile-opt %s -tile-assign-layouts -tile-test-pipeline-sync -verify-diagnostics
 // Which pipeline pops and pushes synchronize: two rings popped then pushed
 // in a loop body. The first pop of a block waits and meets at a barrier;
-// the second is covered by it; each push in the body writes a stage only
-// its ring's one pop since that barrier may have read, so its barrier is
-// conditional on writing that very stage. Before the loop, the second push
-// is covered by the first's barrier.
+// the second is covered by it. Each push in the body follows its ring's one
+// pop since that barrier; it finds c = 0 blocks of its ring unpopped, so it
+// writes stage (pops + c) % 2, never the one just popped ((pops - 1) % 2,
+// the same only when c = S - 1): no barrier. Before the loop, the second
+// push is covered by the first's barrier.
 
 module attributes {tile.target = "sm_90a"} {
   func.func @sum(%arg0: !tile.ptr<f32> {tile.access = "read", tile.dims = ["N", 64], tile.name = "x"}, %arg1: !tile.ptr<f32> {tile.access = "write", tile.dims = [64, 64], tile.name = "y"}, %arg2: i32 {tile.size_var = "N"}) attributes {tile.grid = ["1", "1", "1"], tile.kernel, tile.requires = [], tile.template = {}, tile.warps = 4 : i32} {
@@ -51,7 +52,7 @@ module attributes {tile.target = "sm_90a"} {
       %38 = tile.broadcast %37 : tensor<64x1xi32> -> tensor<64x64xi32>
       %39 = tile.expand_dims %36, 0 : tensor<64xi32> -> tensor<1x64xi32>
       %40 = tile.broadcast %39 : tensor<1x64xi32> -> tensor<64x64xi32>
-      // expected-remark @+1 {{ring 0 push 1: sync = if-same-stage}}
+      // expected-remark @+1 {{ring 0 push 1: sync = none}}
       tile.pipeline.push %2, %0[%38, %40] : !tile.pipeline<64x64xf32, stages = 2>, !tile.tensor<?x64xf32>[tensor<64x64xi32>, tensor<64x64xi32>]
       %c1_i32_1 = arith.constant 1 : i32
       %41 = arith.addi %arg3, %c1_i32_1 : i32
@@ -65,7 +66,7 @@ module attributes {tile.target = "sm_90a"} {
       %48 = tile.broadcast %47 : tensor<64x1xi32> -> tensor<64x64xi32>
       %49 = tile.expand_dims %46, 0 : tensor<64xi32> -> tensor<1x64xi32>
       %50 = tile.broadcast %49 : tensor<1x64xi32> -> tensor<64x64xi32>
-      // expected-remark @+1 {{ring 1 push 1: sync = if-same-stage}}
+      // expected-remark @+1 {{ring 1 push 1: sync = none}}
       tile.pipeline.push %3, %0[%48, %50] : !tile.pipeline<64x64xf32, stages = 2>, !tile.tensor<?x64xf32>[tensor<64x64xi32>, tensor<64x64xi32>]
       scf.yield %30 : tensor<64x64xf32>
     }
