@@ -48,3 +48,23 @@ if config.tegula_sanitize:
         config.environment[var] = ":".join(v for v in (value, user) if v)
     for var in ["ASAN_SYMBOLIZER_PATH", "UBSAN_SYMBOLIZER_PATH"]:
         config.environment.setdefault(var, symbolizer)
+
+# The C ABI (test/CApi) is tested from a C program compiled against
+# libtegula_rt.so, with the build's sanitizers; the Python package
+# (test/Python) loads the same library through TEGULA_RT_LIBRARY.
+rt_lib_dir = os.path.join(config.tegula_obj_root, "lib")
+config.environment["TEGULA_RT_LIBRARY"] = os.path.join(rt_lib_dir, "libtegula_rt.so")
+c_compiler = shutil.which("clang-22") or shutil.which("cc")
+if c_compiler:
+    config.available_features.add("c-compiler")
+    sanitize = ""
+    if config.tegula_sanitize:
+        sanitize = " -fsanitize=%s -fno-sanitize-recover=all" % config.tegula_sanitize
+    config.substitutions.append(("%cc-rt", "%s -std=c11 -Wall -Wextra -Werror%s -I%s -L%s -Wl,-rpath,%s" % (
+        c_compiler, sanitize, os.path.join(config.tegula_src_root, "include"), rt_lib_dir, rt_lib_dir)))
+python = "/usr/bin/python3"
+config.substitutions.append(("%py3", python))
+config.substitutions.append(("%tegula-src", config.tegula_src_root))
+import subprocess
+if subprocess.run([python, "-c", "import pytest"], capture_output=True).returncode == 0:
+    config.available_features.add("pytest")

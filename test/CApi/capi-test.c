@@ -1,0 +1,271 @@
+/* A C caller of libtegula_rt.so (include/tegula/tegula_rt.h), run by the
+ * lit tests beside it with no GPU. Each mode prints what it sees, one fact
+ * a line, for FileCheck:
+ *   capi-test load PATH           kernels of a bundle or directory, or the
+ * error capi-test signature PATH      each parameter, size variable and variant
+ *   capi-test bind INPUTS_DIR     binding checks (test/Runtime/Inputs)
+ *   capi-test cubin PATH MAJ MIN  which image each variant would load
+ */
+#include "tegula/tegula_rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "what: status N: message" (the thread's last error). */
+static int report(const char *what, int status) {
+  printf("%s: status %d: %s\n", what, status, tegula_rt_last_error());
+  return status;
+}
+
+static tegula_rt_library *load(const char *path) {
+  tegula_rt_library *library = NULL;
+  if (report("load", tegula_rt_library_load(path, &library)) != TEGULA_RT_OK)
+    return NULL;
+  return library;
+}
+
+static int loadMode(const char *path) {
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  int count = tegula_rt_library_num_kernels(library);
+  for (int i = 0; i < count; ++i) {
+    tegula_rt_kernel *kernel = tegula_rt_library_kernel(library, i);
+    printf("kernel %d: %s (%s, %d threads)\n", i, tegula_rt_kernel_name(kernel),
+           tegula_rt_kernel_target(kernel), tegula_rt_kernel_threads(kernel));
+  }
+  /* Lookups by name, and the ones that fail. */
+  if (count > 0) {
+    const char *first =
+        tegula_rt_kernel_name(tegula_rt_library_kernel(library, 0));
+    printf("find %s: %s\n", first,
+           tegula_rt_library_find(library, first) ? "found" : "missing");
+  }
+  printf("find nope: %s\n",
+         tegula_rt_library_find(library, "nope") ? "found" : "missing");
+  report("find nope", TEGULA_RT_ERROR_USAGE);
+  printf("kernel %d: %s\n", count,
+         tegula_rt_library_kernel(library, count) ? "found" : "missing");
+  tegula_rt_library_free(library);
+  return 0;
+}
+
+static const char *accessName(int access) {
+  return access == TEGULA_RT_READ    ? "read"
+         : access == TEGULA_RT_WRITE ? "write"
+                                     : "readwrite";
+}
+
+static int signatureMode(const char *path) {
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_kernel *kernel = tegula_rt_library_kernel(library, 0);
+  int params = tegula_rt_kernel_num_params(kernel);
+  for (int p = 0; p < params; ++p) {
+    printf("param %d: %s %s", p, tegula_rt_kernel_param_name(kernel, p),
+           tegula_rt_dtype_name(tegula_rt_kernel_param_dtype(kernel, p)));
+    if (tegula_rt_kernel_param_is_tensor(kernel, p)) {
+      printf(" tensor %s [",
+             accessName(tegula_rt_kernel_param_access(kernel, p)));
+      int rank = tegula_rt_kernel_param_rank(kernel, p);
+      for (int d = 0; d < rank; ++d)
+        printf("%s%s", d ? ", " : "", tegula_rt_kernel_param_dim(kernel, p, d));
+      printf("]");
+    } else {
+      printf(" scalar");
+    }
+    printf(" (index %d)\n",
+           tegula_rt_kernel_param_index(
+               kernel, tegula_rt_kernel_param_name(kernel, p)));
+  }
+  for (int s = 0; s < tegula_rt_kernel_num_size_vars(kernel); ++s)
+    printf("size var: %s\n", tegula_rt_kernel_size_var(kernel, s));
+  for (int v = 0; v < tegula_rt_kernel_num_variants(kernel); ++v)
+    printf("variant: %s\n", tegula_rt_kernel_variant_name(kernel, v));
+  /* Out of range: NULL or -1, and a message. */
+  printf("param %d name: %s\n", params,
+         tegula_rt_kernel_param_name(kernel, params) ? "?" : "null");
+  report("bad param", TEGULA_RT_ERROR_USAGE);
+  printf("dim 9 of param 0: %s\n",
+         tegula_rt_kernel_param_dim(kernel, 0, 9) ? "?" : "null");
+  report("bad dim", TEGULA_RT_ERROR_USAGE);
+  printf("index of nope: %d\n", tegula_rt_kernel_param_index(kernel, "nope"));
+  tegula_rt_library_free(library);
+  return 0;
+}
+
+/*--- bind ----------------------------------------------------------------*/
+
+static tegula_rt_binding *binding;
+
+/* rotary(x: bf16[B, T, H, D], cos, sin: f32[T, R / 2], out: bf16[B, T, H, D])
+ */
+static void rotaryArgs(int xDType, const int64_t *xStrides, uint64_t xPtr,
+                       int64_t cosCols, int cosRank, int64_t r) {
+  int64_t x[4] = {2, 16, 4, 64}, cs[2] = {16, cosCols};
+  tegula_rt_binding_set_tensor(binding, "x", xDType, 4, x, xStrides, xPtr);
+  tegula_rt_binding_set_tensor(binding, "cos", TEGULA_RT_F32, cosRank, cs, NULL,
+                               0x2000);
+  tegula_rt_binding_set_tensor(binding, "sin", TEGULA_RT_F32, 2, cs, NULL,
+                               0x3000);
+  tegula_rt_binding_set_dim(binding, "R", r);
+}
+
+static int bindMode(const char *inputs) {
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/rotary/rotary.json", inputs);
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_kernel *rotary = tegula_rt_library_kernel(library, 0);
+  report("create", tegula_rt_binding_create(rotary, &binding));
+
+  /* A good launch: shapes bind B, T, H, D; R is explicit; `out` is left
+   * out and its shape follows. */
+  rotaryArgs(TEGULA_RT_BF16, NULL, 0x1000, 16, 2, 32);
+  report("check", tegula_rt_binding_check(binding));
+  int64_t shape[8], grid[3];
+  int rank = tegula_rt_binding_param_shape(binding, 3, shape, 8);
+  printf("out: rank %d [%lld, %lld, %lld, %lld]\n", rank, (long long)shape[0],
+         (long long)shape[1], (long long)shape[2], (long long)shape[3]);
+  tegula_rt_binding_grid(binding, grid);
+  printf("grid: [%lld, %lld, %lld], variant %d\n", (long long)grid[0],
+         (long long)grid[1], (long long)grid[2],
+         tegula_rt_binding_variant(binding));
+  report("pack without out", tegula_rt_binding_pack(binding));
+  tegula_rt_binding_set_pointer(binding, "out", 0x4000);
+  report("pack", tegula_rt_binding_pack(binding));
+  int status = tegula_rt_launch(binding, NULL);
+  printf("launch without a driver or context: %s\n",
+         status == TEGULA_RT_ERROR_NO_DRIVER ||
+                 status == TEGULA_RT_ERROR_NO_CONTEXT
+             ? "refused"
+             : "unexpected");
+  uint64_t pointers[3] = {0x1000, 0x2000, 0x3000};
+  report("launch_pointers",
+         tegula_rt_launch_pointers(binding, pointers, 3, NULL));
+  tegula_rt_binding_set_pointer(binding, "out", 0x4008);
+  report("misaligned out", tegula_rt_binding_pack(binding));
+
+  /* Each check, with tile-run's message where tile-run has the check. */
+  int64_t transposed[4] = {16 * 4 * 64, 4 * 64, 1, 4};
+  rotaryArgs(TEGULA_RT_F16, NULL, 0x1000, 16, 2, 32);
+  report("dtype", tegula_rt_binding_check(binding));
+  rotaryArgs(TEGULA_RT_BF16, transposed, 0x1000, 16, 2, 32);
+  report("strides", tegula_rt_binding_check(binding));
+  int64_t unitDims[4] = {999, 4 * 64, 64, 1}; /* dim 0 has extent 2: bad */
+  rotaryArgs(TEGULA_RT_BF16, unitDims, 0x1000, 16, 2, 32);
+  report("strides dim 0", tegula_rt_binding_check(binding));
+  rotaryArgs(TEGULA_RT_BF16, NULL, 0x1002, 16, 2, 32);
+  report("alignment", tegula_rt_binding_check(binding));
+  rotaryArgs(TEGULA_RT_BF16, NULL, 0x1000, 8, 2, 32);
+  report("shape", tegula_rt_binding_check(binding));
+  rotaryArgs(TEGULA_RT_BF16, NULL, 0x1000, 16, 1, 32);
+  report("rank", tegula_rt_binding_check(binding));
+  rotaryArgs(TEGULA_RT_BF16, NULL, 0x1000, 40, 2, 80);
+  report("requires", tegula_rt_binding_check(binding));
+  int64_t one[1] = {4};
+  report("unknown tensor", tegula_rt_binding_set_tensor(
+                               binding, "y", TEGULA_RT_F32, 1, one, NULL, 0));
+  report("unknown dtype",
+         tegula_rt_binding_set_tensor(binding, "x", 42, 1, one, NULL, 0));
+  tegula_rt_binding_free(binding);
+
+  /* Size variables with no value, and scalars. */
+  report("create", tegula_rt_binding_create(rotary, &binding));
+  int64_t x[4] = {2, 16, 4, 64};
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_BF16, 4, x, NULL,
+                               0x1000);
+  report("unbound", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_dim(binding, "Q", 3);
+  report("unknown dim", tegula_rt_binding_check(binding));
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+
+  snprintf(path, sizeof(path), "%s/scale_add/scale_add.json", inputs);
+  library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_kernel *scaleAdd = tegula_rt_library_kernel(library, 0);
+  report("create", tegula_rt_binding_create(scaleAdd, &binding));
+  int64_t n[1] = {1000};
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 1, n, NULL, 0x1000);
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 1, n, NULL, 0x2000);
+  report("no scalars", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_scalar_float(binding, "a", 0.1);
+  tegula_rt_binding_set_scalar_int(binding, "b", (int64_t)1 << 40);
+  report("i32 range", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_scalar_float(binding, "b", 2.5);
+  report("i32 from a float", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_scalar_int(binding, "b", -1);
+  report("requires on a scalar", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_scalar_int(binding, "b", 3);
+  tegula_rt_binding_set_scalar_float(binding, "a", 1e39);
+  report("f32 range", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_scalar_float(binding, "a", 0.1);
+  tegula_rt_binding_set_scalar_int(binding, "c", 1);
+  report("unknown scalar", tegula_rt_binding_check(binding));
+  tegula_rt_binding_free(binding);
+  report("create", tegula_rt_binding_create(scaleAdd, &binding));
+  int64_t odd[1] = {1001};
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 1, odd, NULL,
+                               0x1000);
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 1, n, NULL, 0x2000);
+  tegula_rt_binding_set_scalar_float(binding, "a", 0.1);
+  tegula_rt_binding_set_scalar_int(binding, "b", 3);
+  report("disagreeing tensors", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 1, n, NULL, 0x1000);
+  report("check", tegula_rt_binding_check(binding));
+  uint64_t two[4] = {0x5000, 0x6000, 0, 0};
+  report("launch_pointers count",
+         tegula_rt_launch_pointers(binding, two, 2, NULL));
+  two[1] = 0x6004;
+  report("launch_pointers aligned",
+         tegula_rt_launch_pointers(binding, two, 4, NULL));
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+
+  /* Null handles are errors, not crashes. */
+  report("null load", tegula_rt_library_load(NULL, NULL));
+  report("null check", tegula_rt_binding_check(NULL));
+  report("null launch", tegula_rt_launch(NULL, NULL));
+  printf("null kernel name: %s\n", tegula_rt_kernel_name(NULL) ? "?" : "null");
+  tegula_rt_library_free(NULL);
+  tegula_rt_binding_free(NULL);
+  return 0;
+}
+
+static int cubinMode(const char *path, int major, int minor) {
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_kernel *kernel = tegula_rt_library_kernel(library, 0);
+  for (int v = -1; v < tegula_rt_kernel_num_variants(kernel); ++v)
+    printf("sm_%d%d %s: %s\n", major, minor,
+           v < 0 ? "general" : tegula_rt_kernel_variant_name(kernel, v),
+           tegula_rt_kernel_uses_cubin(kernel, v, major, minor) ? "cubin"
+                                                                : "ptx");
+  tegula_rt_library_free(library);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  printf("%s, abi %d\n", tegula_rt_version(), tegula_rt_abi_version());
+  printf("dtypes: %s %d, %s %d, %s\n", tegula_rt_dtype_name(TEGULA_RT_BF16),
+         tegula_rt_dtype_size(TEGULA_RT_BF16),
+         tegula_rt_dtype_name(TEGULA_RT_BOOL),
+         tegula_rt_dtype_size(TEGULA_RT_BOOL),
+         tegula_rt_dtype_name(6) ? "?" : "null");
+  if (argc == 3 && !strcmp(argv[1], "load"))
+    return loadMode(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "signature"))
+    return signatureMode(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "bind"))
+    return bindMode(argv[2]);
+  if (argc == 5 && !strcmp(argv[1], "cubin"))
+    return cubinMode(argv[2], atoi(argv[3]), atoi(argv[4]));
+  fprintf(stderr, "usage: capi-test load|signature|bind|cubin ...\n");
+  return 2;
+}
