@@ -26,6 +26,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -90,6 +91,43 @@ mlir::OwningOpRef<mlir::ModuleOp> onlyKernel(mlir::ModuleOp llvmModule,
   return copy;
 }
 
+/// Assembles `ptxPath` into `cubinPath` for `chip` with ptxas, so that a
+/// launch on that GPU needs no PTX JIT (docs/runtime.md, "cubin"). Without
+/// ptxas, or when it fails, warns and returns false: the bundle then ships
+/// PTX only, which every launcher can JIT. `ptxas` is its path.
+bool assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
+                   llvm::StringRef ptxPath, llvm::StringRef cubinPath) {
+  auto warn = [&](const llvm::Twine &why) {
+    llvm::sys::fs::remove(cubinPath);
+    llvm::errs() << "tilec: warning: " << why << "; '" << ptxPath
+                 << "' ships without a cubin\n";
+    return false;
+  };
+  llvm::SmallString<128> log;
+  if (llvm::sys::fs::createTemporaryFile("tilec-ptxas", "log", log))
+    return warn("cannot create a temporary file for ptxas's output");
+  std::string arch = ("-arch=" + chip).str();
+  llvm::StringRef args[] = {ptxas, arch, "-o", cubinPath, ptxPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  std::string error;
+  int code =
+      llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                /*SecondsToWait=*/0, /*MemoryLimit=*/0, &error);
+  std::string output;
+  if (auto text = llvm::MemoryBuffer::getFile(log))
+    output = llvm::StringRef((*text)->getBuffer()).trim().str();
+  llvm::sys::fs::remove(log);
+  if (code == 0)
+    return true;
+  if (size_t newline = output.find('\n'); newline != std::string::npos)
+    output.resize(newline);
+  return warn("ptxas failed" +
+              (code < 0 ? llvm::Twine(" (") + error + ")"
+                        : llvm::Twine(" (exit ") + llvm::Twine(code) + ")") +
+              (output.empty() ? "" : ": " + output));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -112,6 +150,10 @@ int main(int argc, char **argv) {
   app.add_option("-o", output,
                  "output file (default: stdout), or the bundle directory "
                  "(default: .)");
+  bool noCubin = false;
+  app.add_flag("--no-cubin", noCubin,
+               "write no KERNEL.cubin beside KERNEL.ptx (by default ptxas "
+               "assembles one for --target when it is on PATH)");
   app.add_flag("--run", run,
                "run the kernel in the tile-IR interpreter instead of "
                "compiling it for the GPU");
@@ -264,6 +306,25 @@ int main(int argc, char **argv) {
       return std::nullopt;
     return ptx;
   };
+  std::string ptxas;
+  if (!noCubin) {
+    if (llvm::ErrorOr<std::string> found =
+            llvm::sys::findProgramByName("ptxas"))
+      ptxas = *found;
+    else
+      llvm::errs() << "tilec: warning: no ptxas on PATH: the bundle ships "
+                      "PTX only (no KERNEL.cubin)\n";
+  }
+  // KERNEL.cubin beside FILE.ptx when ptxas assembles it, else "".
+  auto cubinFor = [&](llvm::StringRef ptxPath) -> std::string {
+    if (ptxas.empty())
+      return "";
+    llvm::SmallString<256> cubinPath(ptxPath);
+    llvm::sys::path::replace_extension(cubinPath, "cubin");
+    if (!assembleCubin(ptxas, targetInfo->chip, ptxPath, cubinPath))
+      return "";
+    return llvm::sys::path::filename(cubinPath).str();
+  };
   for (const auto &[name, description] : descriptions) {
     std::optional<std::string> ptx = emitKernel(name, name);
     if (!ptx)
@@ -271,6 +332,9 @@ int main(int argc, char **argv) {
     llvm::SmallString<256> ptxPath(directory), jsonPath(directory);
     llvm::sys::path::append(ptxPath, name + ".ptx");
     llvm::sys::path::append(jsonPath, name + ".json");
+    if (!writeFile(ptxPath, *ptx))
+      return 1;
+    std::string cubin = cubinFor(ptxPath);
     nlohmann::json described = nlohmann::json::array();
     for (const target::KernelVariant &variant : variants) {
       if (variant.kernel != name)
@@ -291,10 +355,18 @@ int main(int argc, char **argv) {
                            {"ptx", file},
                            {"when", variant.when},
                            {"shared_bytes", sharedBytes[variant.function]}});
+      if (std::string variantCubin = cubinFor(variantPath);
+          !variantCubin.empty())
+        described.back()["cubin"] = variantCubin;
     }
-    if (!writeFile(ptxPath, *ptx) ||
-        !writeFile(jsonPath, target::finishDescription(
-                                 description, sharedBytes[name], described)))
+    std::string finished =
+        target::finishDescription(description, sharedBytes[name], described);
+    if (!cubin.empty()) {
+      nlohmann::json withCubin = nlohmann::json::parse(finished);
+      withCubin["cubin"] = cubin;
+      finished = withCubin.dump(2) + "\n";
+    }
+    if (!writeFile(jsonPath, finished))
       return 1;
   }
   return 0;
