@@ -8,7 +8,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   clang-22 libfuzzer-22-dev
   libcli11-dev nlohmann-json3-dev
-  python3-numpy
+  python3-numpy python3-pytest
 )
 
 missing=()

@@ -1,0 +1,149 @@
+"""What a kernel's tensor argument can be: a torch.Tensor (read directly,
+bf16 included), any object with __cuda_array_interface__ (CuPy, Numba,
+JAX, fakes in tests), or any object with __dlpack__. Each becomes an
+ArrayArg: device address, shape, strides in elements, tegula dtype."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from typing import Any, Dict, Optional, Tuple
+
+from ._errors import LaunchError
+
+# __cuda_array_interface__ typestrs; bf16 has none (numpy lacks it).
+_TYPESTR = {"<f2": "f16", "<f4": "f32", "<i4": "i32", "<i8": "i64",
+            "|b1": "bool", "<b1": "bool"}
+_ITEMSIZE = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i64": 8, "bool": 1}
+# DLPack (code, bits) -> dtype.
+_DLPACK = {(2, 16): "f16", (4, 16): "bf16", (2, 32): "f32", (0, 32): "i32",
+           (0, 64): "i64", (6, 8): "bool"}
+_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
+
+_torch_dtypes: Optional[Dict[Any, str]] = None
+
+
+class ArrayArg:
+    """One tensor argument as the C ABI takes it."""
+
+    __slots__ = ("pointer", "shape", "strides", "dtype", "dtype_text",
+                 "device", "readonly", "keep")
+
+    def __init__(self, pointer: int, shape: Tuple[int, ...],
+                 strides: Optional[Tuple[int, ...]], dtype: Optional[str],
+                 dtype_text: str, device: Optional[str], readonly: bool = False,
+                 keep: Any = None):
+        self.pointer = pointer
+        self.shape = shape
+        self.strides = strides  # in elements; None: contiguous
+        self.dtype = dtype  # None: no kernel takes it
+        self.dtype_text = dtype_text
+        self.device = device  # "cuda:0", "cpu", or None when unknown
+        self.readonly = readonly
+        self.keep = keep  # what must stay alive until the launch
+
+
+def torch_dtypes() -> Dict[Any, str]:
+    global _torch_dtypes
+    if _torch_dtypes is None:
+        import torch
+        _torch_dtypes = {torch.float16: "f16", torch.bfloat16: "bf16",
+                         torch.float32: "f32", torch.int32: "i32",
+                         torch.int64: "i64", torch.bool: "bool"}
+    return _torch_dtypes
+
+
+def is_torch_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def is_array(value: Any) -> bool:
+    return (is_torch_tensor(value) or
+            hasattr(value, "__cuda_array_interface__") or
+            hasattr(value, "__dlpack__"))
+
+
+def from_torch(value: Any) -> ArrayArg:
+    name = torch_dtypes().get(value.dtype)
+    device = value.device
+    return ArrayArg(value.data_ptr(), tuple(value.shape), tuple(value.stride()),
+                    name, str(value.dtype).replace("torch.", ""),
+                    f"{device.type}:{device.index}" if device.type == "cuda"
+                    else device.type, False, value)
+
+
+def from_cuda_array_interface(value: Any, name: str) -> ArrayArg:
+    cai = value.__cuda_array_interface__
+    try:
+        shape = tuple(int(d) for d in cai["shape"])
+        typestr = str(cai["typestr"])
+        pointer, readonly = cai["data"]
+    except (KeyError, TypeError, ValueError) as e:
+        raise LaunchError(f"argument '{name}' has a malformed "
+                          f"__cuda_array_interface__ ({e!r})", name) from None
+    dtype = _TYPESTR.get(typestr)
+    strides = cai.get("strides")
+    element_strides = None
+    if strides is not None and dtype is not None:
+        size = _ITEMSIZE[dtype]
+        if any(int(s) % size for s in strides):
+            raise LaunchError(
+                f"argument '{name}' has strides {list(strides)} bytes, not "
+                f"multiples of its element size {size}", name)
+        element_strides = tuple(int(s) // size for s in strides)
+    return ArrayArg(int(pointer or 0), shape, element_strides, dtype,
+                    f"typestr '{typestr}'", None, bool(readonly), value)
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice),
+                ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+def from_dlpack(value: Any, name: str) -> ArrayArg:
+    # A legacy "dltensor" capsule, left unconsumed: its destructor frees the
+    # tensor once `keep` lets it go, after the launch.
+    capsule = value.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    address = get(capsule, b"dltensor")
+    tensor = _DLTensor.from_address(address)
+    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+    strides = (tuple(tensor.strides[i] for i in range(tensor.ndim))
+               if tensor.strides else None)
+    code = (tensor.dtype.code, tensor.dtype.bits)
+    dtype = _DLPACK.get(code) if tensor.dtype.lanes == 1 else None
+    kind = tensor.device.device_type
+    device = (f"cuda:{tensor.device.device_id}"
+              if kind in (_DL_CUDA, _DL_CUDA_MANAGED) else f"dlpack device {kind}")
+    return ArrayArg((tensor.data or 0) + tensor.byte_offset, shape, strides,
+                    dtype, f"DLPack code {code[0]}, {code[1]} bits", device,
+                    False, capsule)
+
+
+def to_array(value: Any, name: str) -> ArrayArg:
+    """The ArrayArg of tensor argument `name`; LaunchError if `value` is no
+    array at all."""
+    if is_torch_tensor(value):
+        return from_torch(value)
+    if hasattr(value, "__cuda_array_interface__"):
+        return from_cuda_array_interface(value, name)
+    if hasattr(value, "__dlpack__"):
+        return from_dlpack(value, name)
+    raise LaunchError(f"argument '{name}' expects a tensor (a torch.Tensor, "
+                      f"an object with __cuda_array_interface__ or "
+                      f"__dlpack__), got {type(value).__name__}", name)

@@ -1,0 +1,473 @@
+"""Libraries of kernels, their signatures, binding and launching."""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+import sys
+import threading
+from ctypes import c_int64, c_uint64, c_void_p
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+
+from . import _lib
+from ._arrays import ArrayArg, is_array, is_torch_tensor, to_array
+from ._errors import BundleError, DriverError, Error, LaunchError
+
+# Bindings cached per kernel and thread, keyed by the arguments' shapes,
+# strides, dtypes and the scalars: a repeated call only swaps pointers.
+_CACHE_LIMIT = 32
+
+
+def _raise(status: int) -> None:
+    message = _lib.last_error()
+    if status == _lib.ERROR_BUNDLE:
+        raise BundleError(message)
+    if status == _lib.ERROR_LAUNCH_CHECK:
+        raise LaunchError(message)
+    if status in (_lib.ERROR_NO_DRIVER, _lib.ERROR_NO_CONTEXT,
+                  _lib.ERROR_DRIVER):
+        raise DriverError(message, status)
+    raise Error(message)
+
+
+class Param:
+    """One kernel parameter as the bundle declares it."""
+
+    def __init__(self, index: int, name: str, is_tensor: bool, dtype: str,
+                 access: str, dims: Tuple[str, ...]):
+        self.index = index
+        self.name = name
+        self.is_tensor = is_tensor
+        self.dtype = dtype
+        self.access = access  # "read", "write" or "readwrite"
+        self.dims = dims  # as the bundle writes them: "R", "64", "R / 2"
+
+    @property
+    def mut(self) -> bool:
+        """Written by the kernel (the language's `mut tensor`)."""
+        return self.is_tensor and self.access != "read"
+
+    @property
+    def is_output(self) -> bool:
+        """Only written: a call may leave it out to have it allocated."""
+        return self.is_tensor and self.access == "write"
+
+    def type_text(self) -> str:
+        if not self.is_tensor:
+            return self.dtype
+        return ("mut " if self.mut else "") + \
+            f"{self.dtype}[{', '.join(self.dims)}]"
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.type_text()}"
+
+    def __repr__(self) -> str:
+        return f"<tegula.Param {self}>"
+
+
+class Binding:
+    """A checked launch that did not run (Kernel.bind): the shape of every
+    tensor, the grid, the variant chosen, and the outputs a call would
+    allocate."""
+
+    def __init__(self, kernel: "Kernel", shapes: Dict[str, Tuple[int, ...]],
+                 grid: Tuple[int, int, int], variant: str,
+                 allocations: Dict[str, Tuple[Tuple[int, ...], str]],
+                 packed: bool):
+        self.kernel = kernel
+        self.shapes = shapes
+        self.grid = grid
+        self.variant = variant
+        self.allocations = allocations  # name -> (shape, dtype)
+        self.packed = packed  # every pointer given and aligned
+
+    def __repr__(self) -> str:
+        return (f"<tegula.Binding {self.kernel.name} grid={self.grid} "
+                f"variant={self.variant} allocations={self.allocations}>")
+
+
+class _Plan:
+    """A checked C binding kept for repeated launches."""
+
+    __slots__ = ("handle", "output_shapes", "grid", "variant", "_free")
+
+    def __init__(self, handle: int, output_shapes: Dict[int, Tuple[int, ...]],
+                 grid: Tuple[int, int, int], variant: int):
+        self.handle = handle
+        self.output_shapes = output_shapes
+        self.grid = grid
+        self.variant = variant
+        self._free = _lib.lib().tegula_rt_binding_free
+
+    def __del__(self) -> None:
+        try:
+            self._free(self.handle)
+        except Exception:  # interpreter shutdown
+            pass
+
+
+class Kernel:
+    """A kernel of a loaded bundle. Call it like a function (see
+    docs/python.md); `signature` says what it takes."""
+
+    def __init__(self, library: "Library", handle: int):
+        rt = _lib.lib()
+        self._library = library  # keeps the C library alive
+        self._handle = handle
+        self.name = _lib.text(rt.tegula_rt_kernel_name(handle))
+        self.target = _lib.text(rt.tegula_rt_kernel_target(handle))
+        self.json_path = _lib.text(rt.tegula_rt_kernel_json_path(handle))
+        self.threads = rt.tegula_rt_kernel_threads(handle)
+        params = []
+        for i in range(rt.tegula_rt_kernel_num_params(handle)):
+            rank = rt.tegula_rt_kernel_param_rank(handle, i)
+            params.append(Param(
+                i, _lib.text(rt.tegula_rt_kernel_param_name(handle, i)),
+                bool(rt.tegula_rt_kernel_param_is_tensor(handle, i)),
+                _lib.DTYPES[rt.tegula_rt_kernel_param_dtype(handle, i)],
+                _lib.ACCESS[rt.tegula_rt_kernel_param_access(handle, i)],
+                tuple(_lib.text(rt.tegula_rt_kernel_param_dim(handle, i, d))
+                      for d in range(rank))))
+        self.params: Tuple[Param, ...] = tuple(params)
+        self._by_name = {p.name: p for p in params}
+        self.size_vars: Tuple[str, ...] = tuple(
+            _lib.text(rt.tegula_rt_kernel_size_var(handle, i))
+            for i in range(rt.tegula_rt_kernel_num_size_vars(handle)))
+        self.variants: Tuple[str, ...] = tuple(
+            _lib.text(rt.tegula_rt_kernel_variant_name(handle, i))
+            for i in range(rt.tegula_rt_kernel_num_variants(handle)))
+        self._local = threading.local()
+
+    @property
+    def signature(self) -> str:
+        """`rmsnorm(x: bf16[R, C], w: bf16[C], y: mut bf16[R, C], eps: f32)`"""
+        return f"{self.name}({', '.join(str(p) for p in self.params)})"
+
+    def __repr__(self) -> str:
+        return f"<tegula.Kernel {self.signature}>"
+
+    def param(self, name: str) -> Param:
+        return self._by_name[name]
+
+    def uses_cubin(self, major: int, minor: int,
+                   variant: Optional[str] = None) -> bool:
+        """Whether a GPU of compute capability major.minor loads the
+        bundle's cubin (built for exactly that GPU) rather than its PTX."""
+        index = -1 if variant in (None, "general") else \
+            self.variants.index(variant)
+        result = _lib.lib().tegula_rt_kernel_uses_cubin(self._handle, index,
+                                                        major, minor)
+        if result < 0:
+            _raise(_lib.ERROR_USAGE)
+        return bool(result)
+
+    def prepare(self) -> None:
+        """Loads the module in the current CUDA context now, so that the
+        first call does no loading."""
+        status = _lib.lib().tegula_rt_kernel_prepare(self._handle)
+        if status:
+            _raise(status)
+
+    # --- Arguments ---------------------------------------------------------
+
+    def _arguments(self, args: Tuple[Any, ...],
+                   kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        if len(args) > len(self.params):
+            raise LaunchError(f"{self.name}() takes {len(self.params)} "
+                              f"arguments, got {len(args)}")
+        values: Dict[str, Any] = {}
+        for param, value in zip(self.params, args):
+            if param.is_tensor and not is_array(value) and param.is_output:
+                raise LaunchError(
+                    f"argument '{param.name}' ({param.type_text()}) expects a "
+                    f"tensor, got {type(value).__name__}: an output left out "
+                    f"must be followed by keyword arguments", param.name)
+            values[param.name] = value
+        for name, value in kwargs.items():
+            if name not in self._by_name:
+                raise LaunchError(
+                    f"{self.name}() has no parameter '{name}' (parameters: "
+                    f"{', '.join(p.name for p in self.params)})")
+            if name in values:
+                raise LaunchError(f"argument '{name}' given twice", name)
+            values[name] = value
+        for param in self.params:
+            if param.name in values or param.is_output:
+                continue
+            what = "scalar" if not param.is_tensor else "argument"
+            why = (": the kernel reads it, so it cannot be allocated"
+                   if param.mut else "")
+            raise LaunchError(f"missing {what} '{param.name}' "
+                              f"({param.type_text()}){why}", param.name)
+        return values
+
+    def _arrays(self, values: Dict[str, Any]) -> Dict[str, ArrayArg]:
+        arrays: Dict[str, ArrayArg] = {}
+        first_device: Optional[Tuple[str, str]] = None
+        for param in self.params:
+            if not param.is_tensor or param.name not in values:
+                continue
+            a = to_array(values[param.name], param.name)
+            if a.dtype is None:
+                raise LaunchError(
+                    f"argument '{param.name}' has dtype {a.dtype_text}, which "
+                    f"no kernel takes; the kernel expects {param.dtype}",
+                    param.name)
+            if a.device is not None and not a.device.startswith("cuda"):
+                raise LaunchError(
+                    f"argument '{param.name}' is in {a.device} memory; the "
+                    f"kernel needs CUDA device memory", param.name)
+            if a.device is not None:
+                if first_device and first_device[1] != a.device:
+                    raise LaunchError(
+                        f"argument '{param.name}' is on {a.device} but "
+                        f"'{first_device[0]}' is on {first_device[1]}",
+                        param.name)
+                first_device = first_device or (param.name, a.device)
+            if a.readonly and param.mut:
+                raise LaunchError(f"argument '{param.name}' is read-only but "
+                                  f"the kernel writes it", param.name)
+            arrays[param.name] = a
+        return arrays
+
+    def _new_plan(self, values: Dict[str, Any], arrays: Dict[str, ArrayArg],
+                  dims: Optional[Mapping[str, int]]) -> Tuple[_Plan, bool]:
+        """A checked C binding; also whether every pointer was given and
+        packed (aligned, non-null)."""
+        rt = _lib.lib()
+        handle = c_void_p()
+        status = rt.tegula_rt_binding_create(self._handle, ctypes.byref(handle))
+        if status:
+            _raise(status)
+        plan = _Plan(handle.value, {}, (0, 0, 0), -1)
+        for name, value in (dims or {}).items():
+            rt.tegula_rt_binding_set_dim(plan.handle, name.encode(),
+                                         int(value))
+        for param in self.params:
+            key = param.name.encode()
+            if param.is_tensor:
+                a = arrays.get(param.name)
+                if a is None:
+                    continue
+                rank = len(a.shape)
+                shape = (c_int64 * max(rank, 1))(*a.shape)
+                strides = (c_int64 * max(rank, 1))(*a.strides) \
+                    if a.strides is not None else None
+                status = rt.tegula_rt_binding_set_tensor(
+                    plan.handle, key, _lib.DTYPE_CODE[a.dtype], rank, shape,
+                    strides, a.pointer)
+            else:
+                value = values[param.name]
+                if isinstance(value, (bool, numbers.Integral)):
+                    status = rt.tegula_rt_binding_set_scalar_int(
+                        plan.handle, key, int(value))
+                elif isinstance(value, numbers.Real):
+                    status = rt.tegula_rt_binding_set_scalar_float(
+                        plan.handle, key, float(value))
+                else:
+                    raise LaunchError(
+                        f"scalar '{param.name}' ({param.dtype}) expects a "
+                        f"number, got {type(value).__name__}", param.name)
+            if status:
+                _raise(status)
+        status = rt.tegula_rt_binding_check(plan.handle)
+        if status:
+            _raise(status)
+        grid = (c_int64 * 3)()
+        rt.tegula_rt_binding_grid(plan.handle, grid)
+        plan.grid = (grid[0], grid[1], grid[2])
+        plan.variant = rt.tegula_rt_binding_variant(plan.handle)
+        shape = (c_int64 * 64)()
+        for param in self.params:
+            if param.is_tensor and param.name not in arrays:
+                rank = rt.tegula_rt_binding_param_shape(plan.handle,
+                                                        param.index, shape, 64)
+                plan.output_shapes[param.index] = tuple(shape[:rank])
+        packed = False
+        if len(arrays) == sum(p.is_tensor for p in self.params):
+            status = rt.tegula_rt_binding_pack(plan.handle)
+            if status:
+                _raise(status)
+            packed = True
+        return plan, packed
+
+    def bind(self, *args: Any, dims: Optional[Mapping[str, int]] = None,
+             **kwargs: Any) -> Binding:
+        """Every check of a call, with no driver and no allocation: the
+        dry run of `kernel(*args, **kwargs)`. Raises LaunchError."""
+        values = self._arguments(args, kwargs)
+        arrays = self._arrays(values)
+        plan, packed = self._new_plan(values, arrays, dims)
+        rt = _lib.lib()
+        shape = (c_int64 * 64)()
+        shapes = {}
+        for param in self.params:
+            if param.is_tensor:
+                rank = rt.tegula_rt_binding_param_shape(plan.handle,
+                                                        param.index, shape, 64)
+                shapes[param.name] = tuple(shape[:rank])
+        allocations = {self.params[i].name: (s, self.params[i].dtype)
+                       for i, s in plan.output_shapes.items()}
+        variant = "general" if plan.variant < 0 else self.variants[plan.variant]
+        return Binding(self, shapes, plan.grid, variant, allocations, packed)
+
+    # --- Calls -------------------------------------------------------------
+
+    def _plan(self, values: Dict[str, Any], arrays: Dict[str, ArrayArg],
+              dims: Optional[Mapping[str, int]]) -> _Plan:
+        key = (tuple((a.shape, a.strides, a.dtype) if a is not None else None
+                     for a in (arrays.get(p.name) for p in self.params
+                               if p.is_tensor)),
+               tuple((type(values[p.name]), values[p.name])
+                     for p in self.params if not p.is_tensor),
+               tuple(sorted(dims.items())) if dims else ())
+        cache = getattr(self._local, "plans", None)
+        if cache is None:
+            cache = self._local.plans = {}
+        plan = cache.get(key)
+        if plan is None:
+            plan, _ = self._new_plan(values, arrays, dims)
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            cache[key] = plan
+        return plan
+
+    def __call__(self, *args: Any, stream: Any = None,
+                 dims: Optional[Mapping[str, int]] = None,
+                 **kwargs: Any) -> Any:
+        """Checks the arguments, allocates the outputs left out (with
+        torch.empty), and launches on `stream` (default: PyTorch's current
+        stream for the tensors' device, else the legacy default stream).
+        Returns the outputs (write-only tensors): None, one, or a tuple."""
+        values = self._arguments(args, kwargs)
+        arrays = self._arrays(values)
+        plan = self._plan(values, arrays, dims)
+        device = next((a.device for a in arrays.values() if a.device), None)
+        torch = sys.modules.get("torch") if device or plan.output_shapes \
+            else None
+        if plan.output_shapes:
+            torch = _need_torch(self.params[next(iter(plan.output_shapes))])
+            index = int(device.split(":")[1]) if device else \
+                torch.cuda.current_device()
+            for i, shape in plan.output_shapes.items():
+                p = self.params[i]
+                values[p.name] = torch.empty(
+                    shape, dtype=_torch_dtype(torch, p.dtype),
+                    device=f"cuda:{index}")
+                arrays[p.name] = to_array(values[p.name], p.name)
+            device = device or f"cuda:{index}"
+        pointers = (c_uint64 * len(self.params))(
+            *(arrays[p.name].pointer if p.is_tensor else 0
+              for p in self.params))
+        handle = _stream_handle(stream, torch, device)
+        _launch(plan, pointers, len(self.params), handle, torch, device)
+        outputs = tuple(values[p.name] for p in self.params if p.is_output)
+        if not outputs:
+            return None
+        return outputs[0] if len(outputs) == 1 else outputs
+
+
+def _need_torch(param: Param) -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise LaunchError(f"argument '{param.name}' was left out, and "
+                          f"allocating it needs PyTorch: pass it",
+                          param.name) from None
+    return torch
+
+
+def _torch_dtype(torch: Any, dtype: str) -> Any:
+    return {"f16": torch.float16, "bf16": torch.bfloat16,
+            "f32": torch.float32, "i32": torch.int32, "i64": torch.int64,
+            "bool": torch.bool}[dtype]
+
+
+def _stream_handle(stream: Any, torch: Any, device: Optional[str]) -> int:
+    if stream is None:
+        if torch is not None and device and device.startswith("cuda"):
+            return torch.cuda.current_stream(device).cuda_stream
+        return 0
+    if isinstance(stream, int):
+        return stream
+    for attribute in ("cuda_stream", "ptr", "handle"):
+        value = getattr(stream, attribute, None)
+        if isinstance(value, int):
+            return value
+    raise Error(f"stream= takes a CUstream as an int or an object with "
+                f".cuda_stream (torch.cuda.Stream) or .ptr (CuPy), got "
+                f"{type(stream).__name__}")
+
+
+def _launch(plan: _Plan, pointers: Any, count: int, stream: int, torch: Any,
+            device: Optional[str]) -> None:
+    rt = _lib.lib()
+    if torch is not None and device:
+        index = int(device.split(":")[1])
+        if torch.cuda.current_device() != index:
+            # The launch goes to the current context: the tensors' device's.
+            with torch.cuda.device(index):
+                return _launch(plan, pointers, count, stream, torch, device)
+    status = rt.tegula_rt_launch_pointers(plan.handle, pointers, count,
+                                          stream or None)
+    if status == _lib.ERROR_NO_CONTEXT and torch is not None and device:
+        # A thread where PyTorch has not made its context current yet.
+        torch.cuda.set_device(device)
+        status = rt.tegula_rt_launch_pointers(plan.handle, pointers, count,
+                                              stream or None)
+    if status:
+        _raise(status)
+
+
+class Library:
+    """The kernels of a bundle directory or of one KERNEL.json, as
+    attributes (`lib.rmsnorm`) and by name (`lib["rmsnorm"]`)."""
+
+    def __init__(self, path: str):
+        rt = _lib.lib()
+        handle = c_void_p()
+        status = rt.tegula_rt_library_load(str(path).encode(),
+                                           ctypes.byref(handle))
+        if status:
+            _raise(status)
+        self._handle = handle.value
+        self._free = rt.tegula_rt_library_free
+        self.path = str(path)
+        self.kernels: Dict[str, Kernel] = {}
+        for i in range(rt.tegula_rt_library_num_kernels(self._handle)):
+            kernel = Kernel(self, rt.tegula_rt_library_kernel(self._handle, i))
+            self.kernels[kernel.name] = kernel
+
+    def __del__(self) -> None:
+        try:
+            self._free(self._handle)
+        except Exception:  # a failed load, or interpreter shutdown
+            pass
+
+    def __getattr__(self, name: str) -> Kernel:
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError(f"'{self.__dict__.get('path')}' has no kernel "
+                             f"'{name}' (kernels: {', '.join(kernels)})")
+
+    def __getitem__(self, name: str) -> Kernel:
+        return self.kernels[name]
+
+    def __iter__(self) -> Iterator[Kernel]:
+        return iter(self.kernels.values())
+
+    def __len__(self) -> int:
+        return len(self.kernels)
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self.kernels))
+
+    def __repr__(self) -> str:
+        return f"<tegula.Library {self.path}: {', '.join(self.kernels)}>"
+
+
+def load(path: Any) -> Library:
+    """Loads a bundle directory (every KERNEL.json in it) or one
+    KERNEL.json. Raises BundleError."""
+    return Library(str(path))
