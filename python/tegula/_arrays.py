@@ -64,13 +64,24 @@ def is_array(value: Any) -> bool:
             hasattr(value, "__dlpack__"))
 
 
+_cuda_names: Dict[int, str] = {}
+
+
 def from_torch(value: Any) -> ArrayArg:
+    # On every call: reads only what the launch needs, with the cheapest
+    # accessors (get_device, no string formatting unless an error needs it).
     name = torch_dtypes().get(value.dtype)
-    device = value.device
-    return ArrayArg(value.data_ptr(), tuple(value.shape), tuple(value.stride()),
-                    name, str(value.dtype).replace("torch.", ""),
-                    f"{device.type}:{device.index}" if device.type == "cuda"
-                    else device.type, False, value)
+    index = value.get_device()
+    if index >= 0:
+        device = _cuda_names.get(index)
+        if device is None:
+            device = _cuda_names[index] = f"cuda:{index}"
+    else:
+        device = value.device.type
+    return ArrayArg(value.data_ptr(), tuple(value.shape), value.stride(),
+                    name, "" if name else
+                    str(value.dtype).replace("torch.", ""),
+                    device, False, value)
 
 
 def from_cuda_array_interface(value: Any, name: str) -> ArrayArg:

@@ -89,11 +89,14 @@ class Binding:
 class _Plan:
     """A checked C binding kept for repeated launches."""
 
-    __slots__ = ("handle", "output_shapes", "grid", "variant", "_free")
+    __slots__ = ("handle", "output_shapes", "grid", "variant", "pointers",
+                 "_free")
 
     def __init__(self, handle: int, output_shapes: Dict[int, Tuple[int, ...]],
-                 grid: Tuple[int, int, int], variant: int):
+                 grid: Tuple[int, int, int], variant: int, count: int = 0):
         self.handle = handle
+        # Refilled by each launch; plans are per thread (Kernel._plan).
+        self.pointers = (c_uint64 * max(count, 1))()
         self.output_shapes = output_shapes
         self.grid = grid
         self.variant = variant
@@ -239,7 +242,7 @@ class Kernel:
         status = rt.tegula_rt_binding_create(self._handle, ctypes.byref(handle))
         if status:
             _raise(status)
-        plan = _Plan(handle.value, {}, (0, 0, 0), -1)
+        plan = _Plan(handle.value, {}, (0, 0, 0), -1, len(self.params))
         for name, value in (dims or {}).items():
             rt.tegula_rt_binding_set_dim(plan.handle, name.encode(),
                                          int(value))
@@ -356,9 +359,9 @@ class Kernel:
                     device=f"cuda:{index}")
                 arrays[p.name] = to_array(values[p.name], p.name)
             device = device or f"cuda:{index}"
-        pointers = (c_uint64 * len(self.params))(
-            *(arrays[p.name].pointer if p.is_tensor else 0
-              for p in self.params))
+        pointers = plan.pointers
+        for i, p in enumerate(self.params):
+            pointers[i] = arrays[p.name].pointer if p.is_tensor else 0
         handle = _stream_handle(stream, torch, device)
         _launch(plan, pointers, len(self.params), handle, torch, device)
         outputs = tuple(values[p.name] for p in self.params if p.is_output)
@@ -383,9 +386,18 @@ def _torch_dtype(torch: Any, dtype: str) -> Any:
             "bool": torch.bool}[dtype]
 
 
+def _device_index(device: str) -> int:
+    return int(device[5:]) if device.startswith("cuda:") else -1
+
+
 def _stream_handle(stream: Any, torch: Any, device: Optional[str]) -> int:
     if stream is None:
         if torch is not None and device and device.startswith("cuda"):
+            # The raw handle of PyTorch's current stream without building a
+            # torch.cuda.Stream (what Triton's launcher reads too).
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            if raw is not None:
+                return raw(_device_index(device))
             return torch.cuda.current_stream(device).cuda_stream
         return 0
     if isinstance(stream, int):
@@ -399,12 +411,17 @@ def _stream_handle(stream: Any, torch: Any, device: Optional[str]) -> int:
                 f"{type(stream).__name__}")
 
 
+def _current_device(torch: Any) -> int:
+    get = getattr(torch._C, "_cuda_getDevice", None)
+    return get() if get is not None else torch.cuda.current_device()
+
+
 def _launch(plan: _Plan, pointers: Any, count: int, stream: int, torch: Any,
             device: Optional[str]) -> None:
     rt = _lib.lib()
     if torch is not None and device:
-        index = int(device.split(":")[1])
-        if torch.cuda.current_device() != index:
+        index = _device_index(device)
+        if _current_device(torch) != index:
             # The launch goes to the current context: the tensors' device's.
             with torch.cuda.device(index):
                 return _launch(plan, pointers, count, stream, torch, device)
