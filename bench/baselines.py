@@ -419,6 +419,23 @@ def eager_rmsnorm(x, w, eps):
     return (xf * rstd * w.float()).to(x.dtype)
 
 
+# ---------------------------------------------------------------------------
+# Launch overhead: y = a * x + y on 1024 elements, nothing else.
+
+@triton.jit
+def _axpy(X, Y, a, N, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + i, mask=i < N)
+    y = tl.load(Y + i, mask=i < N)
+    tl.store(Y + i, a * x + y, mask=i < N)
+
+
+def triton_axpy(x, y, a):
+    n = x.numel()
+    _axpy[(triton.cdiv(n, 1024),)](x, y, a, n, BLOCK=1024, num_warps=4)
+    return y
+
+
 def ref_attention(q, k, v, causal, scale):
     q, k, v = (x.double() for x in (q, k, v))
     s = (q @ k.transpose(-1, -2)) * scale

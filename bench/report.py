@@ -54,6 +54,13 @@ def table(result):
                          + f" | {by['tegula'] / by['cublas']:.2f}"
                          + f" | {by['tegula'] / by['triton']:.2f} |")
         lines.append("")
+    launch = [r for r in rows if r["work"] == "launch"]
+    if launch:
+        lines += ["### Launch overhead: host microseconds per call of a "
+                  "1024-element axpy (lower is better)", "",
+                  "| implementation | us per call |", "| --- | --- |"]
+        lines += [f"| {r['impl']} | {r['us_per_call']:.2f} |" for r in launch]
+        lines.append("")
     norm = [r for r in rows if r["work"] == "rmsnorm"]
     if norm:
         lines += ["### RMSNorm (row loop), bf16: GB/s (higher is better)", "",

@@ -6,9 +6,9 @@ Runs on the GPU machine, after `bench/stage.sh` here compiled the bundles
 
     python3 bench/run.py --stage .device-bundle --out DIR
 
-Tegula's kernels run through `tile-run --bench` (CUDA events around each
-launch, warm-up, median). The peers are timed the same way here: one event
-pair per call, 10 warm-up calls, the median of 100. Peers:
+Tegula's kernels run through the tegula Python package (python/, over
+libtegula_rt.so) on torch tensors, timed exactly as the peers are: one
+event pair per call, 10 warm-up calls, the median of 100. Peers:
 
 - attention: PyTorch SDPA with its cuDNN and flash backends, and the Triton
   flash-attention kernel of bench/baselines.py;
@@ -23,9 +23,11 @@ pair per call, 10 warm-up calls, the median of 100. Peers:
 
 Every peer is checked against a float64 reference on fresh random inputs at a
 ragged size before it is timed, and at the timed shape every output is
-compared with Tegula's (which tile-run computes from the same inputs, passed
-as .npy files). Results go to DIR/results.json; bench/report.py makes the
-table and the plot from it.
+compared with Tegula's (computed from the same tensors). The "launch"
+section times a loop of calls of a tiny kernel (bench/launch/axpy.tile)
+through tegula, Triton and eager PyTorch: microseconds per call on the host.
+Results go to DIR/results.json; bench/report.py makes the table and the plot
+from it.
 """
 
 import argparse
@@ -33,15 +35,17 @@ import datetime
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
+import time
 import traceback
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+# The tegula package from this checkout (python/), not an installed one.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import baselines  # noqa: E402
 
 WARMUP, REP = 10, 100
@@ -63,44 +67,43 @@ def time_cuda(fn, warmup=WARMUP, rep=REP):
     return float(np.median([s.elapsed_time(e) for s, e in zip(starts, ends)]))
 
 
-class TileRun:
-    """Runs staged bundles with tile-run; inputs and outputs through .npy."""
+class Tegula:
+    """Runs staged bundles through the tegula package (python/, over
+    libtegula_rt.so) on the same torch tensors the peers get, on torch's
+    current stream, timed like the peers (time_cuda around each call, so
+    Python's launch cost counts for Tegula as it does for Triton)."""
 
-    def __init__(self, stage, scratch):
-        self.binary = os.path.join(stage, "bin", "tile-run")
+    def __init__(self, stage):
+        os.environ.setdefault("TEGULA_RT_LIBRARY",
+                              os.path.join(stage, "lib", "libtegula_rt.so"))
+        import tegula
+        self.tegula = tegula
         self.bundles = os.path.join(stage, "bench")
-        self.scratch = scratch
+        self.kernels = {}
 
-    def save(self, name, tensor):
-        path = os.path.join(self.scratch, name + ".npy")
-        np.save(path, tensor.detach().float().cpu().numpy())
-        return path
+    def kernel(self, bundle):
+        if bundle not in self.kernels:
+            library = self.tegula.load(os.path.join(self.bundles, bundle))
+            self.kernels[bundle] = next(iter(library))
+        return self.kernels[bundle]
 
     def run(self, bundle, dims, inputs, outputs, scalars=None, bench=True):
-        """Launches once on `inputs` (name -> tensor), returns (outputs as
-        CUDA tensors, median ms or None)."""
-        cmd = [self.binary, os.path.join(self.bundles, bundle),
-               "--dims", ",".join(f"{k}={v}" for k, v in dims.items())]
-        for k, v in (scalars or {}).items():
-            cmd += ["--scalar", f"{k}={v}"]
-        for name, t in inputs.items():
-            cmd += ["--in", f"{name}={self.save(name, t)}"]
-        out_paths = {}
-        for name in outputs:
-            out_paths[name] = os.path.join(self.scratch, "out-" + name + ".npy")
-            cmd += ["--out", f"{name}={out_paths[name]}"]
-        report = os.path.join(self.scratch, "report.json")
-        if bench:
-            cmd += ["--bench", "--warmup", str(WARMUP), "--rep", str(REP)]
-        cmd += ["--json", report]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
-        with open(report) as f:
-            data = json.load(f)
-        results = {n: torch.from_numpy(np.load(p)).cuda()
-                   for n, p in out_paths.items()}
-        ms = data["bench"]["median_ms"] if bench else None
+        """Launches on `inputs` (name -> tensor) with every write-only
+        output allocated once and poisoned (NaN) first; returns (outputs,
+        median ms or None)."""
+        kernel = self.kernel(bundle)
+        args = dict(inputs, **(scalars or {}))
+        binding = kernel.bind(**args, dims=dims)
+        for name, (shape, dtype) in binding.allocations.items():
+            args[name] = torch.full(shape, float("nan"), device="cuda",
+                                    dtype=getattr(torch, {
+                                        "f16": "float16", "bf16": "bfloat16",
+                                        "f32": "float32"}[dtype]))
+        print(f"  tegula {kernel.name}: variant {binding.variant}, grid "
+              f"{binding.grid}", flush=True)
+        kernel(**args, dims=dims)
+        results = {name: args[name] for name in outputs}
+        ms = time_cuda(lambda: kernel(**args, dims=dims)) if bench else None
         return results, ms
 
 
@@ -356,13 +359,46 @@ def rmsnorm(tile, rows, checks):
         del x, w, y, ours
 
 
+def launch(tile, rows, checks):
+    """Host cost per call of a kernel too small to matter (axpy on 1024
+    f32): wall time of a loop of calls, then one synchronize. Same work,
+    same tensors for tegula, Triton and eager PyTorch."""
+    n = 1024
+    x = torch.randn(n, device="cuda")
+    y0 = torch.randn(n, device="cuda")
+    kernel = tile.kernel("axpy/axpy.json")
+    y = y0.clone()
+    kernel(x, y, a=0.5)
+    checked("launch axpy tegula vs float64", y, 0.5 * x.double() + y0.double(),
+            1e-6, checks)
+    y = y0.clone()
+    baselines.triton_axpy(x, y, 0.5)
+    checked("launch axpy triton vs float64", y, 0.5 * x.double() + y0.double(),
+            1e-6, checks)
+    calls = 20000
+    peers = {"tegula": lambda: kernel(x, y, a=0.5),
+             "triton": lambda: baselines.triton_axpy(x, y, 0.5),
+             "eager": lambda: y.add_(x, alpha=0.5)}
+    for name, fn in peers.items():
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        us = (time.perf_counter() - t0) / calls * 1e6
+        rows.append(dict(work="launch", impl=name, N=n, us_per_call=us))
+        print(f"  launch {name}: {us:.2f} us per call", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stage", default=".device-bundle")
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--only", nargs="+",
-                        choices=["attention", "rotary", "linear_attention",
-                                 "gemm", "rmsnorm"],
+                        choices=["launch", "attention", "rotary",
+                                 "linear_attention", "gemm", "rmsnorm"],
                         help="run these sections only (one run of the "
                              "whole set takes more than a device call's "
                              "10 minutes)")
@@ -371,23 +407,22 @@ def main():
         sys.exit("bench/run.py: no CUDA device")
     os.makedirs(args.out, exist_ok=True)
     rows, checks = [], []
-    with tempfile.TemporaryDirectory() as scratch:
-        tile = TileRun(args.stage, scratch)
-        for name, fn in (("gemm", gemm), ("rmsnorm", rmsnorm),
-                         ("rotary", rotary),
-                         ("linear_attention", linear_attention),
-                         ("attention", attention)):
-            if args.only and name not in args.only:
-                continue
-            # A section that breaks is reported as a failed check; the
-            # others still run (device time is scarce).
-            try:
-                fn(tile, rows, checks)
-            except Exception:
-                traceback.print_exc()
-                checks.append({"check": f"{name}: section raised",
-                               "rel_l2": float("nan"), "tol": 0,
-                               "pass": False})
+    tile = Tegula(args.stage)
+    for name, fn in (("launch", launch), ("gemm", gemm), ("rmsnorm", rmsnorm),
+                     ("rotary", rotary),
+                     ("linear_attention", linear_attention),
+                     ("attention", attention)):
+        if args.only and name not in args.only:
+            continue
+        # A section that breaks is reported as a failed check; the
+        # others still run (device time is scarce).
+        try:
+            fn(tile, rows, checks)
+        except Exception:
+            traceback.print_exc()
+            checks.append({"check": f"{name}: section raised",
+                           "rel_l2": float("nan"), "tol": 0,
+                           "pass": False})
     props = torch.cuda.get_device_properties(0)
     result = {
         "date": datetime.date.today().isoformat(),
@@ -396,7 +431,8 @@ def main():
         "triton": __import__("triton").__version__,
         "cudnn": torch.backends.cudnn.version(),
         "command": "python3 bench/run.py " + " ".join(sys.argv[1:]),
-        "timing": f"CUDA events per call, {WARMUP} warm-up, median of {REP}",
+        "timing": f"CUDA events per call, {WARMUP} warm-up, median of {REP}; "
+                  "launch: host wall time per call over 20000 calls",
         "rows": rows,
         "checks": checks,
     }

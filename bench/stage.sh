@@ -2,7 +2,8 @@
 # Stages everything the GPU machine needs for the side-by-side benchmark
 # (it has no MLIR and no network): tile-run and the checked configurations
 # (scripts/gpu/stage-kernels.sh), the bench bundles (sm_90a) in
-# .device-bundle/bench/, and flash-linear-attention's wheel in .whl/.
+# .device-bundle/bench/, libtegula_rt.so for the tegula package, and
+# flash-linear-attention's wheel in .whl/.
 #   bash bench/stage.sh                         (here, after scripts/build.sh)
 # Then, with the device tool (kind nvidia-h100-x1, carry [".device-bundle",
 # ".whl"]):
@@ -36,6 +37,12 @@ compile linattn-bv32 linear_attention.tile -D D=128 -D BLOCK_V=32
 compile linattn-bt32 linear_attention.tile -D D=128 -D BLOCK_T=32
 compile linattn-states linear_attention_states.tile -D D=128 -D WARPS=8 -D BLOCK_V=32
 compile linattn-recurrent linear_attention_recurrent.tile -D D=128
+# The launch-overhead probe (bench/run.py's "launch" section).
+mkdir -p "$bench/axpy"
+"$build/bin/tilec" "$root/bench/launch/axpy.tile" --target sm_90a -o "$bench/axpy"
+# bench/run.py calls the kernels through the tegula package, which loads
+# libtegula_rt.so from .device-bundle/lib.
+"$root/scripts/gpu/check-python.sh" --stage
 
 # flash-linear-attention (pure Python over Triton) is not on the GPU
 # machine's image; its wheel travels with the call.

@@ -134,3 +134,12 @@ def test_rmsnorm(r, c, dtype):
     ref = bl.ref_rmsnorm(x, w, 1e-6)
     check(bl.triton_rmsnorm(x, w, 1e-6), ref, dtype)
     check(bl.eager_rmsnorm(x, w, 1e-6), ref, dtype)
+
+
+@pytest.mark.parametrize("n", [1000, 3000])
+def test_axpy(n):
+    torch.manual_seed(n)
+    x, y = randn(n, dtype=torch.float32), randn(n, dtype=torch.float32)
+    ref = 0.5 * x.double() + y.double()
+    out = bl.triton_axpy(x, y.clone(), 0.5)
+    assert out.dtype == torch.float32 and bl.rel_l2(out, ref) < 1e-6
