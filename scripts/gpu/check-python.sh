@@ -92,12 +92,16 @@ def check_run(name, bundle, args):
     params = spec["params"]
     work = os.path.join(out, name)
     os.makedirs(work, exist_ok=True)
-    scalars = {}
+    scalars, dims = {}, {}
     it = iter(args)
     for a in it:
         if a == "--scalar":
             k, v = next(it).split("=", 1)
             scalars[k] = v
+        elif a == "--dims":
+            # Sizes no tensor given carries (an output's own size variable).
+            dims.update((k, int(v)) for k, v in
+                        (d.split("=", 1) for d in next(it).split(",")))
     inputs = [p for p in params if p["kind"] == "tensor" and p["access"] != "write"]
     outputs = [p for p in params if p["kind"] == "tensor" and p["access"] != "read"]
     dry = [tile_run, bundle, *args, "--dry-run"]
@@ -121,7 +125,7 @@ def check_run(name, bundle, args):
             call[p["name"]] = scalar_value(scalars[p["name"]], p["dtype"])
         elif p["access"] != "write":
             call[p["name"]] = to_torch(f"{work}/in-{p['name']}.npy", p["dtype"])
-    result = kernel(**call)
+    result = kernel(**call, dims=dims)
     torch.cuda.synchronize()
     got = {p["name"]: call[p["name"]] for p in outputs if p["access"] == "readwrite"}
     written = [p for p in outputs if p["access"] == "write"]
