@@ -117,44 +117,6 @@ struct RefContext {
   }
 };
 
-bool attentionRef(RefContext &c,
-                  std::map<std::string, std::vector<double>> &outputs) {
-  int q = c.tensor("q", 4), k = c.tensor("k", 4), v = c.tensor("v", 4),
-      o = c.tensor("o", 4);
-  if (q < 0 || k < 0 || v < 0 || o < 0)
-    return false;
-  const auto &qs = c.shape(q), &ks = c.shape(k), &vs = c.shape(v);
-  for (size_t d : {0, 1})
-    if (!c.same(q, d, k, d) || !c.same(q, d, v, d) || !c.same(q, d, o, d))
-      return false;
-  if (!c.same(q, 3, k, 3) || !c.same(k, 2, v, 2) || !c.same(q, 2, o, 2) ||
-      !c.same(v, 3, o, 3))
-    return false;
-  int lse = c.index("lse");
-  if (lse >= 0 && (c.shape(lse).size() != 3 || c.shape(lse)[0] != qs[0] ||
-                   c.shape(lse)[1] != qs[1] || c.shape(lse)[2] != qs[2]))
-    return c.fail("tensor '" + c.nameOf("lse") + "' must be [Z, H, M]");
-  std::string base = "e";
-  if (auto it = c.options.find("lse_base"); it != c.options.end())
-    base = it->is_string() ? it->get<std::string>() : "";
-  if (base != "e" && base != "2")
-    return c.fail("'lse_base' must be \"e\" or \"2\"");
-  double scale;
-  if (!c.scale(qs[3], scale))
-    return false;
-  bool causal = c.flag("causal", "CAUSAL", false);
-  std::vector<double> out(size_t(qs[0] * qs[1] * qs[2] * vs[3]));
-  std::vector<double> lseOut(lse >= 0 ? size_t(qs[0] * qs[1] * qs[2]) : 0);
-  std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
-  attentionForward(qv.data(), kv.data(), vv.data(), qs[0], qs[1], qs[2], ks[2],
-                   qs[3], vs[3], causal, scale, out.data(),
-                   lse >= 0 ? lseOut.data() : nullptr, base == "2");
-  outputs[c.nameOf("o")] = std::move(out);
-  if (lse >= 0)
-    outputs[c.nameOf("lse")] = std::move(lseOut);
-  return true;
-}
-
 bool linearAttentionRef(RefContext &c,
                         std::map<std::string, std::vector<double>> &outputs) {
   int q = c.tensor("q", 4), k = c.tensor("k", 4), v = c.tensor("v", 4),
@@ -241,7 +203,7 @@ bool rmsNormRef(RefContext &c,
 }
 
 bool isKnownReference(const std::string &name) {
-  return name == "attention_fwd" || name == "linear_attention" ||
+  return isAttentionReference(name) || name == "linear_attention" ||
          name == "rotary" || name == "matmul" || name == "rmsnorm";
 }
 
@@ -256,9 +218,11 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
   RefContext c{bundle, plan, inputs, bundle.reference, ""};
   std::string name = bundle.reference["name"].get<std::string>();
   bool ok;
-  if (name == "attention_fwd")
-    ok = attentionRef(c, outputs);
-  else if (name == "linear_attention")
+  // The attention family binds its own tensors (References/Attention.cpp).
+  if (isAttentionReference(name))
+    return attentionReference(bundle, plan, inputs, bundle.reference, outputs,
+                              error);
+  if (name == "linear_attention")
     ok = linearAttentionRef(c, outputs);
   else if (name == "rotary")
     ok = rotaryRef(c, outputs);
@@ -267,8 +231,9 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
   else if (name == "rmsnorm")
     ok = rmsNormRef(c, outputs);
   else
-    ok = c.fail("unknown reference (expected attention_fwd, "
-                "linear_attention, rotary, matmul or rmsnorm)");
+    ok = c.fail("unknown reference (expected attention_fwd, attention_gqa, "
+                "attention_varlen, attention_paged, linear_attention, "
+                "rotary, matmul or rmsnorm)");
   if (!ok)
     error = c.error;
   return ok;

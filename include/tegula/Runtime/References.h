@@ -29,6 +29,25 @@ void attentionForward(const double *q, const double *k, const double *v,
                       int64_t Dv, bool causal, double scale, double *o,
                       double *lse, bool lseBase2);
 
+/// attentionForward with HKV K/V heads (H a multiple of HKV; query head h
+/// reads K/V head h / (H / HKV)): k is [Z, HKV, N, D], v [Z, HKV, N, Dv].
+/// With `bottomRight`, the causal mask is aligned to the last key: row t
+/// sees keys s <= t + N - M, none when that is negative (o = 0, lse = -inf).
+void attentionForwardGqa(const double *q, const double *k, const double *v,
+                         int64_t Z, int64_t H, int64_t HKV, int64_t M,
+                         int64_t N, int64_t D, int64_t Dv, bool causal,
+                         bool bottomRight, double scale, double *o, double *lse,
+                         bool lseBase2);
+
+/// The attention references (References/Attention.cpp): attention_fwd,
+/// attention_gqa, attention_varlen, attention_paged (docs/runtime.md).
+bool isAttentionReference(const std::string &name);
+bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
+                        const std::vector<HostTensor> &inputs,
+                        const nlohmann::json &options,
+                        std::map<std::string, std::vector<double>> &outputs,
+                        std::string &error);
+
 /// Causal linear attention in its quadratic form on [B, T, H, D] inputs:
 /// o_t = scale * sum_{s <= t} (q_t . k_s) v_s; v and o are [B, T, H, Dv].
 void linearAttention(const double *q, const double *k, const double *v,

@@ -1,7 +1,10 @@
-//===- Attention.cpp - float64 softmax attention forward ------------------===//
+//===- Attention.cpp - float64 softmax attention references ---------------===//
 //
 // The textbook two-pass form (max, then exp-sum), one query row at a time:
-// nothing shared with how a tiled kernel computes it.
+// nothing shared with how a tiled kernel computes it. The dense reference
+// takes separate query and key lengths, grouped K/V heads (GQA/MQA) and a
+// causal mask aligned top-left or bottom-right; the varlen and paged
+// references gather each sequence into a dense one and call it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,22 +13,31 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace tegula::rt {
 
-void attentionForward(const double *q, const double *k, const double *v,
-                      int64_t Z, int64_t H, int64_t M, int64_t N, int64_t D,
-                      int64_t Dv, bool causal, double scale, double *o,
-                      double *lse, bool lseBase2) {
+using nlohmann::json;
+
+void attentionForwardGqa(const double *q, const double *k, const double *v,
+                         int64_t Z, int64_t H, int64_t HKV, int64_t M,
+                         int64_t N, int64_t D, int64_t Dv, bool causal,
+                         bool bottomRight, double scale, double *o, double *lse,
+                         bool lseBase2) {
   std::vector<double> scores(size_t(std::max<int64_t>(N, 1)));
+  int64_t group = H / HKV;
   for (int64_t zh = 0; zh < Z * H; ++zh) {
-    const double *kh = k + zh * N * D;
-    const double *vh = v + zh * N * Dv;
+    int64_t zkv = (zh / H) * HKV + (zh % H) / group;
+    const double *kh = k + zkv * N * D;
+    const double *vh = v + zkv * N * Dv;
     for (int64_t t = 0; t < M; ++t) {
       const double *qt = q + (zh * M + t) * D;
       double *ot = o + (zh * M + t) * Dv;
-      // Keys 0..keys-1 are visible; a causal row t sees s <= t.
-      int64_t keys = causal ? std::min(t + 1, N) : N;
+      // Keys 0..keys-1 are visible. Causal top-left: row t sees s <= t;
+      // bottom-right: s <= t + N - M (none when that is negative).
+      int64_t keys = N;
+      if (causal)
+        keys = std::clamp<int64_t>(t + 1 + (bottomRight ? N - M : 0), 0, N);
       double maxScore = -std::numeric_limits<double>::infinity();
       for (int64_t s = 0; s < keys; ++s) {
         double dot = 0;
@@ -52,6 +64,343 @@ void attentionForward(const double *q, const double *k, const double *v,
       }
     }
   }
+}
+
+void attentionForward(const double *q, const double *k, const double *v,
+                      int64_t Z, int64_t H, int64_t M, int64_t N, int64_t D,
+                      int64_t Dv, bool causal, double scale, double *o,
+                      double *lse, bool lseBase2) {
+  attentionForwardGqa(q, k, v, Z, H, H, M, N, D, Dv, causal, false, scale, o,
+                      lse, lseBase2);
+}
+
+namespace {
+/// The bundle's tensors and options as the attention references see them
+/// (the same rules as Reference.cpp's: roles map to parameter names through
+/// options.tensors, options fall back to template parameters).
+struct Ctx {
+  const Bundle &bundle;
+  const LaunchPlan &plan;
+  const std::vector<HostTensor> &inputs;
+  const json &options;
+  std::string error;
+
+  bool fail(const std::string &message) {
+    if (error.empty())
+      error = "reference '" + options.value("name", std::string()) +
+              "': " + message;
+    return false;
+  }
+
+  std::string nameOf(const std::string &role) const {
+    auto map = options.find("tensors");
+    if (map != options.end() && map->is_object() && map->contains(role) &&
+        (*map)[role].is_string())
+      return (*map)[role].get<std::string>();
+    return role;
+  }
+
+  int index(const std::string &role) const {
+    std::string name = nameOf(role);
+    for (size_t i = 0; i < bundle.params.size(); ++i)
+      if (bundle.params[i].name == name && bundle.params[i].isTensor)
+        return int(i);
+    return -1;
+  }
+
+  int tensor(const std::string &role, size_t rank) {
+    int i = index(role);
+    if (i < 0)
+      return fail("the kernel has no tensor parameter '" + nameOf(role) +
+                  "' (set \"tensors\": {\"" + role + "\": NAME})"),
+             -1;
+    if (plan.shapes[size_t(i)].size() != rank)
+      return fail("tensor '" + nameOf(role) + "' must have rank " +
+                  std::to_string(rank)),
+             -1;
+    return i;
+  }
+
+  const std::vector<int64_t> &shape(int i) const {
+    return plan.shapes[size_t(i)];
+  }
+  std::vector<double> values(int i) const {
+    return inputs[size_t(i)].toDoubles();
+  }
+  const std::string &param(int i) const {
+    return bundle.params[size_t(i)].name;
+  }
+
+  bool flag(const std::string &key, const std::string &templateKey,
+            bool fallback) const {
+    if (auto it = options.find(key); it != options.end() && it->is_boolean())
+      return it->get<bool>();
+    const json &t = bundle.templateParams;
+    if (auto it = t.find(templateKey); it != t.end()) {
+      if (it->is_boolean())
+        return it->get<bool>();
+      if (it->is_number_integer())
+        return it->get<int64_t>() != 0;
+    }
+    return fallback;
+  }
+
+  /// The scalar parameter `name`, if the kernel has one.
+  std::optional<double> scalar(const std::string &name) const {
+    for (size_t i = 0; i < bundle.params.size(); ++i)
+      if (bundle.params[i].name == name && !bundle.params[i].isTensor)
+        return plan.scalars[i].asDouble();
+    return std::nullopt;
+  }
+
+  /// options.scale: a number or a scalar's name; else the scalar 'scale';
+  /// else 1/sqrt(D).
+  bool scale(int64_t D, double &out) {
+    std::string name = "scale";
+    if (auto it = options.find("scale"); it != options.end()) {
+      if (it->is_number()) {
+        out = it->get<double>();
+        return true;
+      }
+      if (!it->is_string())
+        return fail("'scale' must be a number or a scalar parameter's name");
+      name = it->get<std::string>();
+    }
+    if (auto value = scalar(name)) {
+      out = *value;
+      return true;
+    }
+    if (options.contains("scale"))
+      return fail("no scalar parameter '" + name + "'");
+    out = 1 / std::sqrt(double(D));
+    return true;
+  }
+
+  /// Whether dim `da` of tensor `a` equals dim `db` of tensor `b`.
+  bool same(int a, size_t da, int b, size_t db) {
+    if (shape(a)[da] == shape(b)[db])
+      return true;
+    return fail("tensors '" + param(a) + "' " + formatShape(shape(a)) +
+                " and '" + param(b) + "' " + formatShape(shape(b)) +
+                " do not fit together");
+  }
+
+  /// Query heads H over K/V heads HKV: H a positive multiple of HKV.
+  bool grouped(int qt, size_t dq, int kt, size_t dk) {
+    int64_t h = shape(qt)[dq], hkv = shape(kt)[dk];
+    if (hkv > 0 && h % hkv == 0)
+      return true;
+    return fail("'" + param(qt) + "' has " + std::to_string(h) +
+                " heads, not a multiple of the " + std::to_string(hkv) +
+                " K/V heads of '" + param(kt) + "'");
+  }
+};
+
+/// "attention_fwd" and "attention_gqa": q [Z,H,M,D], k [Z,HKV,N,D],
+/// v [Z,HKV,N,Dv] -> o [Z,H,M,Dv], optional lse [Z,H,M].
+bool denseRef(Ctx &c, bool bottomRightDefault,
+              std::map<std::string, std::vector<double>> &outputs) {
+  int q = c.tensor("q", 4), k = c.tensor("k", 4), v = c.tensor("v", 4),
+      o = c.tensor("o", 4);
+  if (q < 0 || k < 0 || v < 0 || o < 0)
+    return false;
+  const auto &qs = c.shape(q), &ks = c.shape(k), &vs = c.shape(v);
+  if (!c.same(q, 0, k, 0) || !c.same(q, 0, v, 0) || !c.same(q, 0, o, 0) ||
+      !c.same(q, 1, o, 1) || !c.same(k, 1, v, 1) || !c.grouped(q, 1, k, 1))
+    return false;
+  if (!c.same(q, 3, k, 3) || !c.same(k, 2, v, 2) || !c.same(q, 2, o, 2) ||
+      !c.same(v, 3, o, 3))
+    return false;
+  int lse = c.index("lse");
+  if (lse >= 0 && (c.shape(lse).size() != 3 || c.shape(lse)[0] != qs[0] ||
+                   c.shape(lse)[1] != qs[1] || c.shape(lse)[2] != qs[2]))
+    return c.fail("tensor '" + c.nameOf("lse") + "' must be [Z, H, M]");
+  std::string base = "e";
+  if (auto it = c.options.find("lse_base"); it != c.options.end())
+    base = it->is_string() ? it->get<std::string>() : "";
+  if (base != "e" && base != "2")
+    return c.fail("'lse_base' must be \"e\" or \"2\"");
+  std::string align = bottomRightDefault ? "bottom_right" : "top_left";
+  if (auto it = c.options.find("causal_align"); it != c.options.end())
+    align = it->is_string() ? it->get<std::string>() : "";
+  if (align != "top_left" && align != "bottom_right")
+    return c.fail("'causal_align' must be \"top_left\" or \"bottom_right\"");
+  double scale;
+  if (!c.scale(qs[3], scale))
+    return false;
+  bool causal = c.flag("causal", "CAUSAL", false);
+  std::vector<double> out(size_t(qs[0] * qs[1] * qs[2] * vs[3]));
+  std::vector<double> lseOut(lse >= 0 ? size_t(qs[0] * qs[1] * qs[2]) : 0);
+  std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
+  attentionForwardGqa(qv.data(), kv.data(), vv.data(), qs[0], qs[1], ks[1],
+                      qs[2], ks[2], qs[3], vs[3], causal,
+                      align == "bottom_right", scale, out.data(),
+                      lse >= 0 ? lseOut.data() : nullptr, base == "2");
+  outputs[c.nameOf("o")] = std::move(out);
+  if (lse >= 0)
+    outputs[c.nameOf("lse")] = std::move(lseOut);
+  return true;
+}
+
+/// "attention_varlen": packed sequences. q [T,H,D], k [T,HKV,D],
+/// v [T,HKV,Dv] -> o [T,H,Dv]; sequence b is rows cu_seqlens[b] ..
+/// cu_seqlens[b+1] - 1, attending only within itself (causal: row t of a
+/// sequence sees its keys s <= t). Rows in no sequence are NaN: the kernel
+/// must leave them unwritten (the runner poisons outputs with NaN).
+bool varlenRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
+  int q = c.tensor("q", 3), k = c.tensor("k", 3), v = c.tensor("v", 3),
+      o = c.tensor("o", 3), cu = c.tensor("cu_seqlens", 1);
+  if (q < 0 || k < 0 || v < 0 || o < 0 || cu < 0)
+    return false;
+  const auto &qs = c.shape(q), &ks = c.shape(k), &vs = c.shape(v);
+  if (!c.same(q, 0, k, 0) || !c.same(q, 0, v, 0) || !c.same(q, 0, o, 0) ||
+      !c.same(q, 1, o, 1) || !c.same(k, 1, v, 1) || !c.grouped(q, 1, k, 1) ||
+      !c.same(q, 2, k, 2) || !c.same(v, 2, o, 2))
+    return false;
+  int64_t T = qs[0], H = qs[1], HKV = ks[1], D = qs[2], Dv = vs[2];
+  std::vector<double> bounds = c.values(cu);
+  if (bounds.empty())
+    return c.fail("'" + c.nameOf("cu_seqlens") + "' is empty");
+  std::string maxName = "max_seqlen";
+  if (auto it = c.options.find("max_seqlen"); it != c.options.end()) {
+    if (!it->is_string())
+      return c.fail("'max_seqlen' must be a scalar parameter's name");
+    maxName = it->get<std::string>();
+  }
+  std::optional<double> maxLen = c.scalar(maxName);
+  for (size_t b = 0; b < bounds.size(); ++b) {
+    bool ok = bounds[b] >= 0 && bounds[b] <= double(T) &&
+              (b == 0 || bounds[b] >= bounds[b - 1]);
+    if (!ok)
+      return c.fail("'" + c.nameOf("cu_seqlens") + "'[" + std::to_string(b) +
+                    "] = " + std::to_string(int64_t(bounds[b])) +
+                    " is not a non-decreasing row index in 0.." +
+                    std::to_string(T));
+    if (b > 0 && maxLen && bounds[b] - bounds[b - 1] > *maxLen)
+      return c.fail(
+          "sequence " + std::to_string(b - 1) + " has " +
+          std::to_string(int64_t(bounds[b] - bounds[b - 1])) +
+          " rows, more than max_seqlen = " + std::to_string(int64_t(*maxLen)));
+  }
+  double scale;
+  if (!c.scale(D, scale))
+    return false;
+  bool causal = c.flag("causal", "CAUSAL", false);
+  std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
+  std::vector<double> out(size_t(T * H * Dv),
+                          std::numeric_limits<double>::quiet_NaN());
+  for (size_t b = 0; b + 1 < bounds.size(); ++b) {
+    int64_t start = int64_t(bounds[b]), L = int64_t(bounds[b + 1]) - start;
+    // Gather the sequence into [H, L, D] and [HKV, L, D].
+    std::vector<double> qb(size_t(H * L * D)), kb(size_t(HKV * L * D)),
+        vb(size_t(HKV * L * Dv)), ob(size_t(H * L * Dv));
+    for (int64_t t = 0; t < L; ++t) {
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t d = 0; d < D; ++d)
+          qb[size_t((h * L + t) * D + d)] =
+              qv[size_t(((start + t) * H + h) * D + d)];
+      for (int64_t h = 0; h < HKV; ++h) {
+        for (int64_t d = 0; d < D; ++d)
+          kb[size_t((h * L + t) * D + d)] =
+              kv[size_t(((start + t) * HKV + h) * D + d)];
+        for (int64_t d = 0; d < Dv; ++d)
+          vb[size_t((h * L + t) * Dv + d)] =
+              vv[size_t(((start + t) * HKV + h) * Dv + d)];
+      }
+    }
+    attentionForwardGqa(qb.data(), kb.data(), vb.data(), 1, H, HKV, L, L, D, Dv,
+                        causal, false, scale, ob.data(), nullptr, false);
+    for (int64_t t = 0; t < L; ++t)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t d = 0; d < Dv; ++d)
+          out[size_t(((start + t) * H + h) * Dv + d)] =
+              ob[size_t((h * L + t) * Dv + d)];
+  }
+  outputs[c.nameOf("o")] = std::move(out);
+  return true;
+}
+
+/// "attention_paged": one query per sequence against a paged K/V cache.
+/// q [B,H,D], k_cache [P,PAGE,HKV,D], v_cache [P,PAGE,HKV,Dv],
+/// block_table [B,MAXP], seq_lens [B] -> o [B,H,Dv]. Key j of sequence b is
+/// row j % PAGE of page block_table[b, j / PAGE]; a sequence of length 0
+/// gives 0.
+bool pagedRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
+  int q = c.tensor("q", 3), k = c.tensor("k_cache", 4),
+      v = c.tensor("v_cache", 4), o = c.tensor("o", 3),
+      table = c.tensor("block_table", 2), lens = c.tensor("seq_lens", 1);
+  if (q < 0 || k < 0 || v < 0 || o < 0 || table < 0 || lens < 0)
+    return false;
+  const auto &qs = c.shape(q), &ks = c.shape(k), &vs = c.shape(v);
+  if (!c.same(k, 0, v, 0) || !c.same(k, 1, v, 1) || !c.same(k, 2, v, 2) ||
+      !c.grouped(q, 1, k, 2) || !c.same(q, 2, k, 3) || !c.same(q, 0, o, 0) ||
+      !c.same(q, 1, o, 1) || !c.same(v, 3, o, 2) || !c.same(q, 0, table, 0) ||
+      !c.same(q, 0, lens, 0))
+    return false;
+  int64_t B = qs[0], H = qs[1], D = qs[2], P = ks[0], PAGE = ks[1], HKV = ks[2],
+          Dv = vs[3], MAXP = c.shape(table)[1];
+  double scale;
+  if (!c.scale(D, scale))
+    return false;
+  std::vector<double> tv = c.values(table), lv = c.values(lens);
+  std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
+  std::vector<double> out(size_t(B * H * Dv));
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t L = int64_t(lv[size_t(b)]);
+    if (L < 0 || L > MAXP * PAGE)
+      return c.fail("'" + c.nameOf("seq_lens") + "'[" + std::to_string(b) +
+                    "] = " + std::to_string(L) + " is not in 0.." +
+                    std::to_string(MAXP * PAGE) + " (MAX_PAGES x PAGE)");
+    std::vector<double> kb(size_t(HKV * L * D)), vb(size_t(HKV * L * Dv));
+    for (int64_t j = 0; j < L; ++j) {
+      int64_t page = int64_t(tv[size_t(b * MAXP + j / PAGE)]);
+      if (page < 0 || page >= P)
+        return c.fail("'" + c.nameOf("block_table") + "'[" + std::to_string(b) +
+                      ", " + std::to_string(j / PAGE) +
+                      "] = " + std::to_string(page) + " is not a page in 0.." +
+                      std::to_string(P - 1));
+      int64_t row = page * PAGE + j % PAGE;
+      for (int64_t h = 0; h < HKV; ++h) {
+        for (int64_t d = 0; d < D; ++d)
+          kb[size_t((h * L + j) * D + d)] = kv[size_t((row * HKV + h) * D + d)];
+        for (int64_t d = 0; d < Dv; ++d)
+          vb[size_t((h * L + j) * Dv + d)] =
+              vv[size_t((row * HKV + h) * Dv + d)];
+      }
+    }
+    attentionForwardGqa(qv.data() + b * H * D, kb.data(), vb.data(), 1, H, HKV,
+                        1, L, D, Dv, false, false, scale,
+                        out.data() + b * H * Dv, nullptr, false);
+  }
+  outputs[c.nameOf("o")] = std::move(out);
+  return true;
+}
+} // namespace
+
+bool isAttentionReference(const std::string &name) {
+  return name == "attention_fwd" || name == "attention_gqa" ||
+         name == "attention_varlen" || name == "attention_paged";
+}
+
+bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
+                        const std::vector<HostTensor> &inputs,
+                        const json &options,
+                        std::map<std::string, std::vector<double>> &outputs,
+                        std::string &error) {
+  Ctx c{bundle, plan, inputs, options, ""};
+  std::string name = options.value("name", std::string());
+  bool ok = false;
+  if (name == "attention_fwd" || name == "attention_gqa")
+    ok = denseRef(c, name == "attention_gqa", outputs);
+  else if (name == "attention_varlen")
+    ok = varlenRef(c, outputs);
+  else if (name == "attention_paged")
+    ok = pagedRef(c, outputs);
+  else
+    c.fail("not an attention reference");
+  if (!ok)
+    error = c.error;
+  return ok;
 }
 
 } // namespace tegula::rt
