@@ -286,22 +286,8 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
     }
   }
 
-  static const int64_t gridLimit[3] = {INT32_MAX, 65535, 65535};
-  for (int d = 0; d < 3; ++d) {
-    std::string err;
-    if (!bundle.grid[d].eval(p.env, p.grid[d], err)) {
-      error = "grid[" + std::to_string(d) + "]: " + err;
-      return false;
-    }
-    if (p.grid[d] < 1 || p.grid[d] > gridLimit[d]) {
-      error = "grid[" + std::to_string(d) + "] '" +
-              abbreviate(bundle.grid[d].text()) +
-              "' = " + std::to_string(p.grid[d]) + " is outside [1, " +
-              std::to_string(gridLimit[d]) + "] (" +
-              formatValues(bundle.grid[d], p.env) + ")";
-      return false;
-    }
-  }
+  if (!applyConfig(bundle, 0, p, error))
+    return false;
 
   for (auto [expr, out] : {std::pair{&bundle.flops, &p.flops},
                            std::pair{&bundle.bytes, &p.bytes}}) {
@@ -315,11 +301,37 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
     }
     *out = v;
   }
+  plan = std::move(p);
+  return true;
+}
+
+bool applyConfig(const Bundle &bundle, int index, LaunchPlan &p,
+                 std::string &error) {
+  const Config &config = bundle.configs[size_t(index)];
+  p.config = index;
+  static const int64_t gridLimit[3] = {INT32_MAX, 65535, 65535};
+  for (int d = 0; d < 3; ++d) {
+    std::string err;
+    if (!config.grid[d].eval(p.env, p.grid[d], err)) {
+      error = "grid[" + std::to_string(d) + "]: " + err;
+      return false;
+    }
+    if (p.grid[d] < 1 || p.grid[d] > gridLimit[d]) {
+      error = "grid[" + std::to_string(d) + "] '" +
+              abbreviate(config.grid[d].text()) +
+              "' = " + std::to_string(p.grid[d]) + " is outside [1, " +
+              std::to_string(gridLimit[d]) + "] (" +
+              formatValues(config.grid[d], p.env) + ")";
+      return false;
+    }
+  }
+
+  p.variant = -1;
   // The first variant whose conditions all hold; any that fails to
   // evaluate is skipped (the general code always applies).
-  for (size_t i = 0; i < bundle.variants.size() && p.variant < 0; ++i) {
+  for (size_t i = 0; i < config.variants.size() && p.variant < 0; ++i) {
     bool holds = true;
-    for (const Expr &when : bundle.variants[i].when) {
+    for (const Expr &when : config.variants[i].when) {
       int64_t v;
       std::string err;
       holds = holds && when.eval(p.env, v, err) && v != 0;
@@ -327,7 +339,6 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
     if (holds)
       p.variant = int(i);
   }
-  plan = std::move(p);
   return true;
 }
 

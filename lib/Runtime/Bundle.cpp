@@ -34,16 +34,35 @@ bool Bundle::isSizeVar(std::string_view name) const {
   return sizeVarIndex.count(name) != 0;
 }
 
-const std::string &Bundle::ptxOf(int variant) const {
-  return variant < 0 ? ptx : variants[variant].ptx;
+int Bundle::findConfig(std::string_view name) const {
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (configs[i].name == name)
+      return int(i);
+  return -1;
 }
 
-int64_t Bundle::sharedBytesOf(int variant) const {
-  return variant < 0 ? sharedBytes : variants[variant].sharedBytes;
+const std::string &Bundle::ptxOf(int config, int variant) const {
+  const Config &c = configs[size_t(config)];
+  return variant < 0 ? c.ptx : c.variants[size_t(variant)].ptx;
 }
 
-std::string Bundle::variantName(int variant) const {
-  return variant < 0 ? "general" : variants[variant].name;
+const std::string &Bundle::cubinOf(int config, int variant) const {
+  const Config &c = configs[size_t(config)];
+  return variant < 0 ? c.cubin : c.variants[size_t(variant)].cubin;
+}
+
+int64_t Bundle::sharedBytesOf(int config, int variant) const {
+  const Config &c = configs[size_t(config)];
+  return variant < 0 ? c.sharedBytes : c.variants[size_t(variant)].sharedBytes;
+}
+
+std::string Bundle::variantName(int config, int variant) const {
+  return variant < 0 ? "general"
+                     : configs[size_t(config)].variants[size_t(variant)].name;
+}
+
+std::string Bundle::configName(int config) const {
+  return listsConfigs ? configs[size_t(config)].name : "default";
 }
 
 std::vector<unsigned> Bundle::abiParamBits() const {
@@ -168,6 +187,185 @@ bool parseUserJson(const std::string &text, json &value, std::string &error) {
   return true;
 }
 
+namespace {
+/// A file named by a bundle field sits beside KERNEL.json, never elsewhere.
+bool isPlainFileName(const std::string &name) {
+  return !name.empty() && name[0] != '.' &&
+         name.find_first_of("/\\") == std::string::npos;
+}
+
+/// grid, requires, flops, bytes and `when` may use size variables and
+/// integer scalars.
+void checkNames(const Bundle &b, Validator &v, const Expr &e,
+                const std::string &what) {
+  for (const std::string &n : e.names()) {
+    const Param *p = b.findParam(n);
+    if (b.isSizeVar(n) || (p && !p->isTensor && p->dtype != DType::F32))
+      continue;
+    v.fail(what + " '" + abbreviate(e.text()) + "' uses '" + abbreviate(n) +
+           "', which is neither a size variable nor an integer scalar "
+           "parameter");
+  }
+}
+
+/// An optional file-name field ("cubin", a config's "ptx").
+void getFileName(Validator &v, const json &obj, const char *key,
+                 const std::string &where, std::string &out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null())
+    return;
+  if (!it->is_string() || !isPlainFileName(it->get<std::string>())) {
+    v.fail(where + "'" + key + "' must name a file beside the bundle");
+    return;
+  }
+  out = it->get<std::string>();
+}
+
+/// The optional ptxas figures ("registers", "spill_bytes").
+void getStats(Validator &v, const json &obj, const std::string &where,
+              std::optional<int64_t> &registers,
+              std::optional<int64_t> &spillBytes) {
+  for (auto [key, out] : {std::pair{"registers", &registers},
+                          std::pair{"spill_bytes", &spillBytes}}) {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null())
+      continue;
+    if (!it->is_number_integer() || !fitsInt64(*it) || it->get<int64_t>() < 0)
+      v.fail(where + "'" + key + "' must be a non-negative integer");
+    else
+      *out = it->get<int64_t>();
+  }
+}
+
+/// What a config holds: the top level's fields for configs[0] of a bundle
+/// without "configs", else one entry of "configs" (`where` prefixes
+/// messages: "" or "configs[1] ").
+void parseCode(const Bundle &b, Validator &v, const json &obj,
+               const std::string &where, Config &c) {
+  Validator local{"", ""};
+  local.getInt(obj, "threads", c.threads);
+  local.getInt(obj, "shared_bytes", c.sharedBytes);
+  if (!local.error.empty()) {
+    v.fail(where + local.error);
+    return;
+  }
+  if (c.threads < 1 || c.threads > 1024)
+    v.fail(where + "threads must be in [1, 1024], got " +
+           std::to_string(c.threads));
+  if (c.sharedBytes < 0 || c.sharedBytes > (int64_t(1) << 30))
+    v.fail(where +
+           "shared_bytes out of range: " + std::to_string(c.sharedBytes));
+  getFileName(v, obj, "cubin", where, c.cubinPath);
+  getStats(v, obj, where, c.registers, c.spillBytes);
+  auto grid = obj.find("grid");
+  if (grid == obj.end() || !grid->is_array() || grid->size() != 3) {
+    v.fail(where + "'grid' must be an array of 3 expressions");
+  } else {
+    for (size_t i = 0; i < 3; ++i) {
+      std::string what = where + "grid[" + std::to_string(i) + "]";
+      if (v.getExpr((*grid)[i], what, c.grid[i]))
+        checkNames(b, v, c.grid[i], what);
+    }
+  }
+  auto list = obj.find("variants");
+  if (list == obj.end() || list->is_null())
+    return;
+  if (!list->is_array() || list->size() > 64) {
+    v.fail(where + "'variants' must be an array of at most 64 objects");
+    return;
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json &item = (*list)[i];
+    std::string what = where + "variants[" + std::to_string(i) + "]";
+    if (!item.is_object()) {
+      v.fail(what + " must be an object");
+      continue;
+    }
+    Variant variant;
+    v.getString(item, "name", variant.name);
+    v.getString(item, "ptx", variant.ptxPath);
+    v.getInt(item, "shared_bytes", variant.sharedBytes);
+    if (!isIdentifier(variant.name))
+      v.fail(what + " name '" + abbreviate(variant.name) +
+             "' is not an identifier");
+    if (!isPlainFileName(variant.ptxPath))
+      v.fail(what + " ptx '" + abbreviate(variant.ptxPath) +
+             "' must name a file beside the bundle");
+    if (variant.sharedBytes < 0 || variant.sharedBytes > (int64_t(1) << 30))
+      v.fail(what + " shared_bytes out of range");
+    getFileName(v, item, "cubin", what + " ", variant.cubinPath);
+    getStats(v, item, what + " ", variant.registers, variant.spillBytes);
+    auto when = item.find("when");
+    if (when == item.end() || !when->is_array() || when->size() > 64) {
+      v.fail(what + " 'when' must be an array of at most 64 expressions");
+    } else {
+      for (size_t w = 0; w < when->size(); ++w) {
+        Expr e;
+        std::string whenWhat = what + " when[" + std::to_string(w) + "]";
+        if (v.getExpr((*when)[w], whenWhat, e))
+          checkNames(b, v, e, whenWhat);
+        variant.when.push_back(std::move(e));
+      }
+    }
+    c.variants.push_back(std::move(variant));
+  }
+}
+
+/// The "configs" field: named configs with their own PTX files; the top
+/// level must describe the first, so that launchers ignoring the field run
+/// it.
+void parseConfigs(Bundle &b, Validator &v, const json &root, const json &list) {
+  if (!list.is_array() || list.empty() || list.size() > 4096) {
+    v.fail("'configs' must be an array of 1 to 4096 objects");
+    return;
+  }
+  Config top = std::move(b.configs[0]);
+  b.configs.clear();
+  for (size_t i = 0; i < list.size() && v.error.empty(); ++i) {
+    const json &item = list[i];
+    std::string where = "configs[" + std::to_string(i) + "] ";
+    if (!item.is_object()) {
+      v.fail(where + "must be an object");
+      return;
+    }
+    Config c;
+    Validator local{"", ""};
+    local.getString(item, "name", c.name);
+    local.getString(item, "ptx", c.ptxPath);
+    if (!local.error.empty())
+      v.fail(where + local.error);
+    else if (c.name.empty() || c.name.find_first_of(";\n") != std::string::npos)
+      v.fail(where + "name '" + abbreviate(c.name) +
+             "' must be non-empty, without ';'");
+    else if (b.findConfig(c.name) >= 0)
+      v.fail(where + "name '" + abbreviate(c.name) + "' is used twice");
+    else if (!isPlainFileName(c.ptxPath))
+      v.fail(where + "'ptx' must name a file beside the bundle");
+    if (auto d = item.find("defines"); d != item.end() && !d->is_null()) {
+      if (!d->is_object())
+        v.fail(where + "'defines' must be an object");
+      else
+        c.defines = *d;
+    }
+    parseCode(b, v, item, where, c);
+    b.configs.push_back(std::move(c));
+  }
+  if (!v.error.empty())
+    return;
+  const Config &first = b.configs[0];
+  bool same = top.threads == first.threads &&
+              top.sharedBytes == first.sharedBytes &&
+              top.variants.size() == first.variants.size();
+  for (size_t d = 0; d < 3; ++d)
+    same = same && top.grid[d].text() == first.grid[d].text();
+  if (!same)
+    v.fail("the top level (threads, shared_bytes, grid, variants) must "
+           "describe configs[0] '" +
+           abbreviate(first.name) + "'");
+  (void)root;
+}
+} // namespace
+
 bool parseBundleJson(const std::string &text, const std::string &jsonPath,
                      Bundle &bundle, std::string &error) {
   Validator v{"bundle '" + jsonPath + "': ", ""};
@@ -186,8 +384,9 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
   b.entry = b.kernel;
   v.getString(root, "entry", b.entry, /*required=*/false);
   v.getString(root, "target", b.target);
-  v.getInt(root, "threads", b.threads);
-  v.getInt(root, "shared_bytes", b.sharedBytes);
+  Config top;
+  v.getInt(root, "threads", top.threads);
+  v.getInt(root, "shared_bytes", top.sharedBytes);
   if (!v.error.empty()) {
     error = v.error;
     return false;
@@ -196,10 +395,6 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
       !std::isdigit((unsigned char)b.target[3]) ||
       !std::isdigit((unsigned char)b.target[4]))
     v.fail("target '" + b.target + "' is not of the form sm_XY");
-  if (b.threads < 1 || b.threads > 1024)
-    v.fail("threads must be in [1, 1024], got " + std::to_string(b.threads));
-  if (b.sharedBytes < 0 || b.sharedBytes > (int64_t(1) << 30))
-    v.fail("shared_bytes out of range: " + std::to_string(b.sharedBytes));
 
   if (auto it = root.find("template"); it != root.end() && !it->is_null()) {
     if (!it->is_object())
@@ -217,6 +412,7 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
       v.fail("field 'reference' must be a name or an object with a string "
              "'name'");
   }
+  getFileName(v, root, "tuning", "", b.tuningPath);
 
   auto sizeVars = root.find("size_vars");
   if (sizeVars == root.end() || !sizeVars->is_array()) {
@@ -308,27 +504,6 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
     addParam(std::move(p));
   }
 
-  // grid, requires, flops and bytes may also use integer scalars.
-  auto checkNames = [&](const Expr &e, const std::string &what) {
-    for (const std::string &n : e.names()) {
-      const Param *p = b.findParam(n);
-      if (b.isSizeVar(n) || (p && !p->isTensor && p->dtype != DType::F32))
-        continue;
-      v.fail(what + " '" + abbreviate(e.text()) + "' uses '" + abbreviate(n) +
-             "', which is neither a size variable nor an integer scalar "
-             "parameter");
-    }
-  };
-  auto grid = root.find("grid");
-  if (grid == root.end() || !grid->is_array() || grid->size() != 3) {
-    v.fail("'grid' must be an array of 3 expressions");
-  } else {
-    for (size_t i = 0; i < 3; ++i) {
-      std::string what = "grid[" + std::to_string(i) + "]";
-      if (v.getExpr((*grid)[i], what, b.grid[i]))
-        checkNames(b.grid[i], what);
-    }
-  }
   if (auto req = root.find("requires"); req != root.end() && !req->is_null()) {
     if (!req->is_array())
       v.fail("'requires' must be an array of expressions");
@@ -337,7 +512,7 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
         Expr e;
         std::string what = "requires[" + std::to_string(i) + "]";
         if (v.getExpr((*req)[i], what, e))
-          checkNames(e, what);
+          checkNames(b, v, e, what);
         b.requires_.push_back(std::move(e));
       }
   }
@@ -347,52 +522,16 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
       continue;
     Expr e;
     if (v.getExpr(*it, key, e))
-      checkNames(e, key);
+      checkNames(b, v, e, key);
     (std::string(key) == "flops" ? b.flops : b.bytes) = std::move(e);
   }
-  if (auto list = root.find("variants");
+  parseCode(b, v, root, "", top);
+  b.configs.push_back(std::move(top));
+  if (auto list = root.find("configs");
       list != root.end() && !list->is_null()) {
-    if (!list->is_array() || list->size() > 64) {
-      v.fail("'variants' must be an array of at most 64 objects");
-    } else {
-      for (size_t i = 0; i < list->size(); ++i) {
-        const json &item = (*list)[i];
-        std::string what = "variants[" + std::to_string(i) + "]";
-        if (!item.is_object()) {
-          v.fail(what + " must be an object");
-          continue;
-        }
-        Variant variant;
-        v.getString(item, "name", variant.name);
-        v.getString(item, "ptx", variant.ptxPath);
-        v.getInt(item, "shared_bytes", variant.sharedBytes);
-        if (!isIdentifier(variant.name))
-          v.fail(what + " name '" + abbreviate(variant.name) +
-                 "' is not an identifier");
-        // A file beside KERNEL.json, never a path elsewhere.
-        if (variant.ptxPath.empty() ||
-            variant.ptxPath.find('/') != std::string::npos ||
-            variant.ptxPath.find('\\') != std::string::npos ||
-            variant.ptxPath[0] == '.')
-          v.fail(what + " ptx '" + abbreviate(variant.ptxPath) +
-                 "' must name a file beside the bundle");
-        if (variant.sharedBytes < 0 || variant.sharedBytes > (int64_t(1) << 30))
-          v.fail(what + " shared_bytes out of range");
-        auto when = item.find("when");
-        if (when == item.end() || !when->is_array() || when->size() > 64) {
-          v.fail(what + " 'when' must be an array of at most 64 expressions");
-        } else {
-          for (size_t w = 0; w < when->size(); ++w) {
-            Expr e;
-            std::string whenWhat = what + " when[" + std::to_string(w) + "]";
-            if (v.getExpr((*when)[w], whenWhat, e))
-              checkNames(e, whenWhat);
-            variant.when.push_back(std::move(e));
-          }
-        }
-        b.variants.push_back(std::move(variant));
-      }
-    }
+    b.listsConfigs = true;
+    if (v.error.empty())
+      parseConfigs(b, v, root, *list);
   }
 
   if (!v.error.empty()) {
@@ -479,6 +618,105 @@ std::string formatBits(const std::vector<unsigned> &bits) {
 }
 } // namespace
 
+namespace {
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+/// Reads a cubin named by the bundle: present and an ELF image.
+bool readCubin(const std::string &jsonPath, std::string &path,
+               std::string &bytes, std::string &error) {
+  if (path.empty())
+    return true;
+  path = directoryOf(jsonPath) + path;
+  std::string reason;
+  if (!readFile(path, bytes, reason)) {
+    error = "bundle '" + jsonPath + "': cannot open the cubin '" + path +
+            "': " + reason;
+    return false;
+  }
+  if (bytes.compare(0, 4,
+                    "\x7f"
+                    "ELF") != 0) {
+    error = "bundle '" + jsonPath + "': the cubin '" + path +
+            "' is not an ELF file";
+    bytes.clear();
+    return false;
+  }
+  return true;
+}
+
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/// Reads the tuning table the bundle names (docs/tuning.md) and marks the
+/// entries whose PTX hashes are not the bundle's.
+bool loadTuning(Bundle &bundle, std::string &error) {
+  if (bundle.tuningPath.empty())
+    return true;
+  std::string path = directoryOf(bundle.jsonPath) + bundle.tuningPath;
+  bundle.tuningPath = path;
+  std::string prefix =
+      "bundle '" + bundle.jsonPath + "': tuning table '" + path + "': ";
+  std::string text, reason;
+  json root;
+  if (!readFile(path, text, reason) || !parseUserJson(text, root, reason)) {
+    error = prefix + reason;
+    return false;
+  }
+  auto entries = root.is_object() ? root.find("entries") : root.end();
+  if (!root.is_object() || entries == root.end() || !entries->is_array()) {
+    error = prefix + "expected an object with an array 'entries'";
+    return false;
+  }
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const json &item = (*entries)[i];
+    std::string where = prefix + "entries[" + std::to_string(i) + "] ";
+    if (!item.is_object() || !item.contains("device") ||
+        !item["device"].is_string() || !item.contains("winner") ||
+        !item["winner"].is_string()) {
+      error = where + "needs string fields 'device' and 'winner'";
+      return false;
+    }
+    TuningEntry entry;
+    entry.device = item["device"].get<std::string>();
+    entry.winner = item["winner"].get<std::string>();
+    auto bucket = item.find("bucket");
+    if (bucket == item.end() || !bucket->is_object() ||
+        bucket->size() != bundle.sizeVars.size()) {
+      error = where + "'bucket' must give each size variable (" +
+              joinList(bundle.sizeVars) + ") a power of two";
+      return false;
+    }
+    for (const std::string &var : bundle.sizeVars) {
+      auto value = bucket->find(var);
+      if (value == bucket->end() || !value->is_number_integer() ||
+          !fitsInt64(*value) || !isPowerOfTwo(value->get<int64_t>())) {
+        error = where + "'bucket' must give each size variable (" +
+                joinList(bundle.sizeVars) + ") a power of two";
+        return false;
+      }
+      entry.bucket.push_back(value->get<int64_t>());
+    }
+    // Stale: the kernel was rebuilt since it was tuned, so the timings
+    // describe other code (a renamed or missing config counts too).
+    auto hashes = item.find("ptx_sha256");
+    entry.stale = bundle.findConfig(entry.winner) < 0 || hashes == item.end() ||
+                  !hashes->is_object() ||
+                  hashes->size() != bundle.configs.size();
+    for (const Config &c : bundle.configs) {
+      if (entry.stale)
+        break;
+      auto hash = hashes->find(c.name);
+      entry.stale = hash == hashes->end() || !hash->is_string() ||
+                    hash->get<std::string>() != c.ptxSha256;
+    }
+    bundle.tuning.push_back(std::move(entry));
+  }
+  return true;
+}
+} // namespace
+
 bool loadBundle(const std::string &jsonPath, Bundle &bundle,
                 std::string &error) {
   std::string text, reason;
@@ -489,53 +727,83 @@ bool loadBundle(const std::string &jsonPath, Bundle &bundle,
   if (!parseBundleJson(text, jsonPath, bundle, error))
     return false;
 
-  // KERNEL.ptx sits beside KERNEL.json.
+  // KERNEL.ptx sits beside KERNEL.json; launchers that ignore "configs"
+  // run it, so it is read even then.
   std::string base = jsonPath;
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0)
     base.resize(base.size() - 5);
-  bundle.ptxPath = base + ".ptx";
-  if (!readFile(bundle.ptxPath, bundle.ptx, reason)) {
-    error = "bundle '" + jsonPath + "': cannot open the PTX '" +
-            bundle.ptxPath + "': " + reason;
+  std::string topPtx = base + ".ptx", topText;
+  if (!readFile(topPtx, topText, reason)) {
+    error = "bundle '" + jsonPath + "': cannot open the PTX '" + topPtx +
+            "': " + reason;
     return false;
   }
 
-  // Variants' PTX files sit beside it too, with the same entry and ABI.
-  std::string directory;
-  if (size_t slash = jsonPath.find_last_of('/'); slash != std::string::npos)
-    directory = jsonPath.substr(0, slash + 1);
-  for (Variant &variant : bundle.variants) {
-    variant.ptxPath = directory + variant.ptxPath;
-    if (!readFile(variant.ptxPath, variant.ptx, reason)) {
-      error = "bundle '" + jsonPath + "': cannot open the PTX '" +
-              variant.ptxPath + "' of variant '" + variant.name +
-              "': " + reason;
-      return false;
-    }
-  }
+  // Every other file sits beside it too, with the same entry and ABI.
+  std::string directory = directoryOf(jsonPath);
   std::vector<unsigned> expected = bundle.abiParamBits();
-  for (int i = -1; i < int(bundle.variants.size()); ++i) {
-    const std::string &path =
-        i < 0 ? bundle.ptxPath : bundle.variants[i].ptxPath;
-    std::vector<unsigned> bits;
-    if (!ptxEntryParams(bundle.ptxOf(i), bundle.entry, bits)) {
-      error = "bundle '" + jsonPath + "': '" + path + "' has no .entry '" +
-              bundle.entry + "'";
-      return false;
+  for (size_t c = 0; c < bundle.configs.size(); ++c) {
+    Config &config = bundle.configs[c];
+    std::string ofConfig = bundle.listsConfigs
+                               ? " of config '" + abbreviate(config.name) + "'"
+                               : std::string();
+    if (!bundle.listsConfigs) {
+      config.ptxPath = topPtx;
+      config.ptx = std::move(topText);
+    } else {
+      config.ptxPath = directory + config.ptxPath;
+      if (config.ptxPath == topPtx) {
+        config.ptx = topText;
+      } else if (!readFile(config.ptxPath, config.ptx, reason)) {
+        error = "bundle '" + jsonPath + "': cannot open the PTX '" +
+                config.ptxPath + "'" + ofConfig + ": " + reason;
+        return false;
+      }
+      if (c == 0 && config.ptx != topText) {
+        error = "bundle '" + jsonPath + "': '" + topPtx +
+                "' must hold the PTX of configs[0] '" +
+                abbreviate(config.name) + "'";
+        return false;
+      }
     }
-    if (bits != expected) {
-      std::string which = i < 0
-                              ? std::string()
-                              : " of variant '" + bundle.variants[i].name + "'";
-      error = "bundle '" + jsonPath + "': the PTX entry '" + bundle.entry +
-              "'" + which + " takes parameters of " + formatBits(bits) +
-              " bits but KERNEL.json describes " + formatBits(expected) +
-              " (tensors 64, i32/bool/f32 32, i64 64, then one 32 per size "
-              "variable)";
+    config.ptxSha256 = sha256Hex(config.ptx);
+    if (!readCubin(jsonPath, config.cubinPath, config.cubin, error))
       return false;
+    for (Variant &variant : config.variants) {
+      variant.ptxPath = directory + variant.ptxPath;
+      if (!readFile(variant.ptxPath, variant.ptx, reason)) {
+        error = "bundle '" + jsonPath + "': cannot open the PTX '" +
+                variant.ptxPath + "' of variant '" + variant.name + "'" +
+                ofConfig + ": " + reason;
+        return false;
+      }
+      if (!readCubin(jsonPath, variant.cubinPath, variant.cubin, error))
+        return false;
+    }
+    for (int i = -1; i < int(config.variants.size()); ++i) {
+      const std::string &path =
+          i < 0 ? config.ptxPath : config.variants[size_t(i)].ptxPath;
+      std::vector<unsigned> bits;
+      if (!ptxEntryParams(bundle.ptxOf(int(c), i), bundle.entry, bits)) {
+        error = "bundle '" + jsonPath + "': '" + path + "' has no .entry '" +
+                bundle.entry + "'";
+        return false;
+      }
+      if (bits != expected) {
+        std::string which =
+            i < 0 ? std::string()
+                  : " of variant '" + config.variants[size_t(i)].name + "'";
+        error = "bundle '" + jsonPath + "': the PTX entry '" + bundle.entry +
+                "'" + which + ofConfig + " takes parameters of " +
+                formatBits(bits) + " bits but KERNEL.json describes " +
+                formatBits(expected) +
+                " (tensors 64, i32/bool/f32 32, i64 64, then one 32 per size "
+                "variable)";
+        return false;
+      }
     }
   }
-  return true;
+  return loadTuning(bundle, error);
 }
 
 } // namespace tegula::rt

@@ -53,65 +53,11 @@ template <typename F> int guarded(F &&body) {
   }
 }
 
-/// A file named by a bundle field sits beside KERNEL.json (as variants'
-/// PTX do), never elsewhere.
-bool isPlainFileName(const std::string &name) {
-  return !name.empty() && name[0] != '.' &&
-         name.find_first_of("/\\") == std::string::npos;
-}
-
-/// Reads the optional "cubin" fields (docs/runtime.md) of a loaded bundle:
-/// the general code's and each variant's, beside the JSON.
-bool loadCubins(tegula_rt_kernel &kernel, std::string &error) {
-  const Bundle &b = kernel.bundle;
-  std::string text, reason;
-  nlohmann::json root;
-  if (!readFile(b.jsonPath, text, reason) ||
-      !parseUserJson(text, root, reason)) {
-    error = "bundle '" + b.jsonPath + "': " + reason;
-    return false;
-  }
-  std::string directory;
-  if (size_t slash = b.jsonPath.find_last_of('/'); slash != std::string::npos)
-    directory = b.jsonPath.substr(0, slash + 1);
-  kernel.cubins.assign(b.variants.size() + 1, "");
-  for (int i = -1; i < int(b.variants.size()); ++i) {
-    const nlohmann::json &item =
-        i < 0 ? root : root.at("variants").at(size_t(i));
-    auto field = item.find("cubin");
-    if (field == item.end() || field->is_null())
-      continue;
-    std::string what = i < 0 ? std::string("'cubin'")
-                             : "variants[" + std::to_string(i) + "] 'cubin'";
-    if (!field->is_string() || !isPlainFileName(field->get<std::string>())) {
-      error = "bundle '" + b.jsonPath + "': " + what +
-              " must name a file beside the bundle";
-      return false;
-    }
-    std::string path = directory + field->get<std::string>();
-    std::string &bytes = kernel.cubins[size_t(i + 1)];
-    if (!readFile(path, bytes, reason)) {
-      error = "bundle '" + b.jsonPath + "': cannot open the cubin '" + path +
-              "': " + reason;
-      return false;
-    }
-    if (bytes.compare(0, 4,
-                      "\x7f"
-                      "ELF") != 0) {
-      error = "bundle '" + b.jsonPath + "': the cubin '" + path +
-              "' is not an ELF file";
-      return false;
-    }
-  }
-  return true;
-}
-
 bool loadKernel(tegula_rt_library &library, const std::string &jsonPath,
                 std::string &error) {
   auto kernel = std::make_unique<tegula_rt_kernel>();
   kernel->library = &library;
-  if (!loadBundle(jsonPath, kernel->bundle, error) ||
-      !loadCubins(*kernel, error))
+  if (!loadBundle(jsonPath, kernel->bundle, error))
     return false;
   for (const auto &other : library.kernels)
     if (other->bundle.kernel == kernel->bundle.kernel) {
@@ -331,7 +277,7 @@ const char *tegula_rt_kernel_json_path(const tegula_rt_kernel *kernel) {
 }
 
 int tegula_rt_kernel_threads(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.threads) : -1;
+  return kernel ? int(kernel->bundle.threadsOf(0)) : -1;
 }
 
 int tegula_rt_kernel_num_params(const tegula_rt_kernel *kernel) {
@@ -406,23 +352,24 @@ const char *tegula_rt_kernel_size_var(const tegula_rt_kernel *kernel,
 }
 
 int tegula_rt_kernel_num_variants(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.variants.size()) : -1;
+  return kernel ? int(kernel->bundle.configs[0].variants.size()) : -1;
 }
 
 const char *tegula_rt_kernel_variant_name(const tegula_rt_kernel *kernel,
                                           int variant) {
   if (!kernel || variant < 0 ||
-      size_t(variant) >= kernel->bundle.variants.size())
+      size_t(variant) >= kernel->bundle.configs[0].variants.size())
     return capi::fail(TEGULA_RT_ERROR_USAGE, "no such variant"), nullptr;
-  return kernel->bundle.variants[size_t(variant)].name.c_str();
+  return kernel->bundle.configs[0].variants[size_t(variant)].name.c_str();
 }
 
 int tegula_rt_kernel_uses_cubin(const tegula_rt_kernel *kernel, int variant,
                                 int major, int minor) {
-  if (!kernel || variant < -1 || variant >= int(kernel->bundle.variants.size()))
+  if (!kernel || variant < -1 ||
+      variant >= int(kernel->bundle.configs[0].variants.size()))
     return capi::fail(-1, "no such kernel or variant");
-  return !kernel->cubins[size_t(variant + 1)].empty() &&
-         capi::cubinMatches(kernel->bundle.target, major, minor);
+  return !kernel->bundle.cubinOf(0, variant).empty() &&
+         cubinRunsOn(kernel->bundle.target, major, minor);
 }
 
 int tegula_rt_binding_create(tegula_rt_kernel *kernel,
@@ -535,6 +482,16 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
     }
     if (!bindAndCheck(b, binding->inputs, binding->plan, error))
       return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
+    // The config: pinned, tuned for this device and shape, or the first.
+    if (b.listsConfigs) {
+      std::string device = b.tuning.empty() ? "" : capi::currentDeviceName();
+      if (!chooseConfig(b, binding->plan.env, device,
+                        std::getenv("TEGULA_CONFIG"), binding->choice, error))
+        return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
+      if (binding->choice.config != 0 &&
+          !applyConfig(b, binding->choice.config, binding->plan, error))
+        return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
+    }
     binding->checked = true;
     return capi::ok();
   });
@@ -588,7 +545,8 @@ int tegula_rt_binding_pack(tegula_rt_binding *binding) {
     // LoadedKernel::pack reads only the bundle and the plan: a kernel that
     // is not loaded packs without the driver.
     static const CudaDriver unloaded;
-    LoadedKernel packer(unloaded, b, binding->plan.variant);
+    LoadedKernel packer(unloaded, b, binding->plan.config,
+                        binding->plan.variant);
     std::string error;
     if (!packer.pack(binding->plan, pointers, binding->pack, error))
       return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);

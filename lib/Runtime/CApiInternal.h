@@ -12,6 +12,7 @@
 #include "tegula/Runtime/Binding.h"
 #include "tegula/Runtime/Bundle.h"
 #include "tegula/Runtime/LoadedKernel.h"
+#include "tegula/Runtime/Tuning.h"
 #include "tegula/tegula_rt.h"
 
 #include <memory>
@@ -25,26 +26,22 @@ int fail(int status, std::string message);
 /// Clears the thread's last error and returns TEGULA_RT_OK.
 int ok();
 
-/// A module loaded in one context for one variant (-1: the general code).
+/// A module loaded in one context for one config and variant (-1: the
+/// config's general code); LoadedKernel chose its cubin or PTX.
 struct LoadedImage {
   cu::Context context = nullptr;
-  int variant = -1;
-  bool cubin = false;
-  /// The bundle as loaded: a copy whose code is the cubin when one is used
-  /// (LoadedKernel loads `ptxOf(variant)`, which the driver takes either
-  /// way).
-  std::unique_ptr<Bundle> image;
+  int config = 0, variant = -1;
   std::unique_ptr<LoadedKernel> kernel;
 };
 
-/// Whether a cubin built for `target` is the right image for compute
-/// capability major.minor: the same sm_XY, any suffix.
-bool cubinMatches(const std::string &target, int major, int minor);
-
-/// Finds or loads the image of `variant` in the current context; `status`
-/// says why not (no driver, no context, a driver failure).
-LoadedImage *findOrLoad(tegula_rt_kernel &kernel, int variant, int &status,
-                        std::string &error);
+/// Finds or loads the image of `config`'s `variant` in the current
+/// context; `status` says why not (no driver, no context, a driver
+/// failure).
+LoadedImage *findOrLoad(tegula_rt_kernel &kernel, int config, int variant,
+                        int &status, std::string &error);
+/// The name of the current context's device ("" without a driver or a
+/// context), for tuned configs.
+std::string currentDeviceName();
 /// The current context, or null with `status` and `error` (no driver).
 cu::Context currentContext(int &status, std::string &error);
 const CudaDriver &driver();
@@ -54,8 +51,6 @@ const CudaDriver &driver();
 struct tegula_rt_kernel {
   tegula_rt_library *library = nullptr;
   tegula::rt::Bundle bundle;
-  /// Per variant + 1 (0: the general code): the cubin's bytes, or empty.
-  std::vector<std::string> cubins;
   /// Guarded by the cache lock in CApiLaunch.cpp; entries live as long as
   /// the library, so bindings may keep pointers to them.
   std::vector<std::unique_ptr<tegula::rt::capi::LoadedImage>> images;
@@ -77,6 +72,8 @@ struct tegula_rt_binding {
   tegula::rt::BindingInputs inputs;
   tegula::rt::LaunchPlan plan;
   tegula::rt::ArgumentPack pack;
+  /// How the config of the last check was chosen (docs/tuning.md).
+  tegula::rt::ConfigChoice choice;
   bool checked = false, packed = false;
   /// The image of the last launch, reused while the context is the same.
   tegula::rt::cu::Context lastContext = nullptr;

@@ -12,7 +12,6 @@
 
 #include <dlfcn.h>
 
-#include <cctype>
 #include <mutex>
 #include <new>
 
@@ -107,35 +106,20 @@ bool describeDevice(GpuDevice &device, std::string &error) {
   return true;
 }
 
-/// Loads the image of `variant` for the current context's device: its
-/// cubin when it was built for exactly this GPU, else (or if the driver
-/// refuses the cubin) its PTX.
+/// Loads config `config`'s `variant` for the current context's device
+/// (LoadedKernel picks the cubin or the PTX).
 std::unique_ptr<capi::LoadedImage> loadImage(tegula_rt_kernel &kernel,
-                                             cu::Context context, int variant,
-                                             std::string &error) {
+                                             cu::Context context, int config,
+                                             int variant, std::string &error) {
   GpuDevice device;
   if (!describeDevice(device, error))
     return nullptr;
-  const CudaDriver &d = state().cuda;
   auto image = std::make_unique<capi::LoadedImage>();
   image->context = context;
+  image->config = config;
   image->variant = variant;
-  const std::string &cubin = kernel.cubins[size_t(variant + 1)];
-  if (!cubin.empty() && capi::cubinMatches(kernel.bundle.target, device.ccMajor,
-                                           device.ccMinor)) {
-    image->image = std::make_unique<Bundle>(kernel.bundle);
-    (variant < 0 ? image->image->ptx
-                 : image->image->variants[size_t(variant)].ptx) = cubin;
-    image->kernel = std::make_unique<LoadedKernel>(d, *image->image, variant);
-    std::string cubinError;
-    if (image->kernel->load(device, cubinError)) {
-      image->cubin = true;
-      return image;
-    }
-    image->kernel.reset();
-    image->image.reset();
-  }
-  image->kernel = std::make_unique<LoadedKernel>(d, kernel.bundle, variant);
+  image->kernel = std::make_unique<LoadedKernel>(state().cuda, kernel.bundle,
+                                                 config, variant);
   if (!image->kernel->load(device, error))
     return nullptr;
   return image;
@@ -149,9 +133,10 @@ int launchPacked(tegula_rt_binding *binding, tegula_rt_stream stream) {
     return capi::fail(status, error);
   capi::LoadedImage *image = binding->lastImage;
   if (!image || binding->lastContext != context ||
+      image->config != binding->plan.config ||
       image->variant != binding->plan.variant) {
-    image = capi::findOrLoad(*binding->kernel, binding->plan.variant, status,
-                             error);
+    image = capi::findOrLoad(*binding->kernel, binding->plan.config,
+                             binding->plan.variant, status, error);
     if (!image)
       return capi::fail(status, error);
     binding->lastContext = context;
@@ -164,16 +149,6 @@ int launchPacked(tegula_rt_binding *binding, tegula_rt_stream stream) {
 }
 
 } // namespace
-
-bool capi::cubinMatches(const std::string &target, int major, int minor) {
-  int number = 0;
-  size_t i = 3;
-  if (target.rfind("sm_", 0) != 0 || target.size() < 5)
-    return false;
-  for (; i < target.size() && std::isdigit((unsigned char)target[i]); ++i)
-    number = number * 10 + (target[i] - '0');
-  return number == major * 10 + minor;
-}
 
 const CudaDriver &capi::driver() { return state().cuda; }
 
@@ -195,17 +170,29 @@ cu::Context capi::currentContext(int &status, std::string &error) {
   return context;
 }
 
-capi::LoadedImage *capi::findOrLoad(tegula_rt_kernel &kernel, int variant,
-                                    int &status, std::string &error) {
+std::string capi::currentDeviceName() {
+  int status = TEGULA_RT_OK;
+  std::string error;
+  cu::Context context = currentContext(status, error);
+  GpuDevice device;
+  if (!context || !describeDevice(device, error))
+    return "";
+  return device.name;
+}
+
+capi::LoadedImage *capi::findOrLoad(tegula_rt_kernel &kernel, int config,
+                                    int variant, int &status,
+                                    std::string &error) {
   cu::Context context = currentContext(status, error);
   if (!context)
     return nullptr;
   std::lock_guard<std::mutex> lock(cacheMutex);
   for (const auto &image : kernel.images)
-    if (image->context == context && image->variant == variant)
+    if (image->context == context && image->config == config &&
+        image->variant == variant)
       return image.get();
   std::unique_ptr<LoadedImage> image =
-      loadImage(kernel, context, variant, error);
+      loadImage(kernel, context, config, variant, error);
   if (!image) {
     status = TEGULA_RT_ERROR_DRIVER;
     return nullptr;
@@ -229,9 +216,11 @@ int tegula_rt_kernel_prepare(tegula_rt_kernel *kernel) {
   try {
     int status = TEGULA_RT_OK;
     std::string error;
-    for (int v = -1; v < int(kernel->bundle.variants.size()); ++v)
-      if (!capi::findOrLoad(*kernel, v, status, error))
-        return capi::fail(status, error);
+    const Bundle &b = kernel->bundle;
+    for (int c = 0; c < int(b.configs.size()); ++c)
+      for (int v = -1; v < int(b.configs[size_t(c)].variants.size()); ++v)
+        if (!capi::findOrLoad(*kernel, c, v, status, error))
+          return capi::fail(status, error);
     return capi::ok();
   } catch (const std::bad_alloc &) {
     return capi::fail(TEGULA_RT_ERROR_INTERNAL, "out of host memory");

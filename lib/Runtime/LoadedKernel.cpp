@@ -2,6 +2,7 @@
 
 #include "tegula/Runtime/LoadedKernel.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -28,6 +29,16 @@ bool targetRunsOn(const std::string &target, int major, int minor,
   return ok;
 }
 
+bool cubinRunsOn(const std::string &target, int major, int minor) {
+  int number = 0;
+  if (target.rfind("sm_", 0) != 0 || target.size() < 5)
+    return false;
+  for (size_t i = 3;
+       i < target.size() && std::isdigit((unsigned char)target[i]); ++i)
+    number = std::min(number * 10 + (target[i] - '0'), 1 << 20);
+  return number == major * 10 + minor;
+}
+
 LoadedKernel::~LoadedKernel() {
   // Best effort: the process is usually about to exit.
   if (module)
@@ -35,7 +46,7 @@ LoadedKernel::~LoadedKernel() {
 }
 
 bool LoadedKernel::load(const GpuDevice &device, std::string &error) {
-  const int64_t sharedBytes = bundle.sharedBytesOf(variant);
+  const int64_t sharedBytes = bundle.sharedBytesOf(config, variant);
   if (!targetRunsOn(bundle.target, device.ccMajor, device.ccMinor, error))
     return false;
   if (sharedBytes > device.sharedOptin) {
@@ -45,20 +56,18 @@ bool LoadedKernel::load(const GpuDevice &device, std::string &error) {
             " per block";
     return false;
   }
-  static char errorLog[16384], infoLog[16384];
-  errorLog[0] = infoLog[0] = 0;
-  int options[] = {cu::JitErrorLogBuffer, cu::JitErrorLogBufferSizeBytes,
-                   cu::JitInfoLogBuffer, cu::JitInfoLogBufferSizeBytes};
-  void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog)),
-                    infoLog, reinterpret_cast<void *>(sizeof(infoLog))};
-  if (!d.check(d.moduleLoadDataEx(&module, bundle.ptxOf(variant).c_str(), 4,
-                                  options, values),
-               "cuModuleLoadDataEx", error)) {
-    module = nullptr;
-    if (errorLog[0])
-      error += "\nptxas log:\n" + std::string(errorLog);
-    return false;
+  // A cubin for exactly this GPU skips the JIT; if the driver refuses it
+  // (a newer cubin ABI, a corrupt file), the PTX still runs.
+  const std::string &cubin = bundle.cubinOf(config, variant);
+  usedCubin = false;
+  refusal.clear();
+  if (!cubin.empty() &&
+      cubinRunsOn(bundle.target, device.ccMajor, device.ccMinor)) {
+    if (loadImage(cubin, refusal))
+      usedCubin = true;
   }
+  if (!usedCubin && !loadImage(bundle.ptxOf(config, variant), error))
+    return false;
   if (!d.check(d.moduleGetFunction(&function, module, bundle.entry.c_str()),
                "cuModuleGetFunction", error))
     return false;
@@ -72,8 +81,9 @@ bool LoadedKernel::load(const GpuDevice &device, std::string &error) {
                                   cu::FuncAttrMaxThreadsPerBlock, function),
                "cuFuncGetAttribute", error))
     return false;
-  if (bundle.threads > funcInfo.maxThreads) {
-    error = "the kernel launches " + std::to_string(bundle.threads) +
+  const int64_t threads = bundle.threadsOf(config);
+  if (threads > funcInfo.maxThreads) {
+    error = "the kernel launches " + std::to_string(threads) +
             " threads per block but its function allows at most " +
             std::to_string(funcInfo.maxThreads) + " (" +
             std::to_string(funcInfo.numRegs) + " registers per thread)";
@@ -93,6 +103,23 @@ bool LoadedKernel::load(const GpuDevice &device, std::string &error) {
                                   int(sharedBytes)),
                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", error))
     return false;
+  return true;
+}
+
+bool LoadedKernel::loadImage(const std::string &image, std::string &error) {
+  static char errorLog[16384], infoLog[16384];
+  errorLog[0] = infoLog[0] = 0;
+  int options[] = {cu::JitErrorLogBuffer, cu::JitErrorLogBufferSizeBytes,
+                   cu::JitInfoLogBuffer, cu::JitInfoLogBufferSizeBytes};
+  void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog)),
+                    infoLog, reinterpret_cast<void *>(sizeof(infoLog))};
+  if (!d.check(d.moduleLoadDataEx(&module, image.c_str(), 4, options, values),
+               "cuModuleLoadDataEx", error)) {
+    module = nullptr;
+    if (errorLog[0])
+      error += "\nptxas log:\n" + std::string(errorLog);
+    return false;
+  }
   return true;
 }
 
@@ -137,9 +164,9 @@ bool LoadedKernel::launch(const LaunchPlan &plan, ArgumentPack &pack,
                           cu::Stream stream, std::string &error) const {
   return d.check(d.launchKernel(function, unsigned(plan.grid[0]),
                                 unsigned(plan.grid[1]), unsigned(plan.grid[2]),
-                                unsigned(bundle.threads), 1, 1,
-                                unsigned(bundle.sharedBytesOf(variant)), stream,
-                                pack.data(), nullptr),
+                                unsigned(bundle.threadsOf(config)), 1, 1,
+                                unsigned(bundle.sharedBytesOf(config, variant)),
+                                stream, pack.data(), nullptr),
                  "cuLaunchKernel", error);
 }
 

@@ -13,6 +13,7 @@
 #include "tegula/Runtime/HostSession.h"
 #include "tegula/Runtime/References.h"
 #include "tegula/Runtime/Tensor.h"
+#include "tegula/Runtime/Tuning.h"
 
 #include <cmath>
 #include <cstdio>
@@ -467,7 +468,36 @@ void testHostSession() {
 }
 } // namespace
 
+void testSha256() {
+  // FIPS 180-4 examples: empty, one block, padding into a second block,
+  // and a length past one block.
+  EXPECT(sha256Hex("") ==
+         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT(sha256Hex("abc") ==
+         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT(
+      sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT(sha256Hex(std::string(1000000, 'a')) ==
+         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+void testBuckets() {
+  Bundle b;
+  b.sizeVars = {"M", "N"};
+  Env env{{"M", 4096}, {"N", 100}};
+  std::vector<int64_t> bucket = bucketOf(b, env);
+  EXPECT(bucket == std::vector<int64_t>({4096, 128}));
+  EXPECT(formatBucket(b, bucket) == "M=4096,N=128");
+  env["M"] = 1;
+  EXPECT(bucketOf(b, env)[0] == 1);
+  env["M"] = INT32_MAX;
+  EXPECT(bucketOf(b, env)[0] == (int64_t(1) << 31));
+}
+
 int main() {
+  testSha256();
+  testBuckets();
   testExpr();
   testConversions();
   testNpy();

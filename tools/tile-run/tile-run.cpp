@@ -18,12 +18,16 @@
 #include "tegula/Runtime/HostSession.h"
 #include "tegula/Runtime/Launcher.h"
 #include "tegula/Runtime/Tensor.h"
+#include "tegula/Runtime/Tuning.h"
+
+#include "Tune.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 using namespace tegula::rt;
@@ -36,6 +40,9 @@ struct Options : HostOptions {
   bool bench = false, probe = false;
   int warmup = 10, rep = 100;
   std::string eval;
+  /// A dry run's stand-in for the GPU's name, for tuned configs.
+  std::string device;
+  std::string tune;
 };
 
 std::string formatMs(double ms) {
@@ -92,8 +99,27 @@ int run(const Options &opts) {
 
   if (!session.bind(opts, error))
     return report.fail(error);
-  report.data["threads"] = bundle.threads;
-  report.data["shared_bytes"] = bundle.sharedBytes;
+
+  // The config (docs/tuning.md): pinned, tuned for this GPU and shape, or
+  // the first. Only a tuning table needs the GPU's name before the launch.
+  CudaDriver driver;
+  GpuDevice device;
+  bool opened = false;
+  std::string deviceName = opts.device;
+  if (bundle.listsConfigs && !bundle.tuning.empty() && !opts.dryRun) {
+    if (!driver.load(error) || !openDevice(driver, device, error))
+      return report.fail(error);
+    opened = true;
+    deviceName = device.name;
+  }
+  ConfigChoice choice;
+  if (!chooseConfig(bundle, plan.env, deviceName, std::getenv("TEGULA_CONFIG"),
+                    choice, error) ||
+      !applyConfig(bundle, choice.config, session.plan, error))
+    return report.fail(error);
+  report.data["grid"] = plan.grid;
+  report.data["threads"] = bundle.threadsOf(plan.config);
+  report.data["shared_bytes"] = bundle.sharedBytesOf(plan.config, plan.variant);
   if (!session.prepareHostTensors(error))
     return report.fail(error);
 
@@ -101,16 +127,26 @@ int run(const Options &opts) {
               "bytes shared\n",
               bundle.kernel.c_str(), session.dimsText().c_str(),
               (long long)plan.grid[0], (long long)plan.grid[1],
-              (long long)plan.grid[2], (long long)bundle.threads,
-              (long long)bundle.sharedBytesOf(plan.variant));
+              (long long)plan.grid[2], (long long)bundle.threadsOf(plan.config),
+              (long long)bundle.sharedBytesOf(plan.config, plan.variant));
+  if (bundle.listsConfigs) {
+    std::printf("config: %s %s\n", bundle.configName(plan.config).c_str(),
+                choice.describe().c_str());
+    report.data["config"] = bundle.configName(plan.config);
+    report.data["config_source"] = choice.sourceName();
+    if (choice.source == ConfigChoice::Source::Tuned)
+      report.data["config_bucket"] = choice.bucket;
+  }
   // Which build runs is visible: specialized variants are chosen here.
-  report.data["variant"] = bundle.variantName(plan.variant);
-  if (!bundle.variants.empty()) {
+  const Config &config = bundle.configs[size_t(plan.config)];
+  report.data["variant"] = bundle.variantName(plan.config, plan.variant);
+  if (!config.variants.empty()) {
     std::string why;
     if (plan.variant >= 0)
-      for (const Expr &when : bundle.variants[plan.variant].when)
+      for (const Expr &when : config.variants[size_t(plan.variant)].when)
         why += (why.empty() ? " (" : ", ") + when.text();
-    std::printf("variant: %s%s\n", bundle.variantName(plan.variant).c_str(),
+    std::printf("variant: %s%s\n",
+                bundle.variantName(plan.config, plan.variant).c_str(),
                 why.empty() ? "" : (why + ")").c_str());
   }
 
@@ -120,9 +156,7 @@ int run(const Options &opts) {
     return report.finish(0);
   }
 
-  CudaDriver driver;
-  GpuDevice device;
-  if (!driver.load(error) || !openDevice(driver, device, error))
+  if (!opened && (!driver.load(error) || !openDevice(driver, device, error)))
     return report.fail(error);
   report.data["device"] = device.name;
   report.data["sm"] =
@@ -131,8 +165,17 @@ int run(const Options &opts) {
               device.ccMajor, device.ccMinor, device.smCount);
 
   Launcher launcher(driver, device, bundle, plan);
-  if (!launcher.load(error) || !launcher.upload(session.host, error) ||
-      !launcher.launch(error))
+  if (!launcher.load(error))
+    return report.fail(error);
+  // Which image the driver runs: the cubin skips the PTX JIT.
+  const LoadedKernel &loaded = launcher.loaded();
+  report.data["image"] = loaded.loadedCubin() ? "cubin" : "ptx";
+  if (loaded.cubinRefusal().empty())
+    std::printf("image: %s\n", loaded.imageName());
+  else
+    std::printf("image: %s; the driver refused the cubin: %s\n",
+                loaded.imageName(), loaded.cubinRefusal().c_str());
+  if (!launcher.upload(session.host, error) || !launcher.launch(error))
     return report.fail(error);
   report.data["registers"] = launcher.info().numRegs;
 
@@ -152,9 +195,7 @@ int run(const Options &opts) {
       return report.fail(error);
     std::vector<float> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
-    size_t n = sorted.size();
-    double median = n % 2 ? sorted[n / 2]
-                          : 0.5 * (double(sorted[n / 2 - 1]) + sorted[n / 2]);
+    double median = medianOf(ms);
     json b = {{"median_ms", median},     {"min_ms", sorted.front()},
               {"max_ms", sorted.back()}, {"warmup", opts.warmup},
               {"rep", opts.rep},         {"times_ms", ms}};
@@ -190,13 +231,16 @@ int main(int argc, char **argv) {
   Options opts;
   app.add_option("bundle", opts.bundlePath, "BUNDLE_DIR/KERNEL.json");
   addHostOptions(app, opts);
-  auto *bench = app.add_flag("--bench", opts.bench, "time the kernel");
+  app.add_flag("--bench", opts.bench, "time the kernel");
   app.add_option("--warmup", opts.warmup, "launches before timing")
-      ->needs(bench)
       ->check(CLI::Range(0, 1000000));
-  app.add_option("--rep", opts.rep, "timed launches")
-      ->needs(bench)
+  app.add_option("--rep,--iters", opts.rep, "timed launches")
       ->check(CLI::Range(1, 1000000));
+  app.add_option("--tune", opts.tune,
+                 "time every config of BUNDLE_DIR or KERNEL.json at each "
+                 "--dims and write KERNEL.tuning.json (docs/tuning.md)");
+  app.add_option("--device", opts.device,
+                 "with --dry-run: the GPU name whose tuned configs to choose");
   app.add_flag("--probe", opts.probe, "report the GPU and driver, then stop");
   app.add_option("--eval", opts.eval,
                  "evaluate an integer expression over --dims, then stop");
@@ -205,8 +249,36 @@ int main(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     return app.exit(e);
   }
+  for (const char *flag : {"--warmup", "--rep"})
+    if (app.count(flag) && !opts.bench && opts.tune.empty()) {
+      std::fprintf(stderr, "error: %s requires --bench or --tune\n", flag);
+      return 1;
+    }
+  if (app.count("--device") && !opts.dryRun) {
+    std::fprintf(stderr, "error: --device names a GPU for --dry-run only; a "
+                         "run uses the GPU it finds\n");
+    return 1;
+  }
   if (opts.probe)
     return probe();
+  if (!opts.tune.empty()) {
+    if (!opts.bundlePath.empty()) {
+      std::fprintf(stderr, "error: --tune takes the bundle itself: tile-run "
+                           "--tune BUNDLE_DIR_OR_JSON --dims ...\n");
+      return 1;
+    }
+    TuneOptions tune;
+    static_cast<HostOptions &>(tune) = opts;
+    tune.path = opts.tune;
+    tune.warmup = opts.warmup;
+    tune.iters = opts.rep;
+    try {
+      return runTune(tune);
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "error: internal error: %s\n", e.what());
+      return 1;
+    }
+  }
   if (!opts.eval.empty())
     return evalOnly(opts);
   if (opts.bundlePath.empty()) {

@@ -39,7 +39,9 @@ struct LaunchPlan {
   std::optional<int64_t> flops, bytes;
   /// The size variables in ABI order, as passed to the kernel.
   std::vector<int32_t> sizeVarValues;
-  /// The bundle's variant this launch runs (-1: the general code).
+  /// The bundle's config this launch runs (docs/tuning.md), and the
+  /// variant of it (-1: the config's general code).
+  int config = 0;
   int variant = -1;
 };
 
@@ -60,9 +62,13 @@ bool splitAssignment(const std::string &text, std::string &name,
 bool parseScalar(const std::string &text, DType type, ScalarValue &value,
                  std::string &error);
 
-/// Runs every check that needs no GPU and fills `plan`.
+/// Runs every check that needs no GPU and fills `plan`, for config 0.
 bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
                   LaunchPlan &plan, std::string &error);
+/// Makes a bound `plan` run config `config`: its grid (checked against the
+/// limits) and the first of its variants whose conditions hold.
+bool applyConfig(const Bundle &bundle, int config, LaunchPlan &plan,
+                 std::string &error);
 
 } // namespace tegula::rt
 

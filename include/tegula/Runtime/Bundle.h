@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <atomic>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,29 +37,68 @@ struct Param {
 
 /// A specialized build of the kernel, chosen at launch when every `when`
 /// condition holds (the first such variant wins; none: the general code).
-/// Same entry name and ABI, its own PTX file.
+/// Same entry name and ABI, its own PTX file and optional cubin.
 struct Variant {
   std::string name;
   std::string ptxPath, ptx;
+  /// The cubin's path and bytes (an ELF image); both empty when none.
+  std::string cubinPath, cubin;
   std::vector<Expr> when;
   int64_t sharedBytes = 0;
+  /// From `ptxas -v`, when tilec ran it (informational).
+  std::optional<int64_t> registers, spillBytes;
+};
+
+/// One tuning configuration (docs/tuning.md): the kernel compiled for one
+/// set of template parameters. The ABI is the bundle's; the code, launch
+/// shape and variants are its own. A bundle without "configs" has exactly
+/// one, described by its top level, with an empty name.
+struct Config {
+  std::string name;
+  nlohmann::json defines = nlohmann::json::object();
+  std::string ptxPath, ptx;
+  std::string cubinPath, cubin;
+  std::array<Expr, 3> grid;
+  int64_t threads = 0;
+  int64_t sharedBytes = 0;
+  std::optional<int64_t> registers, spillBytes;
+  std::vector<Variant> variants;
+  /// SHA-256 of `ptx` in hex (loadBundle), what tuning tables record.
+  std::string ptxSha256;
+};
+
+/// An entry of a tuning table (KERNEL.tuning.json, docs/tuning.md).
+struct TuningEntry {
+  std::string device;
+  /// Size variables rounded up to powers of two, in `sizeVars` order.
+  std::vector<int64_t> bucket;
+  std::string winner;
+  /// Set by loadBundle when a recorded PTX hash differs from the bundle's.
+  bool stale = false;
 };
 
 struct Bundle {
-  std::string jsonPath, ptxPath;
-  std::string ptx;
+  std::string jsonPath;
   std::string kernel, entry, target;
-  int64_t threads = 0;
-  int64_t sharedBytes = 0;
   nlohmann::json templateParams = nlohmann::json::object();
   /// The "reference" field: null or an object with at least "name".
   nlohmann::json reference;
   std::vector<Param> params;
   std::vector<std::string> sizeVars;
-  std::array<Expr, 3> grid;
   std::vector<Expr> requires_;
   std::optional<Expr> flops, bytes;
-  std::vector<Variant> variants;
+  /// At least one; configs[0] is what the top level describes.
+  std::vector<Config> configs;
+  /// Whether KERNEL.json lists "configs" (else configs[0] is unnamed).
+  bool listsConfigs = false;
+  /// The "tuning" field's file beside the bundle ("" when none), and its
+  /// entries as loadBundle read them.
+  std::string tuningPath;
+  std::vector<TuningEntry> tuning;
+  /// Whether the stale-table warning was printed (once per bundle, shared
+  /// by copies).
+  std::shared_ptr<std::atomic<bool>> staleWarned =
+      std::make_shared<std::atomic<bool>>(false);
   /// Positions in `params` and `sizeVars` by name, kept by parseBundleJson
   /// so that a bundle with 100,000 of them is not checked in quadratic time.
   std::map<std::string, size_t, std::less<>> paramIndex, sizeVarIndex;
@@ -66,12 +107,18 @@ struct Bundle {
   bool isSizeVar(std::string_view name) const;
   /// Bits of each kernel parameter of the ABI, in order.
   std::vector<unsigned> abiParamBits() const;
-  /// The PTX text and dynamic shared memory of variant `variant` (-1: the
-  /// general code).
-  const std::string &ptxOf(int variant) const;
-  int64_t sharedBytesOf(int variant) const;
+  /// The index of the config named `name`, or -1.
+  int findConfig(std::string_view name) const;
+  /// The PTX text, cubin bytes ("" when none) and dynamic shared memory of
+  /// config `config`'s variant `variant` (-1: its general code).
+  const std::string &ptxOf(int config, int variant) const;
+  const std::string &cubinOf(int config, int variant) const;
+  int64_t sharedBytesOf(int config, int variant) const;
+  int64_t threadsOf(int config) const { return configs[config].threads; }
   /// "general" or the variant's name.
-  std::string variantName(int variant) const;
+  std::string variantName(int config, int variant) const;
+  /// The config's name, "default" for a bundle without configs.
+  std::string configName(int config) const;
 };
 
 /// Parses JSON from a user (a bundle, an option) without throwing; arrays
@@ -82,14 +129,17 @@ bool parseUserJson(const std::string &text, nlohmann::json &value,
 /// Parses KERNEL.json text; `jsonPath` only names it in messages.
 bool parseBundleJson(const std::string &text, const std::string &jsonPath,
                      Bundle &bundle, std::string &error);
-/// Reads KERNEL.json and the KERNEL.ptx beside it, and checks that the PTX
-/// has the entry with the parameter list the ABI gives.
+/// Reads KERNEL.json and the KERNEL.ptx beside it (and every other PTX,
+/// cubin and tuning table it names), and checks that each PTX has the
+/// entry with the parameter list the ABI gives.
 bool loadBundle(const std::string &jsonPath, Bundle &bundle,
                 std::string &error);
 /// Finds `.entry NAME(` in PTX text and returns the bit width of each
 /// parameter; false if the entry is missing.
 bool ptxEntryParams(const std::string &ptx, const std::string &entry,
                     std::vector<unsigned> &bits);
+/// SHA-256 of `bytes` as 64 lowercase hex digits.
+std::string sha256Hex(const std::string &bytes);
 
 } // namespace tegula::rt
 

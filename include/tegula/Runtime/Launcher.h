@@ -24,7 +24,7 @@ public:
   Launcher(const CudaDriver &driver, const GpuDevice &device,
            const Bundle &bundle, const LaunchPlan &plan)
       : d(driver), device(device), plan(plan),
-        kernel(driver, bundle, plan.variant), bundle(bundle) {}
+        kernel(driver, bundle, plan.config, plan.variant), bundle(bundle) {}
   ~Launcher();
   Launcher(const Launcher &) = delete;
   Launcher &operator=(const Launcher &) = delete;
@@ -43,6 +43,7 @@ public:
              std::string &error);
 
   const FunctionInfo &info() const { return kernel.info(); }
+  const LoadedKernel &loaded() const { return kernel; }
 
 private:
   bool enqueue(std::string &error) {

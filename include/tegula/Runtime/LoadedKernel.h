@@ -27,6 +27,10 @@ namespace tegula::rt {
 bool targetRunsOn(const std::string &target, int major, int minor,
                   std::string &error);
 
+/// Whether a cubin built for `target` is the right image for compute
+/// capability major.minor: the same sm_XY exactly, any suffix.
+bool cubinRunsOn(const std::string &target, int major, int minor);
+
 struct FunctionInfo {
   int numRegs = 0;
   int staticShared = 0;
@@ -51,15 +55,19 @@ private:
 
 class LoadedKernel {
 public:
-  /// The kernel's general code, or its variant `variant` (LaunchPlan's).
-  LoadedKernel(const CudaDriver &driver, const Bundle &bundle, int variant = -1)
-      : d(driver), bundle(bundle), variant(variant) {}
+  /// Config `config`'s general code, or its variant `variant` (LaunchPlan's
+  /// choices).
+  LoadedKernel(const CudaDriver &driver, const Bundle &bundle, int config = 0,
+               int variant = -1)
+      : d(driver), bundle(bundle), config(config), variant(variant) {}
   ~LoadedKernel();
   LoadedKernel(const LoadedKernel &) = delete;
   LoadedKernel &operator=(const LoadedKernel &) = delete;
 
   /// Loads the module on `device` (the current context's), finds the entry
   /// and raises its shared-memory limit, checking the bundle against both.
+  /// The image is the cubin when the bundle has one for exactly this GPU's
+  /// compute capability, else (or if the driver refuses it) the PTX.
   bool load(const GpuDevice &device, std::string &error);
   /// Packs the arguments of a launch: `pointers` holds a device address for
   /// each tensor parameter (indexed by parameter; ignored for scalars), each
@@ -71,11 +79,21 @@ public:
               std::string &error) const;
 
   const FunctionInfo &info() const { return funcInfo; }
+  /// After load(): whether the cubin was loaded, and why a cubin that
+  /// matched was refused ("" when none was).
+  bool loadedCubin() const { return usedCubin; }
+  const std::string &cubinRefusal() const { return refusal; }
+  /// "cubin" or "ptx (JIT)", as tile-run prints it.
+  const char *imageName() const { return usedCubin ? "cubin" : "ptx (JIT)"; }
 
 private:
+  bool loadImage(const std::string &image, std::string &error);
+
   const CudaDriver &d;
   const Bundle &bundle;
-  int variant;
+  int config, variant;
+  bool usedCubin = false;
+  std::string refusal;
   cu::Module module = nullptr;
   cu::Function function = nullptr;
   FunctionInfo funcInfo;

@@ -1,0 +1,53 @@
+//===- Tuning.h - Choosing a bundle's config at launch ----------*- C++ -*-===//
+//
+// A bundle may hold several configs of one kernel (docs/tuning.md). The
+// launch runs, in this order: the one TEGULA_CONFIG pins, the winner of the
+// tuning table's entry for this device and the nearest shape bucket, or
+// config 0. The same bundle, device and sizes always give the same config.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_RUNTIME_TUNING_H
+#define TEGULA_RUNTIME_TUNING_H
+
+#include "tegula/Runtime/Binding.h"
+#include "tegula/Runtime/Bundle.h"
+
+#include <string>
+#include <vector>
+
+namespace tegula::rt {
+
+struct ConfigChoice {
+  enum class Source { Default, Pinned, Tuned };
+  int config = 0;
+  Source source = Source::Default;
+  /// Tuned: the entry's bucket ("M=4096,N=4096") and whether it is the
+  /// launch's own bucket (else the nearest).
+  std::string bucket;
+  bool exact = false;
+
+  /// "(default)", "(pinned by TEGULA_CONFIG)", "(tuned: bucket M=...)".
+  std::string describe() const;
+  const char *sourceName() const;
+};
+
+/// Each size variable of a bound launch rounded up to a power of two, in
+/// the bundle's order.
+std::vector<int64_t> bucketOf(const Bundle &bundle, const Env &env);
+/// "M=4096,N=64" for a bucket.
+std::string formatBucket(const Bundle &bundle,
+                         const std::vector<int64_t> &bucket);
+
+/// Chooses the config of a launch bound in `env` on the GPU named
+/// `device` (as cuDeviceGetName gives it; "" when unknown: no tuned
+/// choice). `pin` is TEGULA_CONFIG's value, or null. A pin naming no config
+/// is an error listing them; stale entries of the table for this device
+/// are skipped, with one warning on stderr per bundle.
+bool chooseConfig(const Bundle &bundle, const Env &env,
+                  const std::string &device, const char *pin,
+                  ConfigChoice &choice, std::string &error);
+
+} // namespace tegula::rt
+
+#endif // TEGULA_RUNTIME_TUNING_H

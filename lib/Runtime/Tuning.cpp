@@ -1,0 +1,164 @@
+//===- Tuning.cpp - Choosing a bundle's config at launch ------------------===//
+
+#include "tegula/Runtime/Tuning.h"
+
+#include "tegula/Runtime/Text.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace tegula::rt {
+
+std::string ConfigChoice::describe() const {
+  switch (source) {
+  case Source::Pinned:
+    return "(pinned by TEGULA_CONFIG)";
+  case Source::Tuned:
+    return std::string("(tuned: ") + (exact ? "" : "nearest ") + "bucket " +
+           bucket + ")";
+  case Source::Default:
+    break;
+  }
+  return "(default)";
+}
+
+const char *ConfigChoice::sourceName() const {
+  switch (source) {
+  case Source::Pinned:
+    return "pinned";
+  case Source::Tuned:
+    return "tuned";
+  case Source::Default:
+    break;
+  }
+  return "default";
+}
+
+std::vector<int64_t> bucketOf(const Bundle &bundle, const Env &env) {
+  std::vector<int64_t> bucket;
+  for (const std::string &var : bundle.sizeVars) {
+    auto it = env.find(var);
+    int64_t value = it == env.end() ? 1 : it->second, p = 1;
+    while (p < value) // Size variables are at most 2^31 - 1.
+      p *= 2;
+    bucket.push_back(p);
+  }
+  return bucket;
+}
+
+std::string formatBucket(const Bundle &bundle,
+                         const std::vector<int64_t> &bucket) {
+  std::string text;
+  for (size_t i = 0; i < bucket.size() && i < bundle.sizeVars.size(); ++i)
+    text +=
+        (i ? "," : "") + bundle.sizeVars[i] + "=" + std::to_string(bucket[i]);
+  return text;
+}
+
+namespace {
+int log2Of(int64_t powerOfTwo) {
+  int n = 0;
+  while (powerOfTwo > 1) {
+    powerOfTwo /= 2;
+    ++n;
+  }
+  return n;
+}
+
+/// The config TEGULA_CONFIG pins for this kernel: "" when none. Items are
+/// separated by ';'; "KERNEL=NAME" pins one kernel, any other item is a
+/// config name for every kernel. An item "A=B" is a kernel's pin unless A
+/// is one of the bundle's template parameters (tilec names configs
+/// "BLOCK_M=64,BLOCK_N=32").
+std::string pinnedName(const Bundle &bundle, const std::string &pin) {
+  std::string bare;
+  size_t start = 0;
+  while (start <= pin.size()) {
+    size_t end = pin.find(';', start);
+    if (end == std::string::npos)
+      end = pin.size();
+    std::string item = pin.substr(start, end - start);
+    start = end + 1;
+    if (item.empty())
+      continue;
+    size_t eq = item.find('=');
+    std::string head = eq == std::string::npos ? "" : item.substr(0, eq);
+    bool isDefine = false;
+    for (const Config &c : bundle.configs)
+      isDefine = isDefine || c.defines.contains(head);
+    if (eq != std::string::npos && !isDefine && bundle.findConfig(item) < 0) {
+      if (head == bundle.kernel)
+        return item.substr(eq + 1);
+      continue; // Another kernel's.
+    }
+    if (bare.empty())
+      bare = item;
+  }
+  return bare;
+}
+} // namespace
+
+bool chooseConfig(const Bundle &bundle, const Env &env,
+                  const std::string &device, const char *pin,
+                  ConfigChoice &choice, std::string &error) {
+  choice = ConfigChoice();
+  if (!bundle.listsConfigs)
+    return true;
+  if (pin && *pin) {
+    std::string name = pinnedName(bundle, pin);
+    if (!name.empty()) {
+      int index = bundle.findConfig(name);
+      if (index < 0) {
+        std::string names;
+        for (const Config &c : bundle.configs)
+          names += (names.empty() ? "" : "; ") + c.name;
+        error = "TEGULA_CONFIG: kernel '" + bundle.kernel +
+                "' has no config '" + abbreviate(name) +
+                "' (configs: " + names + ")";
+        return false;
+      }
+      choice.config = index;
+      choice.source = ConfigChoice::Source::Pinned;
+      return true;
+    }
+  }
+  if (device.empty())
+    return true;
+  std::vector<int64_t> bucket = bucketOf(bundle, env);
+  const TuningEntry *best = nullptr;
+  int bestDistance = 0;
+  bool skipped = false;
+  for (const TuningEntry &entry : bundle.tuning) {
+    if (entry.device != device)
+      continue;
+    if (entry.stale) {
+      skipped = true;
+      continue;
+    }
+    int distance = 0;
+    for (size_t i = 0; i < bucket.size(); ++i)
+      distance += std::abs(log2Of(entry.bucket[i]) - log2Of(bucket[i]));
+    if (!best || distance < bestDistance) {
+      best = &entry;
+      bestDistance = distance;
+    }
+  }
+  if (skipped && !bundle.staleWarned->exchange(true)) {
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "warning: tuning table '%s': entries for '%s' are stale (the "
+                 "PTX of '%s' changed since it was tuned); they are skipped: "
+                 "run tile-run --tune again\n",
+                 bundle.tuningPath.c_str(), device.c_str(),
+                 bundle.kernel.c_str());
+  }
+  if (!best)
+    return true;
+  choice.config = bundle.findConfig(best->winner);
+  choice.source = ConfigChoice::Source::Tuned;
+  choice.bucket = formatBucket(bundle, best->bucket);
+  choice.exact = bestDistance == 0;
+  return true;
+}
+
+} // namespace tegula::rt
