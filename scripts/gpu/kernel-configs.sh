@@ -19,6 +19,15 @@ for_each_kernel_run() {
     $fn attn-d128-causal-f16-$target $k/attn-d128-causal-f16-$target/attention_fwd.json --check --dims Z=2,H=2,N=320 --scalar scale=0.088 --seed 4
     $fn attn-decode-$target $k/attn-decode-$target/attention_fwd.json --check --dims Z=2,H=4,N=192 --scalar scale=0.125 --seed 5
     $fn attn-decode-$target-ragged $k/attn-decode-$target/attention_fwd.json --check --dims Z=1,H=4,N=77 --scalar scale=0.125 --seed 16
+    # GQA with M != N, ragged and multiples of 16; causal aligned
+    # bottom-right, M > N leaving rows with no key; the group-packed decode
+    # kernel with M = 1 and causal M = 7.
+    $fn attn-gqa-$target-ragged $k/attn-gqa-$target/attention_gqa.json --check --dims Z=2,H=8,HKV=2,M=333,N=517 --scalar scale=0.088 --seed 24
+    $fn attn-gqa-$target-div16 $k/attn-gqa-$target/attention_gqa.json --check --dims Z=1,H=4,HKV=1,M=256,N=512 --scalar scale=0.088 --seed 25
+    $fn attn-gqa-causal-$target-ragged $k/attn-gqa-causal-$target/attention_gqa.json --check --dims Z=1,H=6,HKV=2,M=200,N=333 --scalar scale=0.088 --seed 26
+    $fn attn-gqa-causal-$target-m-gt-n $k/attn-gqa-causal-$target/attention_gqa.json --check --dims Z=1,H=2,HKV=2,M=300,N=100 --scalar scale=0.088 --seed 27
+    $fn attn-gqa-decode-$target $k/attn-gqa-$target/attention_gqa_decode.json --check --dims Z=4,H=32,HKV=8,M=1,N=1000 --scalar scale=0.088 --seed 28
+    $fn attn-gqa-decode-causal-$target $k/attn-gqa-causal-$target/attention_gqa_decode.json --check --dims Z=2,H=8,HKV=2,M=7,N=777 --scalar scale=0.088 --seed 29
     $fn rotary-$target $k/rotary-$target/rotary.json --check --dims B=2,T=37,H=3 --seed 6
     $fn rotary-inplace-$target $k/rotary-$target/rotary_inplace.json --check --dims B=2,T=37,H=3 --seed 7
     $fn rotary-partial-pairs-$target $k/rotary-partial-pairs-$target/rotary.json --check --dims B=2,T=45,H=2 --seed 8

@@ -24,6 +24,10 @@ for target in sm_80 sm_90a; do
   compile attn-d64-causal-$target attention_fwd.tile $target -D D=64 -D CAUSAL=true --reference attention_fwd
   compile attn-d128-causal-f16-$target attention_fwd.tile $target -D D=128 -D CAUSAL=true -D DT=f16 --reference attention_fwd
   compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D BLOCK_N=64 -D D=64 --reference attention_fwd
+  # attention_gqa and attention_gqa_decode, in one directory per config;
+  # bench/run.py (attention_family) times the sm_90a builds.
+  compile attn-gqa-$target attention_gqa.tile $target -D D=128 --reference attention_gqa
+  compile attn-gqa-causal-$target attention_gqa.tile $target -D D=128 -D CAUSAL=true --reference attention_gqa
   compile rotary-$target rotary.tile $target -D D=128 --reference rotary
   compile rotary-partial-pairs-$target rotary.tile $target -D D=128 -D R=64 -D INTERLEAVED=true --reference rotary
   compile linattn-$target linear_attention.tile $target -D D=128
