@@ -1,8 +1,9 @@
 """Peers for the benchmarks: Triton kernels, eager PyTorch, float64 references.
 
-Triton peers: flash-attention-2 forward, rotary embedding, chunked causal
-linear attention. Eager peers: rotary and chunked linear attention written
-with plain torch ops. References compute the plain definitions in float64.
+Triton peers: flash-attention-2 forward, paged-KV decode attention, rotary
+embedding, chunked causal linear attention. Eager peers: rotary, chunked
+linear attention, paged decode (gather, then SDPA) and varlen attention (one
+SDPA call per sequence) written with plain torch ops. References compute the plain definitions in float64.
 
 With TRITON_INTERPRET=1 (Triton's CPU interpreter) every kernel runs a
 single fixed config, so nothing is autotuned there.
@@ -323,6 +324,129 @@ def eager_linear_attention(q, k, v, scale, chunk=64):
 
 
 # ---------------------------------------------------------------------------
+# Paged-KV decode: one query per sequence against a K/V cache in pages.
+
+_PAGED_CONFIGS = _configs(
+    ({"BLOCK_N": 32}, 4, 1),
+    [({"BLOCK_N": bn}, w, s) for bn, w, s in (
+        (32, 4, 2),
+        (64, 4, 2),
+        (64, 4, 3),
+        (128, 4, 2),
+        (128, 8, 2),
+    )])
+
+
+@triton.autotune(configs=_PAGED_CONFIGS, key=["PAGE", "D", "GROUP"])
+@triton.jit
+def _paged_decode(Q, KC, VC, BT, SL, O, H, HKV, MAX_PAGES, qk_scale,
+                  D: tl.constexpr, PAGE: tl.constexpr, GROUP: tl.constexpr,
+                  BLOCK_N: tl.constexpr):
+    # One program per (K/V head, sequence); its rows are the H / HKV query
+    # heads that read that K/V head, padded to GROUP (>= 16 for tl.dot).
+    hk = tl.program_id(0)
+    b = tl.program_id(1)
+    g = H // HKV
+    offs_g = tl.arange(0, GROUP)
+    offs_d = tl.arange(0, D)
+    in_g = (offs_g < g)[:, None]
+    q_off = (b * H + hk * g + offs_g).to(tl.int64)[:, None] * D + \
+        offs_d[None, :]
+    q = tl.load(Q + q_off, mask=in_g, other=0.0)
+    seq_len = tl.load(SL + b)
+    m_i = tl.full([GROUP], float("-inf"), tl.float32)
+    l_i = tl.zeros([GROUP], tl.float32)
+    acc = tl.zeros([GROUP, D], tl.float32)
+    offs_n = tl.arange(0, BLOCK_N)
+    for n0 in range(0, seq_len, BLOCK_N):
+        # Key j is row j % PAGE of page block_table[b, j // PAGE]: a gather
+        # of whole rows, so BLOCK_N does not depend on PAGE.
+        j = n0 + offs_n
+        in_n = j < seq_len
+        page = tl.load(BT + b * MAX_PAGES + j // PAGE, mask=in_n, other=0)
+        slot = page.to(tl.int64) * PAGE + j % PAGE
+        kv_off = (slot * HKV + hk)[:, None] * D + offs_d[None, :]
+        # Slots past the sequence may hold anything (NaN): never loaded.
+        k = tl.load(KC + kv_off, mask=in_n[:, None], other=0.0)
+        v = tl.load(VC + kv_off, mask=in_n[:, None], other=0.0)
+        qk = _dot(q, tl.trans(k)) * qk_scale
+        qk = tl.where(in_n[None, :], qk, float("-inf"))
+        # Block 0 holds key 0, so every row's maximum is finite from then on.
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = _dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    # An empty sequence (seq_len 0) stores 0.
+    acc = acc / tl.where(l_i > 0, l_i, 1.0)[:, None]
+    tl.store(O + q_off, acc.to(O.dtype.element_ty), mask=in_g)
+
+
+def triton_paged_decode(q, k_cache, v_cache, block_table, seq_lens,
+                        scale: float):
+    """Decode attention of q [B, H, D] against k_cache/v_cache [NUM_PAGES,
+    PAGE, HKV, D]; key j of sequence b is row j % PAGE of page
+    block_table[b, j // PAGE] (int32 [B, MAX_PAGES]), for j < seq_lens[b]
+    (int32 [B]). H a multiple of HKV; D a power of two >= 16."""
+    B, H, D = q.shape
+    _, page, HKV, D2 = k_cache.shape
+    assert D == D2 and v_cache.shape == k_cache.shape and H % HKV == 0
+    assert block_table.dtype == torch.int32 and seq_lens.dtype == torch.int32
+    assert block_table.shape[0] == B and seq_lens.shape == (B,)
+    for t in (q, k_cache, v_cache, block_table, seq_lens):
+        assert t.is_contiguous()
+    o = torch.empty_like(q)
+    group = max(16, triton.next_power_of_2(H // HKV))
+    _paged_decode[(HKV, B)](q, k_cache, v_cache, block_table, seq_lens, o, H,
+                            HKV, block_table.shape[1], scale * _LOG2E, D=D,
+                            PAGE=page, GROUP=group)
+    return o
+
+
+def gather_sdpa_paged(q, k_cache, v_cache, block_table, seq_lens, scale,
+                      max_len=None):
+    """Paged decode as plain PyTorch: gather each sequence's pages into a
+    padded [B, HKV, S, D] K and V, repeat them to H heads, and run SDPA with
+    the padding masked. `max_len` (a Python int >= every seq_len) bounds S
+    without reading seq_lens back to the host."""
+    B, H, D = q.shape
+    _, page, hkv, _ = k_cache.shape
+    pages = block_table.shape[1] if max_len is None else \
+        -(-max_len // page)
+    idx = block_table[:, :pages].long()
+    k = k_cache[idx].reshape(B, pages * page, hkv, D).transpose(1, 2)
+    v = v_cache[idx].reshape(B, pages * page, hkv, D).transpose(1, 2)
+    k = k.repeat_interleave(H // hkv, 1)
+    v = v.repeat_interleave(H // hkv, 1)
+    keep = torch.arange(pages * page, device=q.device)[None, :] < \
+        seq_lens[:, None]
+    o = torch.nn.functional.scaled_dot_product_attention(
+        q[:, :, None, :], k, v, attn_mask=keep[:, None, None, :], scale=scale)
+    # A sequence with no key gives NaN rows in SDPA; 0 as the others do.
+    return o[:, :, 0, :].nan_to_num(0.0)
+
+
+def sdpa_varlen(q, k, v, bounds, causal, scale):
+    """Varlen attention as one SDPA call per sequence: q [T, H, D], k and v
+    [T, HKV, D] (HKV dividing H), `bounds` the cu_seqlens as Python ints.
+    Rows in no sequence are left 0."""
+    o = torch.zeros_like(q)
+    rep = q.shape[1] // k.shape[1]
+    for s0, s1 in zip(bounds[:-1], bounds[1:]):
+        if s1 == s0:
+            continue
+        qs, ks, vs = (x[s0:s1].transpose(0, 1)[None] for x in (q, k, v))
+        if rep > 1:
+            ks = ks.repeat_interleave(rep, 1)
+            vs = vs.repeat_interleave(rep, 1)
+        out = torch.nn.functional.scaled_dot_product_attention(
+            qs, ks, vs, is_causal=causal, scale=scale)
+        o[s0:s1] = out[0].transpose(0, 1)
+    return o
+
+
+# ---------------------------------------------------------------------------
 # float64 references: the definitions, computed directly.
 
 # ---------------------------------------------------------------------------
@@ -444,6 +568,50 @@ def ref_attention(q, k, v, causal, scale):
         above = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
         s = s.masked_fill(above, float("-inf"))
     return torch.softmax(s, dim=-1) @ v
+
+
+def ref_attention_gqa(q, k, v, causal, scale):
+    """q [Z, H, M, D], k and v [Z, HKV, N, D] with H a multiple of HKV (query
+    head h reads K/V head h // (H // HKV)); causal aligned bottom-right:
+    query i sees keys j <= i + N - M, and a query with none gives 0."""
+    q, k, v = (x.double() for x in (q, k, v))
+    rep = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+    s = (q @ k.transpose(-1, -2)) * scale
+    if causal:
+        m, n = q.shape[-2], k.shape[-2]
+        keep = torch.ones(m, n, dtype=torch.bool, device=q.device).tril(n - m)
+        s = s.masked_fill(~keep, float("-inf"))
+    return torch.softmax(s, dim=-1).nan_to_num(0.0) @ v
+
+
+def ref_attention_varlen(q, k, v, bounds, causal, scale):
+    """Packed sequences (q [T, H, D], k and v [T, HKV, D]) one by one;
+    `bounds` the cu_seqlens as Python ints. Rows in no sequence are 0."""
+    o = torch.zeros(q.shape, dtype=torch.float64, device=q.device)
+    for s0, s1 in zip(bounds[:-1], bounds[1:]):
+        if s1 > s0:
+            qs, ks, vs = (x[s0:s1].transpose(0, 1)[None] for x in (q, k, v))
+            o[s0:s1] = ref_attention_gqa(qs, ks, vs, causal,
+                                         scale)[0].transpose(0, 1)
+    return o
+
+
+def ref_attention_paged(q, k_cache, v_cache, block_table, seq_lens, scale):
+    """Paged decode (see triton_paged_decode), one sequence at a time."""
+    B, H, D = q.shape
+    page, hkv = k_cache.shape[1], k_cache.shape[2]
+    o = torch.zeros(q.shape, dtype=torch.float64, device=q.device)
+    for b in range(B):
+        n = int(seq_lens[b])
+        if n == 0:
+            continue
+        pages = block_table[b, :-(-n // page)].long()
+        k = k_cache[pages].reshape(-1, hkv, D)[:n].transpose(0, 1)[None]
+        v = v_cache[pages].reshape(-1, hkv, D)[:n].transpose(0, 1)[None]
+        o[b] = ref_attention_gqa(q[b][None, :, None, :], k, v, False,
+                                 scale)[0, :, 0, :]
+    return o
 
 
 def ref_rotary(x, cos, sin, interleaved=False):

@@ -17,6 +17,12 @@ event pair per call, 10 warm-up calls, the median of 100. Peers:
   tutorial matmul (bench/baselines.py);
 - RMSNorm with a row loop: eager PyTorch, a Triton kernel, and a plain copy
   of the same bytes as the bandwidth floor;
+- attention_family (kernels/attention_gqa.tile, attention_varlen.tile,
+  attention_paged.tile, as staged for the GPU checks): GQA prefill and
+  decode against SDPA cuDNN and flash (enable_gqa=True where torch takes
+  it, else K/V repeated once, untimed) and the Triton kernel on repeated
+  K/V; varlen against one SDPA call per sequence; paged decode against
+  gather-then-SDPA and the Triton paged kernel of bench/baselines.py;
 - chunked linear attention: eager PyTorch, a Triton kernel
   (bench/baselines.py), and flash-linear-attention's chunk_linear_attn when
   its wheel was carried (.whl/, see bench/stage.sh).
@@ -179,6 +185,157 @@ def attention(tile, rows, checks):
                     ms = time_cuda(lambda: fn(q, k, v, causal, scale))
                     record(rows, "attention", name, shape, ms, flops=flops)
                 del q, k, v, ours
+
+
+# The attention family's bundles are the checked sm_90a configurations
+# that scripts/gpu/stage-kernels.sh compiles (relative to the bench dir).
+FAMILY = "../kernels"
+
+
+def sdpa_gqa(backend, q, k, v):
+    """(label, fn(causal, scale)) for SDPA with one backend on grouped K/V:
+    enable_gqa=True where this torch and backend take it, else K/V repeated
+    to H heads once, outside the timed calls (the peer's best case)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    which = {"cudnn": SDPBackend.CUDNN_ATTENTION,
+             "flash": SDPBackend.FLASH_ATTENTION}[backend]
+    sdpa_fn = torch.nn.functional.scaled_dot_product_attention
+
+    def gqa(causal, scale):
+        with sdpa_kernel(which):
+            return sdpa_fn(q, k, v, is_causal=causal, scale=scale,
+                           enable_gqa=True)
+    try:
+        gqa(False, 1.0)
+        return f"sdpa-{backend}", gqa
+    except Exception as e:  # older torch, or the backend refuses GQA
+        print(f"  sdpa-{backend} enable_gqa: {type(e).__name__}: "
+              f"{str(e)[:120]}; repeating K/V", flush=True)
+    rep = q.shape[1] // k.shape[1]
+    kr, vr = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+
+    def repeated(causal, scale):
+        with sdpa_kernel(which):
+            return sdpa_fn(q, kr, vr, is_causal=causal, scale=scale)
+    return f"sdpa-{backend}-repeat-kv", repeated
+
+
+def time_peer(rows, checks, work, name, fn, ours, shape, tol=1e-2, **rate):
+    """Checks a peer against Tegula's output, then times it; a peer that
+    cannot run this shape (no kernel for it) is reported and skipped."""
+    try:
+        out = fn()
+    except Exception as e:
+        print(f"  {name}: skipped ({type(e).__name__}: {str(e)[:160]})",
+              flush=True)
+        return
+    checked(f"{work} {name} vs tegula {shape}", out, ours, tol, checks)
+    record(rows, work, name, shape, time_cuda(fn), **rate)
+
+
+def family_gqa(tile, rows, checks):
+    """Separate query/key lengths and grouped K/V heads: prefill (M = N) and
+    decode (M = 1 against a long cache)."""
+    g = torch.Generator(device="cuda").manual_seed(7)
+
+    def inputs(z, h, hkv, m, n, d=128):
+        q = torch.randn(z, h, m, d, device="cuda", generator=g,
+                        dtype=torch.bfloat16)
+        k, v = (torch.randn(z, hkv, n, d, device="cuda", generator=g,
+                            dtype=torch.bfloat16) for _ in range(2))
+        return q, k, v
+
+    # Tegula against float64 at ragged sizes, M != N (bottom-right causal);
+    # the peers at M == N (SDPA's is_causal is aligned top-left).
+    for causal in (False, True):
+        cfg = f"{FAMILY}/attn-gqa{'-causal' if causal else ''}-sm_90a"
+        for kernel, m in (("attention_gqa", 77), ("attention_gqa_decode", 3)):
+            q, k, v = inputs(1, 8, 2, m, 333)
+            outs, _ = tile.run(f"{cfg}/{kernel}.json",
+                               dict(Z=1, H=8, HKV=2, M=m, N=333),
+                               dict(q=q, k=k, v=v), ["o"], dict(scale=0.088),
+                               bench=False)
+            checked(f"gqa tegula {kernel} M={m} N=333 causal={causal} vs "
+                    "float64", outs["o"],
+                    baselines.ref_attention_gqa(q, k, v, causal, 0.088), 1e-2,
+                    checks)
+        q, k, v = inputs(1, 8, 2, 333, 333)
+        ref = baselines.ref_attention_gqa(q, k, v, causal, 0.088)
+        for backend in ("cudnn", "flash"):
+            try:
+                name, fn = sdpa_gqa(backend, q, k, v)
+                checked(f"gqa {name} N=333 causal={causal} vs float64",
+                        fn(causal, 0.088), ref, 1e-2, checks)
+            except Exception as e:
+                print(f"  sdpa-{backend}: skipped ({e})", flush=True)
+
+    # Prefill: Z=4, H=32, HKV=8, M=N=4096, d128.
+    z, h, hkv, n, d = 4, 32, 8, 4096, 128
+    q, k, v = inputs(z, h, hkv, n, n)
+    rep = h // hkv
+    kr, vr = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+    for causal in (False, True):
+        shape = dict(Z=z, H=h, HKV=hkv, M=n, N=n, D=d, causal=causal)
+        print(f"gqa {shape}", flush=True)
+        flops = 4 * z * h * n * n * d // (2 if causal else 1)
+        cfg = f"{FAMILY}/attn-gqa{'-causal' if causal else ''}-sm_90a"
+        outs, ms = tile.run(f"{cfg}/attention_gqa.json",
+                            dict(Z=z, H=h, HKV=hkv, M=n, N=n),
+                            dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
+        ours = outs["o"]
+        record(rows, "attention_gqa", "tegula", shape, ms, flops=flops)
+        for backend in ("cudnn", "flash"):
+            name, fn = sdpa_gqa(backend, q, k, v)
+            time_peer(rows, checks, "attention_gqa", name,
+                      lambda: fn(causal, d ** -0.5), ours, shape, flops=flops)
+        time_peer(rows, checks, "attention_gqa", "triton-repeat-kv",
+                  lambda: baselines.triton_attention(q, kr, vr, causal,
+                                                     d ** -0.5),
+                  ours, shape, flops=flops)
+    del q, k, v, kr, vr, ours
+
+    # Decode: Z=16, H=32, HKV=8, M=1 against N=8192 keys (non-causal: with
+    # M = 1 a bottom-right causal mask hides nothing).
+    z, m, n = 16, 1, 8192
+    q, k, v = inputs(z, h, hkv, m, n)
+    shape = dict(Z=z, H=h, HKV=hkv, M=m, N=n, D=d, causal=False)
+    print(f"gqa decode {shape}", flush=True)
+    flops = 4 * z * h * m * n * d
+    nbytes = 2 * (2 * z * hkv * n * d + 2 * z * h * m * d)
+    dims = dict(Z=z, H=h, HKV=hkv, M=m, N=n)
+    cfg = f"{FAMILY}/attn-gqa-sm_90a"
+    outs, ms = tile.run(f"{cfg}/attention_gqa_decode.json", dims,
+                        dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
+    ours = outs["o"]
+    record(rows, "attention_gqa_decode", "tegula", shape, ms, flops=flops,
+           nbytes=nbytes)
+    # The same shape through attention_gqa: one program per query head.
+    outs, ms = tile.run(f"{cfg}/attention_gqa.json", dims,
+                        dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
+    checked(f"gqa decode tegula-per-head vs tegula {shape}", outs["o"], ours,
+            1e-2, checks)
+    record(rows, "attention_gqa_decode", "tegula-per-head", shape, ms,
+           flops=flops, nbytes=nbytes)
+    for backend in ("cudnn", "flash"):
+        name, fn = sdpa_gqa(backend, q, k, v)
+        time_peer(rows, checks, "attention_gqa_decode", name,
+                  lambda: fn(False, d ** -0.5), ours, shape, flops=flops,
+                  nbytes=nbytes)
+    del q, k, v, ours
+
+
+def attention_family(tile, rows, checks):
+    """Attention with M != N and GQA (prefill and decode), varlen over
+    packed sequences, and paged-KV decode; each part reports its own
+    failure so the others still run."""
+    for part in (family_gqa,):
+        try:
+            part(tile, rows, checks)
+        except Exception:
+            traceback.print_exc()
+            checks.append({"check": f"attention_family: {part.__name__} "
+                           "raised", "rel_l2": float("nan"), "tol": 0,
+                           "pass": False})
 
 
 def rotary(tile, rows, checks):
@@ -398,7 +555,8 @@ def main():
     parser.add_argument("--out", default=os.environ.get("OUT", "out"))
     parser.add_argument("--only", nargs="+",
                         choices=["launch", "attention", "rotary",
-                                 "linear_attention", "gemm", "rmsnorm"],
+                                 "linear_attention", "gemm", "rmsnorm",
+                                 "attention_family"],
                         help="run these sections only (one run of the "
                              "whole set takes more than a device call's "
                              "10 minutes)")
@@ -411,7 +569,8 @@ def main():
     for name, fn in (("launch", launch), ("gemm", gemm), ("rmsnorm", rmsnorm),
                      ("rotary", rotary),
                      ("linear_attention", linear_attention),
-                     ("attention", attention)):
+                     ("attention", attention),
+                     ("attention_family", attention_family)):
         if args.only and name not in args.only:
             continue
         # A section that breaks is reported as a failed check; the

@@ -143,3 +143,73 @@ def test_axpy(n):
     ref = 0.5 * x.double() + y.double()
     out = bl.triton_axpy(x, y.clone(), 0.5)
     assert out.dtype == torch.float32 and bl.rel_l2(out, ref) < 1e-6
+
+
+def paged_inputs(b, h, hkv, d, page, lens, dtype=torch.bfloat16,
+                 poison=False):
+    """A shuffled cache with more pages than the sequences use; the table's
+    unused entries point at valid pages (gather_sdpa_paged reads them). With
+    `poison`, slots past each sequence hold NaN, which a kernel that masks
+    its loads never lets through (gathering then masking scores does)."""
+    max_pages = max(1, -(-max(lens) // page))
+    num_pages = b * max_pages + 3
+    k_cache = randn(num_pages, page, hkv, d, dtype=dtype)
+    v_cache = randn(num_pages, page, hkv, d, dtype=dtype)
+    perm = torch.randperm(num_pages)[:b * max_pages].to(torch.int32)
+    table = perm.reshape(b, max_pages).to(DEVICE)
+    for i, n in enumerate(lens):
+        used = table[i, :-(-n // page)].long()
+        tail = n % page
+        if tail and poison:
+            k_cache[used[-1], tail:] = float("nan")
+            v_cache[used[-1], tail:] = float("nan")
+    q = randn(b, h, d, dtype=dtype)
+    seq_lens = torch.tensor(lens, dtype=torch.int32, device=DEVICE)
+    return q, k_cache, v_cache, table, seq_lens
+
+
+PAGED_CASES = [(16, 64, 4, 1), (64, 128, 8, 2)] + \
+    ([] if INTERPRET else [(256, 128, 32, 8), (32, 64, 8, 8)])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("page,d,h,hkv", PAGED_CASES)
+@pytest.mark.parametrize("impl", ["triton", "gather_sdpa"])
+def test_paged_decode(impl, page, d, h, hkv, dtype):
+    torch.manual_seed(page + d + h)
+    # Ragged lengths: one key, a page and a bit, an empty sequence, several
+    # pages ending mid-page.
+    lens = [1, page + 3, 0, 3 * page - 5]
+    q, k_cache, v_cache, table, seq_lens = paged_inputs(
+        4, h, hkv, d, page, lens, dtype, poison=impl == "triton")
+    scale = d ** -0.5
+    ref = bl.ref_attention_paged(q, k_cache, v_cache, table, seq_lens, scale)
+    if impl == "triton":
+        out = bl.triton_paged_decode(q, k_cache, v_cache, table, seq_lens,
+                                     scale)
+    else:
+        out = bl.gather_sdpa_paged(q, k_cache, v_cache, table, seq_lens,
+                                   scale, max_len=max(lens))
+    check(out, ref, dtype)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_varlen(causal):
+    torch.manual_seed(11 + causal)
+    bounds = [0, 5, 5, 70, 101]
+    q = randn(110, 4, 64)
+    k, v = randn(110, 2, 64), randn(110, 2, 64)
+    ref = bl.ref_attention_varlen(q, k, v, bounds, causal, 0.125)
+    out = bl.sdpa_varlen(q, k, v, bounds, causal, 0.125)
+    check(out, ref, torch.bfloat16)
+    assert not out[101:].any()
+
+
+def test_ref_attention_gqa_bottom_right():
+    # M > N: the first M - N queries see no key (0); the last sees them all.
+    torch.manual_seed(3)
+    q, k, v = randn(1, 4, 5, 16), randn(1, 2, 3, 16), randn(1, 2, 3, 16)
+    ref = bl.ref_attention_gqa(q, k, v, True, 0.25)
+    assert not ref[:, :, :2].any()
+    full = bl.ref_attention_gqa(q, k, v, False, 0.25)
+    assert torch.allclose(ref[:, :, -1], full[:, :, -1])
