@@ -91,12 +91,38 @@ mlir::OwningOpRef<mlir::ModuleOp> onlyKernel(mlir::ModuleOp llvmModule,
   return copy;
 }
 
+/// What `ptxas -v` reports of a kernel (docs/tuning.md).
+struct PtxasStats {
+  std::optional<int64_t> registers, spillBytes;
+};
+
+/// The first integer before `word` on a line of `log` holding `key`.
+std::optional<int64_t> numberBefore(llvm::StringRef log, llvm::StringRef key,
+                                    llvm::StringRef word) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  log.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    size_t at = line.find(key);
+    size_t end = line.find(word);
+    if (at == llvm::StringRef::npos || end == llvm::StringRef::npos)
+      continue;
+    llvm::StringRef before = line.take_front(end).rtrim();
+    size_t start = before.find_last_not_of("0123456789");
+    int64_t value;
+    if (!before.drop_front(start + 1).getAsInteger(10, value))
+      return value;
+  }
+  return std::nullopt;
+}
+
 /// Assembles `ptxPath` into `cubinPath` for `chip` with ptxas, so that a
 /// launch on that GPU needs no PTX JIT (docs/runtime.md, "cubin"). Without
 /// ptxas, or when it fails, warns and returns false: the bundle then ships
-/// PTX only, which every launcher can JIT. `ptxas` is its path.
+/// PTX only, which every launcher can JIT. `ptxas` is its path. With
+/// `stats`, runs `ptxas -v` and reads registers and spills from its log.
 bool assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
-                   llvm::StringRef ptxPath, llvm::StringRef cubinPath) {
+                   llvm::StringRef ptxPath, llvm::StringRef cubinPath,
+                   PtxasStats *stats = nullptr) {
   auto warn = [&](const llvm::Twine &why) {
     llvm::sys::fs::remove(cubinPath);
     llvm::errs() << "tilec: warning: " << why << "; '" << ptxPath
@@ -107,7 +133,10 @@ bool assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
   if (llvm::sys::fs::createTemporaryFile("tilec-ptxas", "log", log))
     return warn("cannot create a temporary file for ptxas's output");
   std::string arch = ("-arch=" + chip).str();
-  llvm::StringRef args[] = {ptxas, arch, "-o", cubinPath, ptxPath};
+  llvm::SmallVector<llvm::StringRef> args = {ptxas, arch, "-o", cubinPath,
+                                             ptxPath};
+  if (stats)
+    args.insert(args.begin() + 1, "-v");
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
                                                 log.str()};
   std::string error;
@@ -118,14 +147,298 @@ bool assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
   if (auto text = llvm::MemoryBuffer::getFile(log))
     output = llvm::StringRef((*text)->getBuffer()).trim().str();
   llvm::sys::fs::remove(log);
-  if (code == 0)
+  if (code == 0) {
+    if (stats) {
+      stats->registers = numberBefore(output, "Used ", " registers");
+      stats->spillBytes =
+          numberBefore(output, "spill stores", " bytes spill stores");
+    }
     return true;
+  }
   if (size_t newline = output.find('\n'); newline != std::string::npos)
     output.resize(newline);
   return warn("ptxas failed" +
               (code < 0 ? llvm::Twine(" (") + error + ")"
                         : llvm::Twine(" (exit ") + llvm::Twine(code) + ")") +
               (output.empty() ? "" : ": " + output));
+}
+
+/// The -D options in order, each with its values (more than one: swept).
+using Sweep = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+/// The defines of combination `index` of the sweep, the first -D slowest.
+std::vector<std::pair<std::string, std::string>>
+configDefines(const Sweep &sweep, size_t index) {
+  std::vector<std::pair<std::string, std::string>> defines(sweep.size());
+  for (size_t i = sweep.size(); i-- > 0;) {
+    const auto &[name, values] = sweep[i];
+    defines[i] = {name, values[index % values.size()]};
+    index /= values.size();
+  }
+  return defines;
+}
+
+/// "BLOCK_M=64,BLOCK_N=32": the swept parameters of a combination.
+std::string configName(const Sweep &sweep, size_t index) {
+  std::string name;
+  auto defines = configDefines(sweep, index);
+  for (size_t i = 0; i < sweep.size(); ++i)
+    if (sweep[i].second.size() > 1)
+      name += (name.empty() ? "" : ",") + defines[i].first + "=" +
+              defines[i].second;
+  return name;
+}
+
+struct BuiltVariant {
+  std::string name;
+  nlohmann::json when;
+  int64_t sharedBytes = 0;
+  std::string ptx;
+};
+
+/// One kernel of a module compiled to PTX, with its description.
+struct BuiltKernel {
+  std::string name;
+  std::string description;
+  int64_t sharedBytes = 0;
+  std::string ptx;
+  std::vector<BuiltVariant> variants;
+};
+
+/// Lowers `module` to PTX, every kernel and its div16 variant (left out
+/// when its PTX comes out the same). False after an error, printed.
+bool buildKernels(mlir::ModuleOp module, const std::string &reference,
+                  const TargetInfo &targetInfo,
+                  std::vector<BuiltKernel> &kernels) {
+  std::string error;
+  std::optional<std::map<std::string, std::string>> described =
+      target::describeKernels(module, reference, error);
+  if (!described)
+    return fail(error), false;
+  // A bundle carries, beside each kernel's general code, a build that
+  // assumes its sizes are multiples of 16 (chosen at launch when they are).
+  std::vector<target::KernelVariant> variants =
+      target::addDivisibilityVariants(module);
+  if (failed(target::lowerToGPU(module)))
+    return false;
+  std::map<std::string, int64_t> sharedBytes;
+  module->walk([&](mlir::func::FuncOp func) {
+    if (auto bytes = func->getAttrOfType<mlir::IntegerAttr>(
+            tile::TileDialect::kSharedBytesAttrName))
+      sharedBytes[func.getSymName().str()] = bytes.getInt();
+  });
+  if (failed(target::lowerToLLVMDialect(module)))
+    return false;
+  // PTX of kernel function `function` under the entry name `entry`.
+  auto emitKernel = [&](llvm::StringRef function,
+                        llvm::StringRef entry) -> std::optional<std::string> {
+    mlir::OwningOpRef<mlir::ModuleOp> single = onlyKernel(module, function);
+    if (function != entry)
+      single->lookupSymbol<mlir::LLVM::LLVMFuncOp>(function).setSymName(entry);
+    llvm::LLVMContext llvmContext;
+    auto llvmModule =
+        target::translateToLLVMIR(*single, llvmContext, targetInfo, error);
+    if (!llvmModule)
+      return std::nullopt;
+    std::string ptx = target::emitPTX(*llvmModule, targetInfo, error);
+    if (ptx.empty())
+      return std::nullopt;
+    return ptx;
+  };
+  for (const auto &[name, description] : *described) {
+    BuiltKernel kernel;
+    kernel.name = name;
+    kernel.description = description;
+    kernel.sharedBytes = sharedBytes[name];
+    std::optional<std::string> ptx = emitKernel(name, name);
+    if (!ptx)
+      return fail(error), false;
+    kernel.ptx = std::move(*ptx);
+    for (const target::KernelVariant &variant : variants) {
+      if (variant.kernel != name)
+        continue;
+      std::optional<std::string> variantPtx =
+          emitKernel(variant.function, name);
+      if (!variantPtx)
+        return fail(error), false;
+      // A variant whose code came out the same is not worth a choice.
+      if (*variantPtx == kernel.ptx)
+        continue;
+      kernel.variants.push_back({variant.name, variant.when,
+                                 sharedBytes[variant.function],
+                                 std::move(*variantPtx)});
+    }
+    kernels.push_back(std::move(kernel));
+  }
+  return true;
+}
+
+/// What tilec writes of each config's files, and what it names in JSON.
+struct Writer {
+  std::string directory, ptxas, chip;
+  bool stats = false;
+
+  /// Writes FILE.ptx and, with ptxas, FILE.cubin; names the cubin in
+  /// `item` and, with stats, its registers and spills.
+  bool write(const std::string &file, const std::string &ptx,
+             nlohmann::json &item) {
+    llvm::SmallString<256> ptxPath(directory);
+    llvm::sys::path::append(ptxPath, file);
+    if (!writeFile(ptxPath, ptx))
+      return false;
+    if (ptxas.empty())
+      return true;
+    llvm::SmallString<256> cubinPath(ptxPath);
+    llvm::sys::path::replace_extension(cubinPath, "cubin");
+    PtxasStats figures;
+    if (!assembleCubin(ptxas, chip, ptxPath, cubinPath,
+                       stats ? &figures : nullptr))
+      return true;
+    item["cubin"] = llvm::sys::path::filename(cubinPath).str();
+    if (figures.registers)
+      item["registers"] = *figures.registers;
+    if (figures.spillBytes)
+      item["spill_bytes"] = *figures.spillBytes;
+    return true;
+  }
+};
+
+/// The fields of the bundle's ABI, identical in every config.
+const char *const kAbiFields[] = {"params", "size_vars", "requires", "flops",
+                                  "bytes"};
+
+/// Compiles every config of the sweep (the first is `first`, already
+/// compiled) and writes one bundle per kernel: KERNEL.json, KERNEL.ptx and
+/// the rest beside them in `output`.
+int writeBundles(mlir::ModuleOp first, const Program &program,
+                 DiagEngine &diags, mlir::MLIRContext &context,
+                 CompileOptions options, const Sweep &sweep,
+                 const std::string &reference, const TargetInfo &targetInfo,
+                 const std::string &output, bool noCubin) {
+  size_t count = 1;
+  for (const auto &entry : sweep)
+    count *= entry.second.size();
+  std::vector<std::vector<BuiltKernel>> configs(count);
+  for (size_t c = 0; c < count; ++c) {
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    mlir::ModuleOp compiled = first;
+    if (c > 0) {
+      options.defines = configDefines(sweep, c);
+      module = compileProgram(program, diags, context, options);
+      if (diags.hasErrors() || !module)
+        return fail("config '" + configName(sweep, c) + "' does not compile");
+      compiled = *module;
+    }
+    if (!buildKernels(compiled, reference, targetInfo, configs[c]))
+      return count > 1 ? fail("config '" + configName(sweep, c) +
+                              "' does not compile")
+                       : 1;
+    if (configs[c].size() != configs[0].size())
+      return fail("config '" + configName(sweep, c) +
+                  "' compiles other kernels than config '" +
+                  configName(sweep, 0) + "'");
+  }
+
+  // Template parameters are compile-time: the launch's ABI is not, so it
+  // must not change between configs. Checked before anything is written.
+  for (size_t k = 0; k < configs[0].size(); ++k) {
+    nlohmann::json abi = nlohmann::json::parse(configs[0][k].description);
+    for (size_t c = 1; c < count; ++c) {
+      nlohmann::json described =
+          nlohmann::json::parse(configs[c][k].description);
+      for (const char *field : kAbiFields) {
+        nlohmann::json mine = described.value(field, nlohmann::json()),
+                       first = abi.value(field, nlohmann::json());
+        if (mine != first)
+          return fail("kernel '" + configs[0][k].name + "': the " + field +
+                      " of config '" + configName(sweep, c) + "' (" +
+                      mine.dump() + ") differ from those of config '" +
+                      configName(sweep, 0) + "' (" + first.dump() +
+                      "); template parameters are compile-time, so every "
+                      "config must keep the kernel's ABI (params, size_vars, "
+                      "requires, flops, bytes)");
+      }
+    }
+  }
+
+  Writer writer;
+  writer.directory = output.empty() ? "." : output;
+  writer.chip = targetInfo.chip.str();
+  writer.stats = count > 1;
+  if (std::error_code ec = llvm::sys::fs::create_directories(writer.directory))
+    return fail("cannot create '" + writer.directory + "': " + ec.message());
+  if (!noCubin) {
+    if (llvm::ErrorOr<std::string> found =
+            llvm::sys::findProgramByName("ptxas"))
+      writer.ptxas = *found;
+    else
+      llvm::errs() << "tilec: warning: no ptxas on PATH: the bundle ships "
+                      "PTX only (no KERNEL.cubin)\n";
+  }
+  for (size_t k = 0; k < configs[0].size(); ++k) {
+    const std::string &name = configs[0][k].name;
+    nlohmann::json bundle, list = nlohmann::json::array();
+    for (size_t c = 0; c < count; ++c) {
+      const BuiltKernel &built = configs[c][k];
+      nlohmann::json described = nlohmann::json::parse(built.description);
+      std::string prefix = c == 0 ? name : name + ".c" + std::to_string(c);
+      nlohmann::json item = {{"ptx", prefix + ".ptx"}};
+      if (!writer.write(prefix + ".ptx", built.ptx, item))
+        return 1;
+      nlohmann::json variants = nlohmann::json::array();
+      for (const BuiltVariant &variant : built.variants) {
+        std::string file = prefix + "." + variant.name + ".ptx";
+        nlohmann::json v = {{"name", variant.name},
+                            {"ptx", file},
+                            {"when", variant.when},
+                            {"shared_bytes", variant.sharedBytes}};
+        if (!writer.write(file, variant.ptx, v))
+          return 1;
+        variants.push_back(v);
+      }
+      std::string finished = target::finishDescription(
+          built.description, built.sharedBytes, variants);
+      nlohmann::json full = nlohmann::json::parse(finished);
+      if (item.contains("cubin"))
+        full["cubin"] = item["cubin"];
+      if (c == 0)
+        bundle = full;
+      if (count == 1)
+        break;
+      item["name"] = configName(sweep, c);
+      nlohmann::json defines = nlohmann::json::object();
+      auto given = configDefines(sweep, c);
+      for (size_t d = 0; d < sweep.size(); ++d)
+        if (sweep[d].second.size() > 1)
+          defines[given[d].first] = full["template"].value(
+              given[d].first, nlohmann::json(given[d].second));
+      item["defines"] = defines;
+      for (const char *field : {"grid", "threads", "shared_bytes", "variants"})
+        item[field] = full.value(field, nlohmann::json());
+      if (item["variants"].is_null())
+        item.erase("variants");
+      list.push_back(item);
+      std::string line =
+          name + " [" + std::to_string(c + 1) + "/" + std::to_string(count) +
+          "] " + configName(sweep, c) + ": " +
+          std::to_string(full["threads"].get<int64_t>()) + " threads, " +
+          std::to_string(full["shared_bytes"].get<int64_t>()) + " bytes shared";
+      if (item.contains("registers"))
+        line += ", " + std::to_string(item["registers"].get<int64_t>()) +
+                " registers";
+      if (item.contains("spill_bytes"))
+        line += ", " + std::to_string(item["spill_bytes"].get<int64_t>()) +
+                " bytes spilled";
+      llvm::outs() << line << "\n";
+    }
+    if (count > 1)
+      bundle["configs"] = list;
+    llvm::SmallString<256> jsonPath(writer.directory);
+    llvm::sys::path::append(jsonPath, name + ".json");
+    if (!writeFile(jsonPath, bundle.dump(2) + "\n"))
+      return 1;
+  }
+  return 0;
 }
 
 } // namespace
@@ -177,12 +490,37 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.kernel = kernel;
+  // A comma list in a -D sweeps that parameter: every combination becomes
+  // a config of one bundle (docs/tuning.md), the first -D slowest.
+  Sweep sweep;
   for (const std::string &d : defines) {
     size_t eq = d.find('=');
     if (eq == std::string::npos || eq == 0)
       return fail("-D expects NAME=VALUE, got '" + d + "'");
-    options.defines.emplace_back(d.substr(0, eq), d.substr(eq + 1));
+    std::vector<std::string> values;
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(d).drop_front(eq + 1).split(items, ',');
+    for (llvm::StringRef item : items) {
+      if (item.trim().empty())
+        return fail("-D " + d.substr(0, eq) + ": an empty value in '" + d +
+                    "'");
+      if (llvm::is_contained(values, item.trim().str()))
+        return fail("-D " + d.substr(0, eq) + " lists '" + item.trim() +
+                    "' twice");
+      values.push_back(item.trim().str());
+    }
+    sweep.emplace_back(d.substr(0, eq), values);
   }
+  size_t combinations = 1;
+  for (const auto &[name, values] : sweep) {
+    combinations *= values.size();
+    if (combinations > 4096)
+      return fail("the -D lists make more than 4096 configs");
+  }
+  if (combinations > 1 && (emit != "bundle" || run))
+    return fail("a comma list in -D makes configs of a bundle: it needs "
+                "--emit bundle and no --run");
+  options.defines = configDefines(sweep, 0);
   // --target was checked against TargetInfo::names() by the parser.
   std::optional<TargetInfo> targetInfo = TargetInfo::lookup(target);
   options.target = *targetInfo;
@@ -242,132 +580,34 @@ int main(int argc, char **argv) {
     return writeFile(output.empty() ? "-" : output, printModule(*module)) ? 0
                                                                           : 1;
 
-  std::string describeError;
-  std::optional<std::map<std::string, std::string>> described =
-      target::describeKernels(*module, runOptions.reference, describeError);
-  if (!described)
-    return fail(describeError);
-  std::map<std::string, std::string> &descriptions = *described;
-  // A bundle carries, beside each kernel's general code, a build that
-  // assumes its sizes are multiples of 16 (chosen at launch when they are).
-  std::vector<target::KernelVariant> variants;
   if (emit == "bundle")
-    variants = target::addDivisibilityVariants(*module);
+    return writeBundles(*module, program, diags, context, options, sweep,
+                        runOptions.reference, *targetInfo, output, noCubin);
+
+  std::string describeError;
+  if (!target::describeKernels(*module, runOptions.reference, describeError))
+    return fail(describeError);
   if (failed(target::lowerToGPU(*module)))
     return 1;
   if (emit == "gpu")
     return writeFile(output.empty() ? "-" : output, printModule(*module)) ? 0
                                                                           : 1;
-  std::map<std::string, int64_t> sharedBytes;
-  module->walk([&](mlir::func::FuncOp func) {
-    if (auto bytes = func->getAttrOfType<mlir::IntegerAttr>(
-            tile::TileDialect::kSharedBytesAttrName))
-      sharedBytes[func.getSymName().str()] = bytes.getInt();
-  });
   if (failed(target::lowerToLLVMDialect(*module)))
     return 1;
-
   std::string error;
-  if (emit == "llvm" || emit == "ptx") {
-    llvm::LLVMContext llvmContext;
-    auto llvmModule =
-        target::translateToLLVMIR(*module, llvmContext, *targetInfo, error);
-    if (!llvmModule)
+  llvm::LLVMContext llvmContext;
+  auto llvmModule =
+      target::translateToLLVMIR(*module, llvmContext, *targetInfo, error);
+  if (!llvmModule)
+    return fail(error);
+  std::string text;
+  if (emit == "llvm") {
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+  } else {
+    text = target::emitPTX(*llvmModule, *targetInfo, error);
+    if (text.empty())
       return fail(error);
-    std::string text;
-    if (emit == "llvm") {
-      llvm::raw_string_ostream os(text);
-      llvmModule->print(os, nullptr);
-    } else {
-      text = target::emitPTX(*llvmModule, *targetInfo, error);
-      if (text.empty())
-        return fail(error);
-    }
-    return writeFile(output.empty() ? "-" : output, text) ? 0 : 1;
   }
-
-  // The bundle: one KERNEL.ptx with a single .entry and KERNEL.json each.
-  std::string directory = output.empty() ? "." : output;
-  if (std::error_code ec = llvm::sys::fs::create_directories(directory))
-    return fail("cannot create '" + directory + "': " + ec.message());
-  // PTX of kernel function `function` under the entry name `entry`.
-  auto emitKernel = [&](llvm::StringRef function,
-                        llvm::StringRef entry) -> std::optional<std::string> {
-    mlir::OwningOpRef<mlir::ModuleOp> single = onlyKernel(*module, function);
-    if (function != entry)
-      single->lookupSymbol<mlir::LLVM::LLVMFuncOp>(function).setSymName(entry);
-    llvm::LLVMContext llvmContext;
-    auto llvmModule =
-        target::translateToLLVMIR(*single, llvmContext, *targetInfo, error);
-    if (!llvmModule)
-      return std::nullopt;
-    std::string ptx = target::emitPTX(*llvmModule, *targetInfo, error);
-    if (ptx.empty())
-      return std::nullopt;
-    return ptx;
-  };
-  std::string ptxas;
-  if (!noCubin) {
-    if (llvm::ErrorOr<std::string> found =
-            llvm::sys::findProgramByName("ptxas"))
-      ptxas = *found;
-    else
-      llvm::errs() << "tilec: warning: no ptxas on PATH: the bundle ships "
-                      "PTX only (no KERNEL.cubin)\n";
-  }
-  // KERNEL.cubin beside FILE.ptx when ptxas assembles it, else "".
-  auto cubinFor = [&](llvm::StringRef ptxPath) -> std::string {
-    if (ptxas.empty())
-      return "";
-    llvm::SmallString<256> cubinPath(ptxPath);
-    llvm::sys::path::replace_extension(cubinPath, "cubin");
-    if (!assembleCubin(ptxas, targetInfo->chip, ptxPath, cubinPath))
-      return "";
-    return llvm::sys::path::filename(cubinPath).str();
-  };
-  for (const auto &[name, description] : descriptions) {
-    std::optional<std::string> ptx = emitKernel(name, name);
-    if (!ptx)
-      return fail(error);
-    llvm::SmallString<256> ptxPath(directory), jsonPath(directory);
-    llvm::sys::path::append(ptxPath, name + ".ptx");
-    llvm::sys::path::append(jsonPath, name + ".json");
-    if (!writeFile(ptxPath, *ptx))
-      return 1;
-    std::string cubin = cubinFor(ptxPath);
-    nlohmann::json described = nlohmann::json::array();
-    for (const target::KernelVariant &variant : variants) {
-      if (variant.kernel != name)
-        continue;
-      std::optional<std::string> variantPtx =
-          emitKernel(variant.function, name);
-      if (!variantPtx)
-        return fail(error);
-      // A variant whose code came out the same is not worth a choice.
-      if (*variantPtx == *ptx)
-        continue;
-      std::string file = name + "." + variant.name + ".ptx";
-      llvm::SmallString<256> variantPath(directory);
-      llvm::sys::path::append(variantPath, file);
-      if (!writeFile(variantPath, *variantPtx))
-        return 1;
-      described.push_back({{"name", variant.name},
-                           {"ptx", file},
-                           {"when", variant.when},
-                           {"shared_bytes", sharedBytes[variant.function]}});
-      if (std::string variantCubin = cubinFor(variantPath);
-          !variantCubin.empty())
-        described.back()["cubin"] = variantCubin;
-    }
-    std::string finished =
-        target::finishDescription(description, sharedBytes[name], described);
-    if (!cubin.empty()) {
-      nlohmann::json withCubin = nlohmann::json::parse(finished);
-      withCubin["cubin"] = cubin;
-      finished = withCubin.dump(2) + "\n";
-    }
-    if (!writeFile(jsonPath, finished))
-      return 1;
-  }
-  return 0;
+  return writeFile(output.empty() ? "-" : output, text) ? 0 : 1;
 }
