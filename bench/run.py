@@ -324,11 +324,68 @@ def family_gqa(tile, rows, checks):
     del q, k, v, ours
 
 
+def family_varlen(tile, rows, checks):
+    """Packed sequences of mixed lengths (cu_seqlens) against one SDPA call
+    per sequence (K/V repeated to H heads where grouped)."""
+    g = torch.Generator(device="cuda").manual_seed(8)
+
+    def inputs(bounds, h, hkv, d=128):
+        t = bounds[-1]
+        q = torch.randn(t, h, d, device="cuda", generator=g,
+                        dtype=torch.bfloat16)
+        k, v = (torch.randn(t, hkv, d, device="cuda", generator=g,
+                            dtype=torch.bfloat16) for _ in range(2))
+        cu = torch.tensor(bounds, dtype=torch.int32, device="cuda")
+        return q, k, v, cu
+
+    def run(bounds, h, hkv, causal, bench):
+        q, k, v, cu = inputs(bounds, h, hkv)
+        lens = [b - a for a, b in zip(bounds[:-1], bounds[1:])]
+        cfg = f"{FAMILY}/attn-varlen{'-causal' if causal else ''}-sm_90a"
+        outs, ms = tile.run(f"{cfg}/attention_varlen.json",
+                            dict(T=bounds[-1], H=h, HKV=hkv, S=len(bounds)),
+                            dict(q=q, k=k, v=v, cu_seqlens=cu), ["o"],
+                            dict(max_seqlen=max(lens), scale=128 ** -0.5),
+                            bench=bench)
+        return q, k, v, outs["o"], ms, lens
+
+    # float64 first, at ragged lengths (an empty sequence included).
+    bounds = [0, 1, 66, 66, 140, 203, 1000]
+    for causal in (False, True):
+        q, k, v, ours, _, _ = run(bounds, 8, 2, causal, False)
+        ref = baselines.ref_attention_varlen(q, k, v, bounds, causal,
+                                             128 ** -0.5)
+        checked(f"varlen tegula causal={causal} {bounds} vs float64", ours,
+                ref, 1e-2, checks)
+        checked(f"varlen sdpa-per-sequence causal={causal} vs float64",
+                baselines.sdpa_varlen(q, k, v, bounds, causal, 128 ** -0.5),
+                ref, 1e-2, checks)
+    # 16384 tokens in 12 sequences of 256 to 3000 rows; H=32 over HKV=8.
+    lens = [3000, 256, 1800, 700, 2048, 333, 1024, 2500, 512, 1111, 1500]
+    lens.append(16384 - sum(lens))
+    bounds = [0]
+    for n in lens:
+        bounds.append(bounds[-1] + n)
+    h, hkv, d = 32, 8, 128
+    for causal in (False, True):
+        flops = sum(4 * h * n * n * d // (2 if causal else 1) for n in lens)
+        shape = dict(T=bounds[-1], B=len(lens), H=h, HKV=hkv, D=d,
+                     max_seqlen=max(lens), causal=causal)
+        print(f"varlen {shape}", flush=True)
+        q, k, v, ours, ms, _ = run(bounds, h, hkv, causal, True)
+        record(rows, "attention_varlen", "tegula", shape, ms, flops=flops)
+        time_peer(rows, checks, "attention_varlen", "sdpa-per-sequence",
+                  lambda: baselines.sdpa_varlen(q, k, v, bounds, causal,
+                                                d ** -0.5),
+                  ours, shape, flops=flops)
+        del q, k, v, ours
+
+
 def attention_family(tile, rows, checks):
     """Attention with M != N and GQA (prefill and decode), varlen over
     packed sequences, and paged-KV decode; each part reports its own
     failure so the others still run."""
-    for part in (family_gqa,):
+    for part in (family_gqa, family_varlen):
         try:
             part(tile, rows, checks)
         except Exception:

@@ -28,6 +28,11 @@ for_each_kernel_run() {
     $fn attn-gqa-causal-$target-m-gt-n $k/attn-gqa-causal-$target/attention_gqa.json --check --dims Z=1,H=2,HKV=2,M=300,N=100 --scalar scale=0.088 --seed 27
     $fn attn-gqa-decode-$target $k/attn-gqa-$target/attention_gqa_decode.json --check --dims Z=4,H=32,HKV=8,M=1,N=1000 --scalar scale=0.088 --seed 28
     $fn attn-gqa-decode-causal-$target $k/attn-gqa-causal-$target/attention_gqa_decode.json --check --dims Z=2,H=8,HKV=2,M=7,N=777 --scalar scale=0.088 --seed 29
+    # Varlen over packed sequences (an empty one, lengths 1 to 1000), GQA.
+    $fn attn-varlen-$target $k/attn-varlen-$target/attention_varlen.json --check --dims T=203,H=8,HKV=2,S=6 --in cu_seqlens=$k/attn-inputs/cu-203.npy --scalar max_seqlen=74 --scalar scale=0.088 --seed 30
+    $fn attn-varlen-$target-long $k/attn-varlen-$target/attention_varlen.json --check --dims T=3000,H=4,HKV=4,S=8 --in cu_seqlens=$k/attn-inputs/cu-3000.npy --scalar max_seqlen=1000 --scalar scale=0.088 --seed 31
+    $fn attn-varlen-causal-$target $k/attn-varlen-causal-$target/attention_varlen.json --check --dims T=3000,H=4,HKV=1,S=8 --in cu_seqlens=$k/attn-inputs/cu-3000.npy --scalar max_seqlen=1000 --scalar scale=0.088 --seed 32
+    $fn attn-varlen-causal-$target-small $k/attn-varlen-causal-$target/attention_varlen.json --check --dims T=203,H=6,HKV=3,S=6 --in cu_seqlens=$k/attn-inputs/cu-203.npy --scalar max_seqlen=80 --scalar scale=0.088 --seed 33
     $fn rotary-$target $k/rotary-$target/rotary.json --check --dims B=2,T=37,H=3 --seed 6
     $fn rotary-inplace-$target $k/rotary-$target/rotary_inplace.json --check --dims B=2,T=37,H=3 --seed 7
     $fn rotary-partial-pairs-$target $k/rotary-partial-pairs-$target/rotary.json --check --dims B=2,T=45,H=2 --seed 8

@@ -28,6 +28,8 @@ for target in sm_80 sm_90a; do
   # bench/run.py (attention_family) times the sm_90a builds.
   compile attn-gqa-$target attention_gqa.tile $target -D D=128 --reference attention_gqa
   compile attn-gqa-causal-$target attention_gqa.tile $target -D D=128 -D CAUSAL=true --reference attention_gqa
+  compile attn-varlen-$target attention_varlen.tile $target -D D=128 --reference attention_varlen
+  compile attn-varlen-causal-$target attention_varlen.tile $target -D D=128 -D CAUSAL=true --reference attention_varlen
   compile rotary-$target rotary.tile $target -D D=128 --reference rotary
   compile rotary-partial-pairs-$target rotary.tile $target -D D=128 -D R=64 -D INTERLEAVED=true --reference rotary
   compile linattn-$target linear_attention.tile $target -D D=128
@@ -37,5 +39,8 @@ for target in sm_80 sm_90a; do
   compile matmul-f16-small-$target matmul.tile $target -D DT=f16 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
   compile rmsnorm-$target rmsnorm.tile $target
 done
+# The cu_seqlens, block tables and sequence lengths of the varlen and paged
+# attention runs (random integers would not be valid ones).
+python3 "$root/test/Kernels/Inputs/attention_inputs.py" "$stage/kernels/attn-inputs"
 cp "$root/scripts/gpu/check-kernels.sh" "$root/scripts/gpu/kernel-configs.sh" "$stage/"
 echo "staged $(ls "$stage/kernels" | wc -l) configurations in $stage/kernels"

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Writes the index inputs of the varlen and paged attention checks as .npy
+files (int32) into DIR: test/Kernels/attention-varlen.test and
+attention-paged.test read them in the interpreter, and
+scripts/gpu/stage-kernels.sh stages them for the GPU runs of
+scripts/gpu/kernel-configs.sh. Plain Python, no numpy.
+
+    python3 attention_inputs.py DIR
+"""
+import os
+import struct
+import sys
+
+
+def write_npy(path, rows):
+    """rows: a list of ints (1-D) or a list of equal-length lists (2-D)."""
+    if rows and isinstance(rows[0], list):
+        shape = f"({len(rows)}, {len(rows[0])})"
+        flat = [x for row in rows for x in row]
+    else:
+        shape = f"({len(rows)},)"
+        flat = list(rows)
+    header = f"{{'descr': '<i4', 'fortran_order': False, 'shape': {shape}, }}"
+    # Magic (6) + version (2) + length (2) + header + newline: a multiple of 64.
+    pad = -(10 + len(header) + 1) % 64
+    header += " " * pad + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
+        f.write(header.encode("latin1"))
+        f.write(struct.pack(f"<{len(flat)}i", *flat))
+
+
+def paged(num_pages, page, lens, max_pages, seed):
+    """A block table of distinct pages in a scrambled order (entries past a
+    sequence's pages are -1: never read) and the sequence lengths."""
+    order = [(i * seed) % num_pages for i in range(num_pages)]
+    assert len(set(order)) == num_pages, "seed must be coprime to num_pages"
+    table, at = [], 0
+    for n in lens:
+        used = -(-n // page)
+        assert used <= max_pages
+        table.append(order[at:at + used] + [-1] * (max_pages - used))
+        at += used
+    assert at <= num_pages
+    return table, lens
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    # varlen: sequences of 1, 65, 0, 74 and 63 rows covering T = 203; and
+    # two covering 100 of T = 110 rows (rows 100..109 are in no sequence).
+    write_npy(os.path.join(out, "cu-203.npy"), [0, 1, 66, 66, 140, 203])
+    write_npy(os.path.join(out, "cu-110.npy"), [0, 37, 100])
+    # varlen on the GPU: 7 sequences over T = 3000 rows, longest 1000.
+    write_npy(os.path.join(out, "cu-3000.npy"),
+              [0, 1000, 1017, 1500, 1501, 2222, 2900, 3000])
+    # paged, PAGE = 16: lengths 1, 16, 0, 37, 100 over 17 pages, at most 7
+    # pages a sequence (NUM_PAGES = 17).
+    table, lens = paged(17, 16, [1, 16, 0, 37, 100], 7, 5)
+    write_npy(os.path.join(out, "table-p16.npy"), table)
+    write_npy(os.path.join(out, "lens-p16.npy"), lens)
+    # paged, PAGE = 64: lengths 65, 3, 200 over 7 pages (NUM_PAGES = 7, at
+    # most 4 a sequence).
+    table, lens = paged(7, 64, [65, 3, 200], 4, 3)
+    write_npy(os.path.join(out, "table-p64.npy"), table)
+    write_npy(os.path.join(out, "lens-p64.npy"), lens)
+    # paged on the GPU, PAGE = 256: 4 sequences up to 2000 keys over
+    # NUM_PAGES = 21 (at most 8 pages a sequence).
+    table, lens = paged(21, 256, [2000, 1, 777, 1280], 8, 5)
+    write_npy(os.path.join(out, "table-p256.npy"), table)
+    write_npy(os.path.join(out, "lens-p256.npy"), lens)
+    # paged on the GPU, PAGE = 16: 6 sequences up to 1000 keys over
+    # NUM_PAGES = 180 (at most 64 pages a sequence).
+    table, lens = paged(180, 16, [1000, 15, 16, 0, 333, 1],  64, 7)
+    write_npy(os.path.join(out, "table-p16-gpu.npy"), table)
+    write_npy(os.path.join(out, "lens-p16-gpu.npy"), lens)
+
+
+if __name__ == "__main__":
+    main()
