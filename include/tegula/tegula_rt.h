@@ -138,6 +138,14 @@ const char *tegula_rt_kernel_variant_name(const tegula_rt_kernel *kernel,
 int tegula_rt_kernel_uses_cubin(const tegula_rt_kernel *kernel, int variant,
                                 int major, int minor);
 
+/* Tuning configs (docs/tuning.md): a bundle compiled with a comma list in
+ * a -D holds one build per combination of template parameters, all with
+ * the same signature. Any other bundle has one config, named "". The
+ * variant getters above describe config 0's variants. */
+int tegula_rt_kernel_num_configs(const tegula_rt_kernel *kernel);
+const char *tegula_rt_kernel_config_name(const tegula_rt_kernel *kernel,
+                                         int config);
+
 /*--- Binding a launch (no driver) ----------------------------------------*/
 
 /* A binding keeps the arguments of one launch. Setters replace earlier
@@ -169,11 +177,21 @@ int tegula_rt_binding_set_scalar_float(tegula_rt_binding *binding,
 int tegula_rt_binding_check(tegula_rt_binding *binding);
 /* After a successful check: tensor `param`'s shape (rank returned; at most
  * `capacity` dims written), the grid, and the variant that will run (-1:
- * the general code). */
+ * the general code; an index into the chosen config's variants). */
 int tegula_rt_binding_param_shape(const tegula_rt_binding *binding, int param,
                                   int64_t *shape, int capacity);
 int tegula_rt_binding_grid(const tegula_rt_binding *binding, int64_t grid[3]);
 int tegula_rt_binding_variant(const tegula_rt_binding *binding);
+/* After a successful check: the config that will run ("" for a bundle
+ * without configs), how it was chosen ("pinned" by the environment
+ * variable TEGULA_CONFIG, "tuned" by the bundle's tuning table for the
+ * current context's device and these sizes, or "default": the first), and
+ * the variant's name within that config ("general", "div16"). The check
+ * looks up the device only when the bundle has a tuning table; without a
+ * driver or a current context no entry applies. */
+const char *tegula_rt_binding_config(const tegula_rt_binding *binding);
+const char *tegula_rt_binding_config_source(const tegula_rt_binding *binding);
+const char *tegula_rt_binding_variant_name(const tegula_rt_binding *binding);
 /* Checks if needed, then packs the kernel arguments: every tensor must
  * have a non-null, 16-byte aligned pointer. Still no driver call. */
 int tegula_rt_binding_pack(tegula_rt_binding *binding);

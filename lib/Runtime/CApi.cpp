@@ -363,6 +363,17 @@ const char *tegula_rt_kernel_variant_name(const tegula_rt_kernel *kernel,
   return kernel->bundle.configs[0].variants[size_t(variant)].name.c_str();
 }
 
+int tegula_rt_kernel_num_configs(const tegula_rt_kernel *kernel) {
+  return kernel ? int(kernel->bundle.configs.size()) : -1;
+}
+
+const char *tegula_rt_kernel_config_name(const tegula_rt_kernel *kernel,
+                                         int config) {
+  if (!kernel || config < 0 || size_t(config) >= kernel->bundle.configs.size())
+    return capi::fail(TEGULA_RT_ERROR_USAGE, "no such config"), nullptr;
+  return kernel->bundle.configs[size_t(config)].name.c_str();
+}
+
 int tegula_rt_kernel_uses_cubin(const tegula_rt_kernel *kernel, int variant,
                                 int major, int minor) {
   if (!kernel || variant < -1 ||
@@ -483,6 +494,7 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
     if (!bindAndCheck(b, binding->inputs, binding->plan, error))
       return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
     // The config: pinned, tuned for this device and shape, or the first.
+    binding->choice = ConfigChoice();
     if (b.listsConfigs) {
       std::string device = b.tuning.empty() ? "" : capi::currentDeviceName();
       if (!chooseConfig(b, binding->plan.env, device,
@@ -522,6 +534,29 @@ int tegula_rt_binding_variant(const tegula_rt_binding *binding) {
   if (!binding || !binding->checked)
     return capi::fail(-2, "the binding is not checked");
   return binding->plan.variant;
+}
+
+const char *tegula_rt_binding_config(const tegula_rt_binding *binding) {
+  if (!binding || !binding->checked)
+    return capi::fail(-1, "the binding is not checked"), nullptr;
+  return binding->kernel->bundle.configs[size_t(binding->plan.config)]
+      .name.c_str();
+}
+
+const char *tegula_rt_binding_config_source(const tegula_rt_binding *binding) {
+  if (!binding || !binding->checked)
+    return capi::fail(-1, "the binding is not checked"), nullptr;
+  return binding->choice.sourceName();
+}
+
+const char *tegula_rt_binding_variant_name(const tegula_rt_binding *binding) {
+  if (!binding || !binding->checked)
+    return capi::fail(-1, "the binding is not checked"), nullptr;
+  const Config &config =
+      binding->kernel->bundle.configs[size_t(binding->plan.config)];
+  return binding->plan.variant < 0
+             ? "general"
+             : config.variants[size_t(binding->plan.variant)].name.c_str();
 }
 
 int tegula_rt_binding_pack(tegula_rt_binding *binding) {

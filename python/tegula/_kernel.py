@@ -67,23 +67,30 @@ class Param:
 
 class Binding:
     """A checked launch that did not run (Kernel.bind): the shape of every
-    tensor, the grid, the variant chosen, and the outputs a call would
-    allocate."""
+    tensor, the grid, the config and variant chosen, and the outputs a call
+    would allocate. `config` is None for a bundle without configs;
+    `config_source` says how it was chosen: "pinned" (TEGULA_CONFIG),
+    "tuned" (the bundle's tuning table) or "default" (docs/tuning.md)."""
 
     def __init__(self, kernel: "Kernel", shapes: Dict[str, Tuple[int, ...]],
                  grid: Tuple[int, int, int], variant: str,
                  allocations: Dict[str, Tuple[Tuple[int, ...], str]],
-                 packed: bool):
+                 packed: bool, config: Optional[str] = None,
+                 config_source: str = "default"):
         self.kernel = kernel
         self.shapes = shapes
         self.grid = grid
         self.variant = variant
+        self.config = config
+        self.config_source = config_source
         self.allocations = allocations  # name -> (shape, dtype)
         self.packed = packed  # every pointer given and aligned
 
     def __repr__(self) -> str:
-        return (f"<tegula.Binding {self.kernel.name} grid={self.grid} "
-                f"variant={self.variant} allocations={self.allocations}>")
+        config = "" if self.config is None else f" config={self.config}"
+        return (f"<tegula.Binding {self.kernel.name} grid={self.grid}"
+                f"{config} variant={self.variant} "
+                f"allocations={self.allocations}>")
 
 
 class _Plan:
@@ -139,6 +146,12 @@ class Kernel:
         self.variants: Tuple[str, ...] = tuple(
             _lib.text(rt.tegula_rt_kernel_variant_name(handle, i))
             for i in range(rt.tegula_rt_kernel_num_variants(handle)))
+        # Tuning configs (docs/tuning.md); () for a bundle without them.
+        self.configs: Tuple[str, ...] = tuple(
+            name for name in (
+                _lib.text(rt.tegula_rt_kernel_config_name(handle, i))
+                for i in range(rt.tegula_rt_kernel_num_configs(handle)))
+            if name)
         self._local = threading.local()
 
     @property
@@ -311,8 +324,11 @@ class Kernel:
                 shapes[param.name] = tuple(shape[:rank])
         allocations = {self.params[i].name: (s, self.params[i].dtype)
                        for i, s in plan.output_shapes.items()}
-        variant = "general" if plan.variant < 0 else self.variants[plan.variant]
-        return Binding(self, shapes, plan.grid, variant, allocations, packed)
+        variant = _lib.text(rt.tegula_rt_binding_variant_name(plan.handle))
+        config = _lib.text(rt.tegula_rt_binding_config(plan.handle)) or None
+        source = _lib.text(rt.tegula_rt_binding_config_source(plan.handle))
+        return Binding(self, shapes, plan.grid, variant, allocations, packed,
+                       config, source)
 
     # --- Calls -------------------------------------------------------------
 

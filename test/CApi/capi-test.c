@@ -5,7 +5,9 @@
  * error capi-test signature PATH      each parameter, size variable and variant
  *   capi-test bind INPUTS_DIR     binding checks (test/Runtime/Inputs)
  *   capi-test cubin PATH MAJ MIN  which image each variant would load
+ *   capi-test configs PATH        configs and the one each check chooses
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "tegula/tegula_rt.h"
 
 #include <stdio.h>
@@ -251,6 +253,39 @@ static int cubinMode(const char *path, int major, int minor) {
   return 0;
 }
 
+/* scale(x: f32[N], y: f32[N]) compiled with -D BLOCK=64,128: the configs,
+ * and the one each check chooses (no driver: no tuned choice). */
+static int configsMode(const char *path) {
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_kernel *kernel = tegula_rt_library_kernel(library, 0);
+  for (int c = 0; c < tegula_rt_kernel_num_configs(kernel); ++c)
+    printf("config %d: '%s'\n", c, tegula_rt_kernel_config_name(kernel, c));
+  report("config 9", tegula_rt_kernel_config_name(kernel, 9) ? 0 : 1);
+  report("create", tegula_rt_binding_create(kernel, &binding));
+  printf("unchecked: %s\n", tegula_rt_binding_config(binding) ? "?" : "null");
+  int64_t n[1] = {1000};
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 1, n, NULL, 0x1000);
+  const char *pins[] = {NULL, "BLOCK=128", "scale=BLOCK=64", "BLOCK=7"};
+  for (int i = 0; i < 4; ++i) {
+    if (pins[i])
+      setenv("TEGULA_CONFIG", pins[i], 1);
+    int status = tegula_rt_binding_check(binding);
+    int64_t grid[3] = {0, 0, 0};
+    if (status == TEGULA_RT_OK && !tegula_rt_binding_grid(binding, grid))
+      printf("pin %s: config '%s' (%s), variant %s, grid %lld\n",
+             pins[i] ? pins[i] : "none", tegula_rt_binding_config(binding),
+             tegula_rt_binding_config_source(binding),
+             tegula_rt_binding_variant_name(binding), (long long)grid[0]);
+    else
+      report(pins[i], status);
+  }
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   printf("%s, abi %d\n", tegula_rt_version(), tegula_rt_abi_version());
   printf("dtypes: %s %d, %s %d, %s\n", tegula_rt_dtype_name(TEGULA_RT_BF16),
@@ -264,8 +299,10 @@ int main(int argc, char **argv) {
     return signatureMode(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "bind"))
     return bindMode(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "configs"))
+    return configsMode(argv[2]);
   if (argc == 5 && !strcmp(argv[1], "cubin"))
     return cubinMode(argv[2], atoi(argv[3]), atoi(argv[4]));
-  fprintf(stderr, "usage: capi-test load|signature|bind|cubin ...\n");
+  fprintf(stderr, "usage: capi-test load|signature|bind|cubin|configs ...\n");
   return 2;
 }

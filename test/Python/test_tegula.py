@@ -130,6 +130,8 @@ def test_bind_allocates_left_out_outputs(runtime_inputs):
     assert b.shapes == {"x": (1000,), "y": (1000,)}
     assert b.grid == (8, 1, 1)
     assert b.allocations == {} and b.packed and b.variant == "general"
+    assert (b.config, b.config_source) == (None, "default")
+    assert scale_add.configs == ()
     rotary = runtime_inputs["rotary"].rotary
     x = Fake((2, 16, 4, 64), "<f4")
     cos = Fake((16, 16), "<f4")
@@ -146,6 +148,28 @@ def test_unsupported_dtype_through_dlpack(lib):
                      None)
     assert str(e) == ("argument 'x' has dtype DLPack code 2, 64 bits, which "
                       "no kernel takes; the kernel expects bf16")
+
+
+def test_configs(monkeypatch):
+    # A bundle of tuning configs (docs/tuning.md): the first by default (no
+    # driver, so no tuned choice), TEGULA_CONFIG's pin, or an error.
+    scale = tegula.load(os.path.join(BUNDLES, "configs")).scale
+    assert scale.configs == ("BLOCK=64", "BLOCK=128")
+    args = (Fake((1000,), "<f4"), Fake((1000,), "<f4", 0x200000))
+    monkeypatch.delenv("TEGULA_CONFIG", raising=False)
+    b = scale.bind(*args)
+    assert (b.config, b.config_source, b.grid) == \
+        ("BLOCK=64", "default", (16, 1, 1))
+    monkeypatch.setenv("TEGULA_CONFIG", "scale=BLOCK=128")
+    b = scale.bind(*args)
+    assert (b.config, b.config_source, b.grid, b.variant) == \
+        ("BLOCK=128", "pinned", (8, 1, 1), "general")
+    b = scale.bind(Fake((1024,), "<f4"), Fake((1024,), "<f4", 0x200000))
+    assert (b.config, b.variant) == ("BLOCK=128", "div16")
+    monkeypatch.setenv("TEGULA_CONFIG", "BLOCK=1")
+    assert str(launch_error(scale.bind, *args)) == (
+        "TEGULA_CONFIG: kernel 'scale' has no config 'BLOCK=1' (configs: "
+        "BLOCK=64; BLOCK=128)")
 
 
 def test_variant_and_outputs(runtime_inputs):
