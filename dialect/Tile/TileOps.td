@@ -241,6 +241,41 @@ def Tile_StoreOp : Tile_TileOp<"store", [
   let hasVerifier = 1;
 }
 
+def Tile_AtomicKindAttr : I32EnumAttr<"AtomicKind", "atomic update", [
+    I32EnumAttrCase<"Add", 0, "add">,
+    I32EnumAttrCase<"Max", 1, "max">
+  ]> {
+  let cppNamespace = "::tegula::tile";
+}
+
+def Tile_AtomicRMWOp : Tile_TileOp<"atomic_rmw", [
+    OptionalTypesMatchWith<"mask is an i1 tile of the value's shape",
+                           "value", "mask", "::tegula::tile::getI1SameShape($_self)">,
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Atomically combine a block into a mutable global tensor";
+  let description = [{
+    Index tiles as for `tile.store`; every element whose coordinates lie
+    inside the tensor and whose `mask` holds is combined into memory with
+    one relaxed, GPU-scope atomic (`add`: f32, i32, f16, bf16; `max`: f32,
+    i32). Elements that name one address more than once are all applied.
+    The old values are not returned.
+
+    ```mlir
+    tile.atomic_rmw add %h[%i], %ones mask %m
+        : !tile.tensor<?xf32, mut>[tensor<128xi32>], tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_AtomicKindAttr:$kind, Tile_TensorType:$tensor,
+                   Variadic<Tile_IntTile>:$indices, Tile_Tile:$value,
+                   Optional<Tile_BoolTile>:$mask);
+  let assemblyFormat = [{
+    $kind $tensor `[` $indices `]` `,` $value (`mask` $mask^)? attr-dict
+    `:` qualified(type($tensor)) `[` type($indices) `]` `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//

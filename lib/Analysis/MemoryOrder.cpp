@@ -19,7 +19,8 @@
 // Loops start from what holds before them joined with what their body
 // leaves (the back edge), to a fixed point (inside those rounds a nested
 // loop counts all its accesses as pending after it); branches join their
-// arms. A pipeline push reads its tensor asynchronously: a store after it waits
+// arms. Atomics count as stores, except that two of one kind commute. A
+// pipeline push reads its tensor asynchronously: a store after it waits
 // for the copies too. Ops that meet at a barrier anyway (conversions through
 // shared memory, transposes, reductions across warps, pipeline pops that
 // wait) empty the set as a placed barrier does.
@@ -57,6 +58,8 @@ Value tensorOf(Operation *op) {
     return load.getTensor();
   if (auto store = dyn_cast<StoreOp>(op))
     return store.getTensor();
+  if (auto atomic = dyn_cast<AtomicRMWOp>(op))
+    return atomic.getTensor();
   return cast<PipelinePushOp>(op).getTensor();
 }
 
@@ -65,6 +68,8 @@ ValueRange indicesOf(Operation *op) {
     return load.getIndices();
   if (auto store = dyn_cast<StoreOp>(op))
     return store.getIndices();
+  if (auto atomic = dyn_cast<AtomicRMWOp>(op))
+    return atomic.getIndices();
   return cast<PipelinePushOp>(op).getIndices();
 }
 
@@ -144,6 +149,13 @@ bool sameThreads(Operation *a, const Access &b) {
          llvm::none_of(layout.getWarpBases(), isZero);
 }
 
+/// Atomics of one kind commute: their order between threads does not
+/// change what memory holds at the next barrier.
+bool commute(Operation *a, Operation *b) {
+  auto atomicA = dyn_cast<AtomicRMWOp>(a), atomicB = dyn_cast<AtomicRMWOp>(b);
+  return atomicA && atomicB && atomicA.getKind() == atomicB.getKind();
+}
+
 void join(Pending &into, const Pending &from) {
   for (const Access &access : from)
     if (!llvm::is_contained(into, access))
@@ -159,7 +171,7 @@ public:
   /// Walks `block` from `pending`; places barriers only when `record`.
   Pending walk(Block &block, Pending pending, bool record) {
     for (Operation &op : block) {
-      if (isa<LoadOp, StoreOp, PipelinePushOp>(op)) {
+      if (isa<LoadOp, StoreOp, AtomicRMWOp, PipelinePushOp>(op)) {
         access(&op, pending, record);
         continue;
       }
@@ -199,11 +211,11 @@ private:
   }
 
   void access(Operation *op, Pending &pending, bool record) {
-    bool writes = isa<StoreOp>(op);
+    bool writes = isa<StoreOp, AtomicRMWOp>(op);
     MemoryBarrier need = MemoryBarrier::None;
     for (const Access &earlier : pending) {
-      bool earlierWrites = isa<StoreOp>(earlier.op);
-      if ((!writes && !earlierWrites) ||
+      bool earlierWrites = isa<StoreOp, AtomicRMWOp>(earlier.op);
+      if ((!writes && !earlierWrites) || commute(op, earlier.op) ||
           !mayAlias(tensorOf(op), tensorOf(earlier.op)) ||
           sameThreads(op, earlier))
         continue;
@@ -231,7 +243,7 @@ private:
     // nested loops cost linear, not exponential, time.
     if (!record) {
       body->walk([&](Operation *op) {
-        if (isa<LoadOp, StoreOp, PipelinePushOp>(op))
+        if (isa<LoadOp, StoreOp, AtomicRMWOp, PipelinePushOp>(op))
           join(before, {{op, loop}});
       });
       return before;

@@ -12,6 +12,7 @@
 
 #include "Tile/TileOps.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -204,6 +205,58 @@ bool execStore(Machine &m, tile::StoreOp op) {
   return true;
 }
 
+/// f32 atomic max as the GPU computes it: the bits of a value with the sign
+/// bit clear are combined by signed integer max, those of one with the sign
+/// bit set by unsigned min (AtomicOpToNVVM.cpp). For numbers this is the
+/// float maximum with -0 < +0; a NaN whose sign bit is clear wins over
+/// every value, one whose sign bit is set loses to every value.
+float atomicMaxF32(float memory, float value) {
+  uint32_t m, v;
+  std::memcpy(&m, &memory, 4);
+  std::memcpy(&v, &value, 4);
+  uint32_t r = int32_t(v) >= 0 ? uint32_t(std::max(int32_t(m), int32_t(v)))
+                               : std::min(m, v);
+  float result;
+  std::memcpy(&result, &r, 4);
+  return result;
+}
+
+/// Applies the elements in row-major order, each as one read-modify-write:
+/// integer results do not depend on the order, float sums do (the GPU's
+/// order is unspecified).
+bool execAtomic(Machine &m, tile::AtomicRMWOp op) {
+  const RtValue &t = m.get(op.getTensor());
+  const rt::Param &p = m.bundle.params[size_t(t.param)];
+  if (p.access == rt::Access::Read)
+    return m.fail(op,
+                  "updates '" + p.name + "', whose tile.access is \"read\"");
+  rt::HostTensor &buf = m.tensors[size_t(t.param)];
+  const Data &v = m.data(op.getValue());
+  Type element = op.getValue().getType().getElementType();
+  bool isAdd = op.getKind() == tile::AtomicKind::Add;
+  Addressing address(m, t, op.getIndices());
+  const Data *on = op.getMask() ? &m.data(op.getMask()) : nullptr;
+  int64_t n = int64_t(v.size());
+  for (int64_t e = 0; e < n; ++e) {
+    if (on && on->i[size_t(e)] == 0)
+      continue;
+    int64_t offset = address.offset(e);
+    if (offset < 0)
+      continue;
+    if (!v.isFloat) {
+      int64_t old = readInt(buf, offset), x = v.i[size_t(e)];
+      writeInt(buf, offset, wrapInt(isAdd ? old + x : std::max(old, x), 32));
+    } else if (isAdd) {
+      buf.set(offset,
+              roundFloat(readFloat(buf, offset) + v.f[size_t(e)], element));
+    } else {
+      buf.set(offset, atomicMaxF32(float(readFloat(buf, offset)),
+                                   float(v.f[size_t(e)])));
+    }
+  }
+  return true;
+}
+
 // Pipelines: a FIFO of blocks per ring.
 
 bool execPipelineCreate(Machine &m, tile::PipelineCreateOp op) {
@@ -251,6 +304,7 @@ void registerMemoryOps(OpTable &table) {
   table.add<tile::DimOp>(execDim);
   table.add<tile::LoadOp>(execLoad);
   table.add<tile::StoreOp>(execStore);
+  table.add<tile::AtomicRMWOp>(execAtomic);
   table.add<tile::PipelineCreateOp>(execPipelineCreate);
   table.add<tile::PipelinePushOp>(execPipelinePush);
   table.add<tile::PipelinePopOp>(execPipelinePop);

@@ -318,6 +318,8 @@ private:
       return layoutOf(load.getResult());
     if (auto store = dyn_cast<StoreOp>(op))
       return defaultBlocked(store.getValue().getType());
+    if (auto atomic = dyn_cast<AtomicRMWOp>(op))
+      return defaultBlocked(atomic.getValue().getType());
     if (auto push = dyn_cast<PipelinePushOp>(op))
       // Chunks sized by the data pushed, not by its i32 indices.
       return defaultBlocked(push.getPipeline().getType().getTileType());

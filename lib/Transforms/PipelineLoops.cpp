@@ -108,8 +108,14 @@ void pipelineLoop(scf::ForOp loop, unsigned stages) {
       continue;
     // A block fetched ahead is read before this and the next S - 2
     // iterations store: not for a tensor the loop writes.
-    bool written = loop->walk([&](StoreOp store) {
-                         return mayAlias(store.getTensor(), load.getTensor())
+    // Atomics write as stores do.
+    bool written = loop->walk([&](Operation *writer) {
+                         Value tensor;
+                         if (auto store = dyn_cast<StoreOp>(writer))
+                           tensor = store.getTensor();
+                         else if (auto atomic = dyn_cast<AtomicRMWOp>(writer))
+                           tensor = atomic.getTensor();
+                         return tensor && mayAlias(tensor, load.getTensor())
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })

@@ -16,6 +16,9 @@ void populateTileToNVVMTypeConversions(mlir::TypeConverter &converter);
 void populateMemoryOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns,
                                     LoweringState &state);
+void populateAtomicOpToNVVMPatterns(const mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns,
+                                    LoweringState &state);
 void populateLayoutOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns,
                                     LoweringState &state);

@@ -302,6 +302,7 @@ struct ConvertTileToNVVMPass
              MakeTensorLowering, DimLowering, SplatLowering, ArangeLowering>(
             converter, &getContext());
     populateMemoryOpToNVVMPatterns(converter, patterns, state);
+    populateAtomicOpToNVVMPatterns(converter, patterns, state);
     populateLayoutOpToNVVMPatterns(converter, patterns, state);
     populateReduceOpToNVVMPatterns(converter, patterns, state);
     populateDotPatterns(state.target, converter, patterns);

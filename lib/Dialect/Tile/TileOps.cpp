@@ -324,6 +324,35 @@ void StoreOp::getEffects(
                        GlobalMemoryResource::get());
 }
 
+LogicalResult AtomicRMWOp::verify() {
+  GlobalTensorType tensor = getTensor().getType();
+  if (!tensor.getIsMutable())
+    return emitOpError() << "updates the read-only tensor " << tensor
+                         << "; declare the parameter 'mut tensor'";
+  Type element = getValue().getType().getElementType();
+  if (element != tensor.getElementType())
+    return emitOpError() << "combines " << element
+                         << " values into a tensor of "
+                         << tensor.getElementType() << "; cast them first";
+  bool f32OrI32 = element.isF32() || element.isInteger(32);
+  bool ok = getKind() == AtomicKind::Add
+                ? f32OrI32 || element.isF16() || element.isBF16()
+                : f32OrI32;
+  if (!ok)
+    return emitOpError() << "'" << stringifyAtomicKind(getKind())
+                         << "' is not supported on " << element;
+  return verifyIndices(*this, tensor, getIndices(),
+                       getValue().getType().getShape());
+}
+
+void AtomicRMWOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), GlobalMemoryResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(),
+                       GlobalMemoryResource::get());
+}
+
 //===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//

@@ -431,7 +431,10 @@ private:
   Val elementwise(llvm::StringRef name, const Expr &e, Val x);
   Val reduce(llvm::StringRef name, const Expr &e);
   Val callFunction(const Function &fn, const Expr &e);
-  std::optional<Block> evalBlock(const Expr &e, bool forStore);
+  /// The block T[...] names; `writer` names what writes it (for the error
+  /// when T is read-only).
+  std::optional<Block> evalBlock(const Expr &e, bool forStore,
+                                 llvm::StringRef writer = "store");
   std::optional<mlir::Value> evalMask(const Expr &e, const Block &b);
   std::optional<mlir::Value> evalOther(const Expr &e, const Block &b, DT dt);
   const NamedArg *namedArg(const Expr &e, llvm::StringRef name);
@@ -456,6 +459,7 @@ public:
   Val builtinCdiv(const Expr &e);
   Val builtinLoad(const Expr &e);
   Val builtinStore(const Expr &e);
+  Val builtinAtomic(const Expr &e);
   Val dot(const Expr &e);
 
 private:

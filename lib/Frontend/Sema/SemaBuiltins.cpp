@@ -582,6 +582,8 @@ const Builtin kBuiltins[] = {
     {{"cdiv", Tmpl::None, 2, 2, {}}, &Sema::builtinCdiv},
     {{"load", Tmpl::None, 1, 1, {"other", "mask"}}, &Sema::builtinLoad},
     {{"store", Tmpl::None, 2, 2, {"mask"}}, &Sema::builtinStore},
+    {{"atomic_add", Tmpl::None, 2, 2, {"mask"}}, &Sema::builtinAtomic},
+    {{"atomic_max", Tmpl::None, 2, 2, {"mask"}}, &Sema::builtinAtomic},
 };
 } // namespace
 

@@ -79,7 +79,8 @@ std::optional<mlir::Value> Sema::evalOther(const Expr &e, const Block &b, DT dt)
   return v.v;
 }
 
-std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore) {
+std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
+                                     llvm::StringRef writer) {
   Val base;
   if (e.kind == ExprKind::Index)
     base = eval(*e.operands[0]);
@@ -105,7 +106,7 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore) {
     return std::nullopt;
   }
   if (forStore && !t.ty.isMutable) {
-    diags.error(e.loc(), "store needs a mut tensor, but '" + t.name +
+    diags.error(e.loc(), writer + " needs a mut tensor, but '" + t.name +
                              "' is read-only; declare it 'mut tensor<...>'");
     diags.note(t.loc, "'" + t.name + "' is declared here");
     return std::nullopt;
@@ -274,8 +275,9 @@ Val Sema::evalIndex(const Expr &e) {
   if (!base.ok())
     return base;
   if (base.kind == Val::Tensor)
-    return error(e.loc(), "an indexed tensor may only appear in load, store "
-                          "and push; write load(" + src(e) + ")");
+    return error(e.loc(), "an indexed tensor may only appear in load, store, "
+                          "push, atomic_add and atomic_max; write load(" +
+                              src(e) + ")");
   if (base.kind != Val::Runtime || !base.ty.isTile())
     return error(e.loc(), "only tiles and tensors can be indexed, but '" +
                               src(*e.operands[0]) + "' is " +
@@ -366,4 +368,86 @@ Val Sema::evalMethod(const Expr &e) {
     return Val::runtime(r, ty);
   }
   return error(l, "pipelines have no method '" + e.name + "'; use push or pop");
+}
+
+/// The SM version of a chip name (`sm_90a` -> 90), 0 if it has none.
+static int smVersion(llvm::StringRef chip) {
+  int version = 0;
+  chip.consume_front("sm_");
+  for (char c : chip) {
+    if (c < '0' || c > '9')
+      break;
+    version = version * 10 + (c - '0');
+  }
+  return version;
+}
+
+/// atomic_add(T[...], V (, mask = M)?) and atomic_max: a statement, like
+/// store, whose elements are combined into memory one relaxed GPU-scope
+/// atomic each. The old values are not returned.
+Val Sema::builtinAtomic(const Expr &e) {
+  llvm::StringRef name = e.name;
+  SourceLoc l = e.loc();
+  bool isAdd = name == "atomic_add";
+  auto block = evalBlock(*e.operands[0], true, "'" + name.str() + "'");
+  if (!block)
+    return Val::invalid();
+  TensorParam &t = tensors[block->tensor];
+  DT dt = t.ty.dt;
+  bool supported = dt == DT::F32 || dt == DT::I32 ||
+                   (isAdd && (dt == DT::F16 || dt == DT::BF16));
+  if (!supported)
+    return error(e.operands[0]->loc(),
+                 "'" + name + "' works on tensors of " +
+                     (isAdd ? "f32, i32, f16 and bf16" : "f32 and i32") +
+                     ", but '" + t.name + "' holds " + dtName(dt) +
+                     (isAdd ? ""
+                            : "; accumulate the maximum in an f32 or "
+                              "i32 tensor"));
+  if (dt == DT::BF16 && smVersion(targetInfo().chip) < 90)
+    return error(e.operands[0]->loc(),
+                 "'atomic_add' on bf16 needs sm_90 or newer (PTX "
+                 "red.add.noftz.bf16), but the target is " +
+                     targetInfo().chip +
+                     "; accumulate in an f32 tensor, or compile for sm_90a");
+  Val v = eval(*e.operands[1]);
+  if (!v.ok())
+    return v;
+  if (!v.isValue() || v.kind == Val::CBool)
+    return error(e.operands[1]->loc(),
+                 "'" + name + "' needs a number or a tile to combine");
+  if (v.kind == Val::Runtime && v.ty.dt != dt)
+    return error(e.operands[1]->loc(),
+                 "'" + name + "' of " + v.ty.str() + " values into tensor '" +
+                     t.name + "' of " + dtName(dt) +
+                     "; convert them with cast<" + dtName(dt) + ">(...)");
+  if (block->shape.empty()) {
+    block->shape.push_back(1);
+    block->origins.emplace_back();
+    for (mlir::Value &index : block->indices)
+      index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
+  }
+  Ty blockTy = Ty::tile(dt, block->shape, block->origins);
+  if (v.kind == Val::Runtime && v.ty.isTile()) {
+    auto s = broadcastShapes(v.ty, blockTy, e.operands[1]->loc(),
+                             e.operands[1].get(), e.operands[0].get());
+    if (!s)
+      return Val::invalid();
+    if (s->shape != blockTy.shape)
+      return error(e.operands[1]->loc(),
+                   "'" + name + "' of a " + v.ty.str() + " value into a " +
+                       blockTy.str() +
+                       " block; the value must broadcast to the block's shape");
+  }
+  Val value = coerce(v, blockTy, e.operands[1]->loc(),
+                     "the value of '" + name + "'", e.operands[0]->loc());
+  auto mask = evalMask(e, *block);
+  if (!value.ok() || !mask)
+    return Val::invalid();
+  tl::AtomicRMWOp::create(builder, loc(l),
+                          isAdd ? tl::AtomicKind::Add : tl::AtomicKind::Max,
+                          t.value, block->indices, value.v, *mask);
+  // Atomics read what is there: the tensor is an input as well as an output.
+  t.read = t.written = true;
+  return Val::voidVal();
 }

@@ -1,0 +1,178 @@
+//===- AtomicOpToNVVM.cpp - Atomic updates of global tensors --------------===//
+//
+// tile.atomic_rmw becomes one predicated `red.relaxed.gpu.global` per
+// element: addresses and bounds masks are those of a store (planAccess), and
+// the old values are never needed, so `red` rather than `atom`. A layout may
+// give one element to several threads (or registers); a store writes it
+// from each copy harmlessly, an atomic must not, so only one copy, the one
+// whose redundant register, lane and warp bits are all zero, takes part.
+//
+// f32 max has no `red` instruction before sm_90 (nor after, for .f32): its
+// bits are combined as integers. A value with the sign bit clear orders like
+// its bits as a signed integer, and any such value is above every value with
+// the sign bit set, so `max.s32` gives the float maximum; a value with the
+// sign bit set orders in reverse of its bits as an unsigned integer, below
+// every value with the sign bit clear, so `min.u32` gives it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MemoryAccess.h"
+
+#include "Patterns.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace tegula::tile;
+
+namespace {
+
+/// Which copies of a layout's elements are the ones that act: every
+/// register, lane and warp bit whose basis is spanned by the bases before
+/// it (register bits first, then lanes, then warps) must be zero.
+struct Owners {
+  llvm::SmallVector<bool> regOwns;
+  uint32_t redundantLanes = 0, redundantWarps = 0;
+};
+
+Owners findOwners(const LinearLayout &layout) {
+  // Coordinates packed into one integer, each dimension in its own bits
+  // (extents are powers of two), so that XOR of coordinates is XOR of keys.
+  llvm::SmallVector<unsigned> shifts;
+  unsigned bits = 0;
+  for (int64_t extent : llvm::reverse(layout.getShape())) {
+    shifts.push_back(bits);
+    bits += llvm::Log2_64(uint64_t(extent));
+  }
+  std::reverse(shifts.begin(), shifts.end());
+  auto key = [&](const LinearLayout::Coords &coords) {
+    uint64_t k = 0;
+    for (auto [dim, c] : llvm::enumerate(coords))
+      k |= (uint64_t(c) & (uint64_t(layout.getShape()[dim]) - 1))
+           << shifts[dim];
+    return k;
+  };
+  // A basis of GF(2) vectors by leading bit; true when `v` is independent.
+  llvm::SmallVector<uint64_t> basis(64, 0);
+  auto insert = [&](uint64_t v) {
+    for (int b = 63; b >= 0 && v; --b) {
+      if (!((v >> b) & 1))
+        continue;
+      if (!basis[b]) {
+        basis[b] = v;
+        return true;
+      }
+      v ^= basis[b];
+    }
+    return false;
+  };
+  Owners owners;
+  uint64_t redundantRegs = 0;
+  for (auto [i, b] : llvm::enumerate(layout.getRegBases()))
+    if (!insert(key(b)))
+      redundantRegs |= uint64_t(1) << i;
+  for (auto [i, b] : llvm::enumerate(layout.getLaneBases()))
+    if (!insert(key(b)))
+      owners.redundantLanes |= 1u << i;
+  // Threads past the layout's lanes and warps hold nothing of it.
+  owners.redundantLanes |= ~uint32_t(layout.getNumLanes() - 1);
+  for (auto [i, b] : llvm::enumerate(layout.getWarpBases()))
+    if (!insert(key(b)))
+      owners.redundantWarps |= 1u << i;
+  owners.redundantWarps |= ~uint32_t(layout.getNumWarps() - 1);
+  for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg)
+    owners.regOwns.push_back((uint64_t(reg) & redundantRegs) == 0);
+  return owners;
+}
+
+/// `@p red.relaxed.gpu.global.OP [address], value;` with p = `predicate`.
+void emitRed(OpBuilder &builder, Location loc, StringRef op, Value address,
+             Value value, StringRef valueConstraint, Value predicate) {
+  Value flag =
+      arith::ExtUIOp::create(builder, loc, builder.getI32Type(), predicate);
+  std::string text = "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p "
+                     "red.relaxed.gpu.global." +
+                     op.str() + " [$0], $1; }";
+  std::string constraints = "l," + valueConstraint.str() + ",r,~{memory}";
+  LLVM::InlineAsmOp::create(
+      builder, loc, TypeRange(), ValueRange{address, value, flag}, text,
+      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(builder.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+struct AtomicLowering : public StatefulPattern<AtomicRMWOp> {
+  using StatefulPattern::StatefulPattern;
+  LogicalResult
+  matchAndRewrite(AtomicRMWOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    emitMemoryBarrier(rewriter, op, state);
+    auto valueType = op.getValue().getType();
+    Type element = valueType.getElementType();
+    AccessPlan plan =
+        planAccess(rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
+                   adaptor.getIndices(), adaptor.getMask(), element, 1);
+    SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
+    Owners owners = findOwners(getLinearLayout(valueType));
+    if (owners.regOwns.size() != values.size())
+      return rewriter.notifyMatchFailure(op, "registers differ from layout");
+
+    // The copy held by this thread's lane and warp acts.
+    ThreadPosition position = getThreadPosition(rewriter, op);
+    Value zero = i32Const(rewriter, loc, 0);
+    auto noneOf = [&](Value id, uint32_t bits) {
+      Value masked = arith::AndIOp::create(rewriter, loc, id,
+                                           i32Const(rewriter, loc, bits));
+      return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                   masked, zero)
+          .getResult();
+    };
+    Value thread = arith::AndIOp::create(
+        rewriter, loc, noneOf(position.lane, owners.redundantLanes),
+        noneOf(position.warp, owners.redundantWarps));
+
+    bool isAdd = op.getKind() == AtomicKind::Add;
+    Type i16 = rewriter.getI16Type(), i32 = rewriter.getI32Type();
+    for (auto [reg, address] : llvm::enumerate(plan.addresses)) {
+      if (!owners.regOwns[reg])
+        continue;
+      Value predicate =
+          arith::AndIOp::create(rewriter, loc, plan.masks[reg], thread);
+      Value value = values[reg];
+      if (element.isInteger(32)) {
+        emitRed(rewriter, loc, isAdd ? "add.u32" : "max.s32", address, value,
+                "r", predicate);
+      } else if (element.isF16() || element.isBF16()) {
+        Value bits = arith::BitcastOp::create(rewriter, loc, i16, value);
+        emitRed(rewriter, loc,
+                element.isF16() ? "add.noftz.f16" : "add.noftz.bf16", address,
+                bits, "h", predicate);
+      } else if (isAdd) {
+        emitRed(rewriter, loc, "add.f32", address, value, "f", predicate);
+      } else {
+        Value bits = arith::BitcastOp::create(rewriter, loc, i32, value);
+        Value negative = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::slt, bits, zero);
+        Value positive = arith::XOrIOp::create(
+            rewriter, loc, negative,
+            arith::ConstantIntOp::create(rewriter, loc, 1, 1));
+        emitRed(rewriter, loc, "max.s32", address, bits, "r",
+                arith::AndIOp::create(rewriter, loc, predicate, positive));
+        emitRed(rewriter, loc, "min.u32", address, bits, "r",
+                arith::AndIOp::create(rewriter, loc, predicate, negative));
+      }
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void tegula::tile::populateAtomicOpToNVVMPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    LoweringState &state) {
+  patterns.add<AtomicLowering>(converter, patterns.getContext(), state);
+}
