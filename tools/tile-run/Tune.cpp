@@ -194,7 +194,9 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
   }
 
   // Merge: an entry of the same device and bucket is replaced in place.
-  std::string base = bundle.jsonPath.substr(0, bundle.jsonPath.size() - 5);
+  std::string base = bundle.jsonPath;
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0)
+    base.resize(base.size() - 5);
   std::string tablePath =
       bundle.tuningPath.empty() ? base + ".tuning.json" : bundle.tuningPath;
   json table = {{"kernel", bundle.kernel}, {"entries", json::array()}};
