@@ -187,9 +187,11 @@ def attention(tile, rows, checks):
                 del q, k, v, ours
 
 
-# The attention family's bundles are the checked sm_90a configurations
-# that scripts/gpu/stage-kernels.sh compiles (relative to the bench dir).
-FAMILY = "../kernels"
+def family_dir(tile):
+    """The attention family's bundles: the checked sm_90a configurations
+    that scripts/gpu/stage-kernels.sh compiles (STAGE/kernels), as an
+    absolute path, which Tegula.run's join keeps as it is."""
+    return os.path.normpath(os.path.join(tile.bundles, "..", "kernels"))
 
 
 def sdpa_gqa(backend, q, k, v):
@@ -248,7 +250,8 @@ def family_gqa(tile, rows, checks):
     # Tegula against float64 at ragged sizes, M != N (bottom-right causal);
     # the peers at M == N (SDPA's is_causal is aligned top-left).
     for causal in (False, True):
-        cfg = f"{FAMILY}/attn-gqa{'-causal' if causal else ''}-sm_90a"
+        cfg = os.path.join(family_dir(tile),
+                           f"attn-gqa{'-causal' if causal else ''}-sm_90a")
         for kernel, m in (("attention_gqa", 77), ("attention_gqa_decode", 3)):
             q, k, v = inputs(1, 8, 2, m, 333)
             outs, _ = tile.run(f"{cfg}/{kernel}.json",
@@ -278,7 +281,8 @@ def family_gqa(tile, rows, checks):
         shape = dict(Z=z, H=h, HKV=hkv, M=n, N=n, D=d, causal=causal)
         print(f"gqa {shape}", flush=True)
         flops = 4 * z * h * n * n * d // (2 if causal else 1)
-        cfg = f"{FAMILY}/attn-gqa{'-causal' if causal else ''}-sm_90a"
+        cfg = os.path.join(family_dir(tile),
+                           f"attn-gqa{'-causal' if causal else ''}-sm_90a")
         outs, ms = tile.run(f"{cfg}/attention_gqa.json",
                             dict(Z=z, H=h, HKV=hkv, M=n, N=n),
                             dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
@@ -303,7 +307,7 @@ def family_gqa(tile, rows, checks):
     flops = 4 * z * h * m * n * d
     nbytes = 2 * (2 * z * hkv * n * d + 2 * z * h * m * d)
     dims = dict(Z=z, H=h, HKV=hkv, M=m, N=n)
-    cfg = f"{FAMILY}/attn-gqa-sm_90a"
+    cfg = os.path.join(family_dir(tile), "attn-gqa-sm_90a")
     outs, ms = tile.run(f"{cfg}/attention_gqa_decode.json", dims,
                         dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
     ours = outs["o"]
@@ -341,7 +345,8 @@ def family_varlen(tile, rows, checks):
     def run(bounds, h, hkv, causal, bench):
         q, k, v, cu = inputs(bounds, h, hkv)
         lens = [b - a for a, b in zip(bounds[:-1], bounds[1:])]
-        cfg = f"{FAMILY}/attn-varlen{'-causal' if causal else ''}-sm_90a"
+        cfg = os.path.join(family_dir(tile),
+                           f"attn-varlen{'-causal' if causal else ''}-sm_90a")
         outs, ms = tile.run(f"{cfg}/attention_varlen.json",
                             dict(T=bounds[-1], H=h, HKV=hkv, S=len(bounds)),
                             dict(q=q, k=k, v=v, cu_seqlens=cu), ["o"],
@@ -381,11 +386,82 @@ def family_varlen(tile, rows, checks):
         del q, k, v, ours
 
 
+def paged_inputs(g, lens, page, h, hkv, d=128):
+    """q, caches with each sequence's pages scattered at random over the
+    pool, the block table (entries past a sequence's pages point at page
+    0, which gather-then-SDPA reads and masks) and the lengths."""
+    b = len(lens)
+    used = [-(-n // page) for n in lens]
+    num_pages = sum(used) + 7
+    max_pages = max(max(used), 1)
+    perm = torch.randperm(num_pages, device="cuda", generator=g)
+    table = torch.zeros(b, max_pages, dtype=torch.int32, device="cuda")
+    at = 0
+    for i, n in enumerate(used):
+        table[i, :n] = perm[at:at + n].to(torch.int32)
+        at += n
+    q = torch.randn(b, h, d, device="cuda", generator=g, dtype=torch.bfloat16)
+    k_cache, v_cache = (torch.randn(num_pages, page, hkv, d, device="cuda",
+                                    generator=g, dtype=torch.bfloat16)
+                        for _ in range(2))
+    seq_lens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    return q, k_cache, v_cache, table, seq_lens
+
+
+def family_paged(tile, rows, checks):
+    """Paged-KV decode (one query per sequence) against gather-then-SDPA
+    and the Triton paged kernel of bench/baselines.py."""
+    g = torch.Generator(device="cuda").manual_seed(9)
+    h, hkv, d = 32, 8, 128
+    scale = d ** -0.5
+
+    def run(page, lens, bench):
+        q, kc, vc, table, seq_lens = paged_inputs(g, lens, page, h, hkv, d)
+        dims = dict(B=len(lens), H=h, HKV=hkv, NUM_PAGES=kc.shape[0],
+                    MAX_PAGES=table.shape[1])
+        cfg = os.path.join(family_dir(tile), f"attn-paged-p{page}-sm_90a")
+        outs, ms = tile.run(
+            f"{cfg}/attention_paged.json", dims,
+            dict(q=q, k_cache=kc, v_cache=vc, block_table=table,
+                 seq_lens=seq_lens), ["o"], dict(scale=scale), bench=bench)
+        return (q, kc, vc, table, seq_lens), outs["o"], ms
+
+    peers = {"triton": lambda a, n: baselines.triton_paged_decode(*a, scale),
+             "gather-sdpa": lambda a, n: baselines.gather_sdpa_paged(
+                 *a, scale, max_len=n)}
+    # float64 first: ragged lengths (0, 1, mid-page ends) on every page size.
+    for page in (16, 64, 256):
+        lens = [1, page + 3, 0, 3 * page - 5, 777]
+        args, ours, _ = run(page, lens, False)
+        ref = baselines.ref_attention_paged(*args, scale)
+        checked(f"paged tegula PAGE={page} {lens} vs float64", ours, ref,
+                1e-2, checks)
+        for name, fn in peers.items():
+            checked(f"paged {name} PAGE={page} vs float64",
+                    fn(args, max(lens)), ref, 1e-2, checks)
+    # 32 sequences of 1k to 8k keys (4.5k mean); H=32 over HKV=8, d128.
+    lens = [1024 + (i * 2357) % 7169 for i in range(32)]
+    for page in (16, 64, 256):
+        shape = dict(B=len(lens), H=h, HKV=hkv, D=d, PAGE=page,
+                     keys=sum(lens), max_len=max(lens))
+        print(f"paged {shape}", flush=True)
+        flops = 4 * h * sum(lens) * d
+        nbytes = 2 * 2 * sum(lens) * hkv * d
+        args, ours, ms = run(page, lens, True)
+        record(rows, "attention_paged", "tegula", shape, ms, flops=flops,
+               nbytes=nbytes)
+        for name, fn in peers.items():
+            time_peer(rows, checks, "attention_paged", name,
+                      lambda: fn(args, max(lens)), ours, shape, flops=flops,
+                      nbytes=nbytes)
+        del args, ours
+
+
 def attention_family(tile, rows, checks):
     """Attention with M != N and GQA (prefill and decode), varlen over
     packed sequences, and paged-KV decode; each part reports its own
     failure so the others still run."""
-    for part in (family_gqa, family_varlen):
+    for part in (family_gqa, family_varlen, family_paged):
         try:
             part(tile, rows, checks)
         except Exception:

@@ -33,6 +33,11 @@ for_each_kernel_run() {
     $fn attn-varlen-$target-long $k/attn-varlen-$target/attention_varlen.json --check --dims T=3000,H=4,HKV=4,S=8 --in cu_seqlens=$k/attn-inputs/cu-3000.npy --scalar max_seqlen=1000 --scalar scale=0.088 --seed 31
     $fn attn-varlen-causal-$target $k/attn-varlen-causal-$target/attention_varlen.json --check --dims T=3000,H=4,HKV=1,S=8 --in cu_seqlens=$k/attn-inputs/cu-3000.npy --scalar max_seqlen=1000 --scalar scale=0.088 --seed 32
     $fn attn-varlen-causal-$target-small $k/attn-varlen-causal-$target/attention_varlen.json --check --dims T=203,H=6,HKV=3,S=6 --in cu_seqlens=$k/attn-inputs/cu-203.npy --scalar max_seqlen=80 --scalar scale=0.088 --seed 33
+    # Paged-KV decode, pages of 16, 64 and 256 rows: scrambled block tables,
+    # lengths 0 to 2000 ending mid-page, GQA 4:1, MQA and HKV = H.
+    $fn attn-paged-p16-$target $k/attn-paged-p16-$target/attention_paged.json --check --dims B=6,H=32,HKV=8,NUM_PAGES=180,MAX_PAGES=64 --in block_table=$k/attn-inputs/table-p16-gpu.npy --in seq_lens=$k/attn-inputs/lens-p16-gpu.npy --scalar scale=0.088 --seed 34
+    $fn attn-paged-p64-$target $k/attn-paged-p64-$target/attention_paged.json --check --dims B=3,H=4,HKV=4,NUM_PAGES=7,MAX_PAGES=4 --in block_table=$k/attn-inputs/table-p64.npy --in seq_lens=$k/attn-inputs/lens-p64.npy --scalar scale=0.088 --seed 35
+    $fn attn-paged-p256-$target $k/attn-paged-p256-$target/attention_paged.json --check --dims B=4,H=8,HKV=1,NUM_PAGES=21,MAX_PAGES=8 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 36
     $fn rotary-$target $k/rotary-$target/rotary.json --check --dims B=2,T=37,H=3 --seed 6
     $fn rotary-inplace-$target $k/rotary-$target/rotary_inplace.json --check --dims B=2,T=37,H=3 --seed 7
     $fn rotary-partial-pairs-$target $k/rotary-partial-pairs-$target/rotary.json --check --dims B=2,T=45,H=2 --seed 8

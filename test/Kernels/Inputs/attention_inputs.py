@@ -12,27 +12,33 @@ import struct
 import sys
 
 
-def write_npy(path, rows):
-    """rows: a list of ints (1-D) or a list of equal-length lists (2-D)."""
-    if rows and isinstance(rows[0], list):
-        shape = f"({len(rows)}, {len(rows[0])})"
+def write_npy(path, rows, shape=None, descr="<i4"):
+    """rows: a list of ints (1-D) or a list of equal-length lists (2-D), or
+    a flat list with its `shape` (a tuple)."""
+    if shape is not None:
+        flat = list(rows)
+    elif rows and isinstance(rows[0], list):
+        shape = (len(rows), len(rows[0]))
         flat = [x for row in rows for x in row]
     else:
-        shape = f"({len(rows)},)"
+        shape = (len(rows),)
         flat = list(rows)
-    header = f"{{'descr': '<i4', 'fortran_order': False, 'shape': {shape}, }}"
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = (f"{{'descr': '{descr}', 'fortran_order': False, "
+              f"'shape': ({dims}), }}")
     # Magic (6) + version (2) + length (2) + header + newline: a multiple of 64.
     pad = -(10 + len(header) + 1) % 64
     header += " " * pad + "\n"
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
         f.write(header.encode("latin1"))
-        f.write(struct.pack(f"<{len(flat)}i", *flat))
+        code = "f" if descr == "<f4" else "i"
+        f.write(struct.pack(f"<{len(flat)}{code}", *flat))
 
 
 def paged(num_pages, page, lens, max_pages, seed):
     """A block table of distinct pages in a scrambled order (entries past a
-    sequence's pages are -1: never read) and the sequence lengths."""
+    sequence's pages are -1: never used) and the sequence lengths."""
     order = [(i * seed) % num_pages for i in range(num_pages)]
     assert len(set(order)) == num_pages, "seed must be coprime to num_pages"
     table, at = [], 0
@@ -43,6 +49,24 @@ def paged(num_pages, page, lens, max_pages, seed):
         at += used
     assert at <= num_pages
     return table, lens
+
+
+def poisoned_cache(table, lens, num_pages, page, hkv, d, seed):
+    """A K or V cache (float32, rounded to the kernel's dtype on load) whose
+    rows hold values in [-1, 1] where a sequence has a key and NaN
+    everywhere else: a kernel that loads a row past a sequence's end, or a
+    page it does not own, turns its output into NaN."""
+    nan = float("nan")
+    flat = [nan] * (num_pages * page * hkv * d)
+    state = seed
+    for pages, n in zip(table, lens):
+        for j in range(n):
+            row = pages[j // page] * page + j % page
+            for e in range(hkv * d):
+                state = (state * 6364136223846793005 + 1442695040888963407) \
+                    % 2**64
+                flat[row * hkv * d + e] = ((state >> 11) / 2**53) * 2 - 1
+    return flat
 
 
 def main():
@@ -60,6 +84,11 @@ def main():
     table, lens = paged(17, 16, [1, 16, 0, 37, 100], 7, 5)
     write_npy(os.path.join(out, "table-p16.npy"), table)
     write_npy(os.path.join(out, "lens-p16.npy"), lens)
+    # ... and its caches for HKV = 2, D = 32, NaN outside the sequences.
+    for name, seed in (("k", 1), ("v", 2)):
+        write_npy(os.path.join(out, f"cache-p16-{name}.npy"),
+                  poisoned_cache(table, lens, 17, 16, 2, 32, seed),
+                  (17, 16, 2, 32), "<f4")
     # paged, PAGE = 64: lengths 65, 3, 200 over 7 pages (NUM_PAGES = 7, at
     # most 4 a sequence).
     table, lens = paged(7, 64, [65, 3, 200], 4, 3)
@@ -72,7 +101,7 @@ def main():
     write_npy(os.path.join(out, "lens-p256.npy"), lens)
     # paged on the GPU, PAGE = 16: 6 sequences up to 1000 keys over
     # NUM_PAGES = 180 (at most 64 pages a sequence).
-    table, lens = paged(180, 16, [1000, 15, 16, 0, 333, 1],  64, 7)
+    table, lens = paged(180, 16, [1000, 15, 16, 0, 333, 1], 64, 7)
     write_npy(os.path.join(out, "table-p16-gpu.npy"), table)
     write_npy(os.path.join(out, "lens-p16-gpu.npy"), lens)
 
