@@ -131,7 +131,7 @@ const char *tegula_rt_kernel_size_var(const tegula_rt_kernel *kernel,
 int tegula_rt_kernel_num_variants(const tegula_rt_kernel *kernel);
 const char *tegula_rt_kernel_variant_name(const tegula_rt_kernel *kernel,
                                           int variant);
-/* Whether a device of compute capability major.minor would load the
+/* Whether a device of compute capability major.minor would load config 0's
  * variant's cubin (1) or its PTX (0): the cubin is used when the bundle has
  * one and its target is exactly sm_<major><minor> (with or without the
  * "a"/"f" suffix). variant -1 is the general code. No driver needed. */

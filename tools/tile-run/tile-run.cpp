@@ -3,6 +3,11 @@
 // tile-run BUNDLE/KERNEL.json [--dims N=4096,Z=2] [--scalar scale=0.088]
 //          [--in NAME=F.npy]... [--out NAME=F.npy]... [--ref NAME=F.npy]...
 //          [--check] [--bench [--warmup N] [--rep N]] [--seed S] [--json OUT]
+// tile-run --tune BUNDLE_DIR_OR_JSON --dims M=4096,... [--dims ...]
+//
+// A bundle with configs runs the one TEGULA_CONFIG pins, else its tuning
+// table's winner for this GPU and shape, else the first (docs/tuning.md);
+// --tune (Tune.cpp) writes the table.
 //
 // Every check that needs no GPU (bundle, shapes, requires, files) runs
 // before the driver is loaded, so errors read the same on any machine. The
