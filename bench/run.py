@@ -424,7 +424,15 @@ def family_paged(tile, rows, checks):
             f"{cfg}/attention_paged.json", dims,
             dict(q=q, k_cache=kc, v_cache=vc, block_table=table,
                  seq_lens=seq_lens), ["o"], dict(scale=scale), bench=bench)
-        return (q, kc, vc, table, seq_lens), outs["o"], ms
+        # The same caches seen flat: blocks of 64 keys gathered across pages.
+        dims = dict(dims, SLOTS=kc.shape[0] * page)
+        del dims["NUM_PAGES"]
+        flat, flat_ms = tile.run(
+            f"{cfg}/attention_paged_flat.json", dims,
+            dict(q=q, k_cache=kc.view(-1, hkv, d), v_cache=vc.view(-1, hkv, d),
+                 block_table=table, seq_lens=seq_lens), ["o"],
+            dict(scale=scale), bench=bench)
+        return (q, kc, vc, table, seq_lens), outs["o"], ms, flat["o"], flat_ms
 
     peers = {"triton": lambda a, n: baselines.triton_paged_decode(*a, scale),
              "gather-sdpa": lambda a, n: baselines.gather_sdpa_paged(
@@ -432,9 +440,11 @@ def family_paged(tile, rows, checks):
     # float64 first: ragged lengths (0, 1, mid-page ends) on every page size.
     for page in (16, 64, 256):
         lens = [1, page + 3, 0, 3 * page - 5, 777]
-        args, ours, _ = run(page, lens, False)
+        args, ours, _, flat, _ = run(page, lens, False)
         ref = baselines.ref_attention_paged(*args, scale)
         checked(f"paged tegula PAGE={page} {lens} vs float64", ours, ref,
+                1e-2, checks)
+        checked(f"paged tegula-flat PAGE={page} {lens} vs float64", flat, ref,
                 1e-2, checks)
         for name, fn in peers.items():
             checked(f"paged {name} PAGE={page} vs float64",
@@ -447,14 +457,18 @@ def family_paged(tile, rows, checks):
         print(f"paged {shape}", flush=True)
         flops = 4 * h * sum(lens) * d
         nbytes = 2 * 2 * sum(lens) * hkv * d
-        args, ours, ms = run(page, lens, True)
+        args, ours, ms, flat, flat_ms = run(page, lens, True)
         record(rows, "attention_paged", "tegula", shape, ms, flops=flops,
                nbytes=nbytes)
+        checked(f"paged tegula-flat vs tegula {shape}", flat, ours, 1e-2,
+                checks)
+        record(rows, "attention_paged", "tegula-flat", shape, flat_ms,
+               flops=flops, nbytes=nbytes)
         for name, fn in peers.items():
             time_peer(rows, checks, "attention_paged", name,
                       lambda: fn(args, max(lens)), ours, shape, flops=flops,
                       nbytes=nbytes)
-        del args, ours
+        del args, ours, flat
 
 
 def attention_family(tile, rows, checks):

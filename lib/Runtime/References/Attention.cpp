@@ -324,17 +324,46 @@ bool varlenRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
 /// q [B,H,D], k_cache [P,PAGE,HKV,D], v_cache [P,PAGE,HKV,Dv],
 /// block_table [B,MAXP], seq_lens [B] -> o [B,H,Dv]. Key j of sequence b is
 /// row j % PAGE of page block_table[b, j / PAGE]; a sequence of length 0
-/// gives 0.
+/// gives 0. The caches may also be the same memory seen flat, [P * PAGE,
+/// HKV, D], with PAGE from the "page" option or the template's PAGE.
 bool pagedRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
-  int q = c.tensor("q", 3), k = c.tensor("k_cache", 4),
-      v = c.tensor("v_cache", 4), o = c.tensor("o", 3),
+  int q = c.tensor("q", 3), o = c.tensor("o", 3),
       table = c.tensor("block_table", 2), lens = c.tensor("seq_lens", 1);
-  if (q < 0 || k < 0 || v < 0 || o < 0 || table < 0 || lens < 0)
+  int k = c.index("k_cache"), v = c.index("v_cache");
+  if (k < 0 || v < 0)
+    return c.fail("the kernel has no tensor parameter '" +
+                  c.nameOf(k < 0 ? "k_cache" : "v_cache") + "'");
+  if (q < 0 || o < 0 || table < 0 || lens < 0)
     return false;
-  const auto &qs = c.shape(q), &ks = c.shape(k), &vs = c.shape(v);
-  if (!c.same(k, 0, v, 0) || !c.same(k, 1, v, 1) || !c.same(k, 2, v, 2) ||
-      !c.grouped(q, 1, k, 2) || !c.same(q, 2, k, 3) || !c.same(q, 0, o, 0) ||
-      !c.same(q, 1, o, 1) || !c.same(v, 3, o, 2) || !c.same(q, 0, table, 0) ||
+  // The caches as [P, PAGE, HKV, D].
+  std::vector<int64_t> ks = c.shape(k), vs = c.shape(v);
+  if (ks.size() != vs.size() || (ks.size() != 3 && ks.size() != 4))
+    return c.fail("'" + c.nameOf("k_cache") + "' and '" + c.nameOf("v_cache") +
+                  "' must both be [NUM_PAGES, PAGE, HKV, D] or both "
+                  "[NUM_PAGES * PAGE, HKV, D]");
+  if (ks.size() == 3) {
+    int64_t page = 0;
+    if (auto it = c.options.find("page"); it != c.options.end()) {
+      if (it->is_number_integer())
+        page = it->get<int64_t>();
+    } else if (auto t = c.bundle.templateParams.find("PAGE");
+               t != c.bundle.templateParams.end() && t->is_number_integer()) {
+      page = t->get<int64_t>();
+    }
+    if (page <= 0 || ks[0] % page != 0)
+      return c.fail("flat caches of " + std::to_string(ks[0]) +
+                    " rows need a page size dividing it (the \"page\" "
+                    "option or the template's PAGE)");
+    ks = {ks[0] / page, page, ks[1], ks[2]};
+    vs = {vs[0] / page, page, vs[1], vs[2]};
+  }
+  const auto &qs = c.shape(q);
+  if (ks[0] != vs[0] || ks[1] != vs[1] || ks[2] != vs[2] || qs[2] != ks[3] ||
+      c.shape(o)[2] != vs[3] || ks[2] <= 0 || qs[1] % ks[2] != 0)
+    return c.fail("q " + formatShape(qs) + ", k_cache " + formatShape(ks) +
+                  ", v_cache " + formatShape(vs) + " (as pages) and o " +
+                  formatShape(c.shape(o)) + " do not fit together");
+  if (!c.same(q, 0, o, 0) || !c.same(q, 1, o, 1) || !c.same(q, 0, table, 0) ||
       !c.same(q, 0, lens, 0))
     return false;
   int64_t B = qs[0], H = qs[1], D = qs[2], P = ks[0], PAGE = ks[1], HKV = ks[2],

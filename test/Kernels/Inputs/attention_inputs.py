@@ -84,11 +84,14 @@ def main():
     table, lens = paged(17, 16, [1, 16, 0, 37, 100], 7, 5)
     write_npy(os.path.join(out, "table-p16.npy"), table)
     write_npy(os.path.join(out, "lens-p16.npy"), lens)
-    # ... and its caches for HKV = 2, D = 32, NaN outside the sequences.
+    # ... and its caches for HKV = 2, D = 32, NaN outside the sequences, as
+    # pages and flat (the same values).
     for name, seed in (("k", 1), ("v", 2)):
-        write_npy(os.path.join(out, f"cache-p16-{name}.npy"),
-                  poisoned_cache(table, lens, 17, 16, 2, 32, seed),
+        cache = poisoned_cache(table, lens, 17, 16, 2, 32, seed)
+        write_npy(os.path.join(out, f"cache-p16-{name}.npy"), cache,
                   (17, 16, 2, 32), "<f4")
+        write_npy(os.path.join(out, f"cache-p16-{name}-flat.npy"), cache,
+                  (17 * 16, 2, 32), "<f4")
     # paged, PAGE = 64: lengths 65, 3, 200 over 7 pages (NUM_PAGES = 7, at
     # most 4 a sequence).
     table, lens = paged(7, 64, [65, 3, 200], 4, 3)
