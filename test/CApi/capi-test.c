@@ -6,10 +6,12 @@
  *   capi-test bind INPUTS_DIR     binding checks (test/Runtime/Inputs)
  *   capi-test cubin PATH MAJ MIN  which image each variant would load
  *   capi-test configs PATH        configs and the one each check chooses
+ *   capi-test launch PATH N       scale(x, y, N) on a (stand-in) driver
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "tegula/tegula_rt.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +288,39 @@ static int configsMode(const char *path) {
   return 0;
 }
 
+/* scale(x, y, N) launched through a driver (fake-driver's stand-in, whose
+ * device memory is host memory): the config each check chooses, and y. */
+static int launchMode(const char *path, int64_t n) {
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_kernel *kernel = tegula_rt_library_kernel(library, 0);
+  report("prepare", tegula_rt_kernel_prepare(kernel));
+  size_t bytes = ((size_t)n * 4 + 255) / 256 * 256; /* C11's rule */
+  float *x = aligned_alloc(256, bytes), *y = aligned_alloc(256, bytes);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = (float)i, y[i] = -1;
+  report("create", tegula_rt_binding_create(kernel, &binding));
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 1, &n, NULL,
+                               (uint64_t)(uintptr_t)x);
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 1, &n, NULL,
+                               (uint64_t)(uintptr_t)y);
+  report("check", tegula_rt_binding_check(binding));
+  printf("config '%s' (%s), variant %s\n", tegula_rt_binding_config(binding),
+         tegula_rt_binding_config_source(binding),
+         tegula_rt_binding_variant_name(binding));
+  report("launch", tegula_rt_launch(binding, NULL));
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < n; ++i)
+    wrong += y[i] != x[i];
+  printf("y: %lld of %lld elements differ\n", (long long)wrong, (long long)n);
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+  free(x);
+  free(y);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   printf("%s, abi %d\n", tegula_rt_version(), tegula_rt_abi_version());
   printf("dtypes: %s %d, %s %d, %s\n", tegula_rt_dtype_name(TEGULA_RT_BF16),
@@ -299,6 +334,8 @@ int main(int argc, char **argv) {
     return signatureMode(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "bind"))
     return bindMode(argv[2]);
+  if (argc == 4 && !strcmp(argv[1], "launch"))
+    return launchMode(argv[2], atoll(argv[3]));
   if (argc == 3 && !strcmp(argv[1], "configs"))
     return configsMode(argv[2]);
   if (argc == 5 && !strcmp(argv[1], "cubin"))
