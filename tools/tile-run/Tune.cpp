@@ -266,8 +266,9 @@ int runTune(const TuneOptions &opts) {
   }
   if (opts.dims.empty())
     return fail("--tune needs at least one --dims (each is a shape to tune)");
-  if (opts.dryRun || !opts.outs.empty())
-    return fail("--tune takes no --dry-run or --out");
+  if (opts.dryRun || !opts.outs.empty() || !opts.jsonPath.empty())
+    return fail("--tune takes no --dry-run, --out or --json: its results go "
+                "to KERNEL.tuning.json");
 
   std::vector<Bundle> bundles;
   for (const std::string &path : paths) {
