@@ -2,6 +2,7 @@
 
 #include "tegula/Runtime/Tuning.h"
 
+#include "tegula/Runtime/File.h"
 #include "tegula/Runtime/Text.h"
 
 #include <cstdio>
@@ -32,6 +33,81 @@ const char *ConfigChoice::sourceName() const {
     break;
   }
   return "default";
+}
+
+namespace {
+using nlohmann::json;
+
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+} // namespace
+
+bool loadTuningTable(Bundle &bundle, std::string &error) {
+  if (bundle.tuningPath.empty())
+    return true;
+  std::string path = bundle.tuningPath;
+  if (size_t slash = bundle.jsonPath.find_last_of('/');
+      slash != std::string::npos)
+    path = bundle.jsonPath.substr(0, slash + 1) + path;
+  bundle.tuningPath = path;
+  std::string prefix =
+      "bundle '" + bundle.jsonPath + "': tuning table '" + path + "': ";
+  std::string text, reason;
+  json root;
+  if (!readFile(path, text, reason) || !parseUserJson(text, root, reason)) {
+    error = prefix + reason;
+    return false;
+  }
+  auto entries = root.is_object() ? root.find("entries") : root.end();
+  if (!root.is_object() || entries == root.end() || !entries->is_array()) {
+    error = prefix + "expected an object with an array 'entries'";
+    return false;
+  }
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const json &item = (*entries)[i];
+    std::string where = prefix + "entries[" + std::to_string(i) + "] ";
+    if (!item.is_object() || !item.contains("device") ||
+        !item["device"].is_string() || !item.contains("winner") ||
+        !item["winner"].is_string()) {
+      error = where + "needs string fields 'device' and 'winner'";
+      return false;
+    }
+    TuningEntry entry;
+    entry.device = item["device"].get<std::string>();
+    entry.winner = item["winner"].get<std::string>();
+    auto bucket = item.find("bucket");
+    if (bucket == item.end() || !bucket->is_object() ||
+        bucket->size() != bundle.sizeVars.size()) {
+      error = where + "'bucket' must give each size variable (" +
+              joinList(bundle.sizeVars) + ") a power of two";
+      return false;
+    }
+    for (const std::string &var : bundle.sizeVars) {
+      auto value = bucket->find(var);
+      if (value == bucket->end() || !value->is_number_integer() ||
+          !isPowerOfTwo(value->get<int64_t>())) {
+        error = where + "'bucket' must give each size variable (" +
+                joinList(bundle.sizeVars) + ") a power of two";
+        return false;
+      }
+      entry.bucket.push_back(value->get<int64_t>());
+    }
+    // Stale: the kernel was rebuilt since it was tuned, so the timings
+    // describe other code (a renamed or missing config counts too).
+    auto hashes = item.find("ptx_sha256");
+    entry.stale = bundle.findConfig(entry.winner) < 0 || hashes == item.end() ||
+                  !hashes->is_object() ||
+                  hashes->size() != bundle.configs.size();
+    for (const Config &c : bundle.configs) {
+      if (entry.stale)
+        break;
+      auto hash = hashes->find(c.name);
+      entry.stale = hash == hashes->end() || !hash->is_string() ||
+                    hash->get<std::string>() != c.ptxSha256;
+    }
+    bundle.tuning.push_back(std::move(entry));
+  }
+  return true;
 }
 
 std::vector<int64_t> bucketOf(const Bundle &bundle, const Env &env) {

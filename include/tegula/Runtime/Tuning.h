@@ -32,6 +32,11 @@ struct ConfigChoice {
   const char *sourceName() const;
 };
 
+/// Reads the tuning table a loaded bundle names (`tuningPath`, beside it)
+/// into `tuning`, marking entries whose PTX hashes are not the bundle's as
+/// stale; loadBundle calls it. The path becomes the full one.
+bool loadTuningTable(Bundle &bundle, std::string &error);
+
 /// Each size variable of a bound launch rounded up to a power of two, in
 /// the bundle's order.
 std::vector<int64_t> bucketOf(const Bundle &bundle, const Env &env);
