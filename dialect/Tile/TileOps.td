@@ -302,6 +302,22 @@ def Tile_DotOp : Tile_TileOp<"dot", [Pure,
   let hasVerifier = 1;
 }
 
+def Tile_SigmoidOp : Tile_Op<"sigmoid", [Pure, SameOperandsAndResultType]> {
+  let summary = "The logistic function 1 / (1 + exp(-x)), elementwise";
+  let description = [{
+    A float scalar or tile. The math dialect has no logistic function, and
+    composing it from `math.exp` would round (and approximate) the
+    exponential before the division.
+
+    ```mlir
+    %s = tile.sigmoid %x : tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[F16, BF16, F32, RankedTensorOf<[F16, BF16, F32]>]>:$x);
+  let results = (outs AnyTypeOf<[F16, BF16, F32, RankedTensorOf<[F16, BF16, F32]>]>:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+}
+
 def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction combiner", [
     I32EnumAttrCase<"Sum", 0, "sum">,
     I32EnumAttrCase<"Max", 1, "max">,

@@ -9,6 +9,8 @@
 
 #include "Machine.h"
 
+#include "Tile/TileOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -483,6 +485,8 @@ void registerArithOps(OpTable &table) {
   table.add<math::CosOp>(floatUnary([](double x) { return std::cos(x); }));
   table.add<math::TanOp>(floatUnary([](double x) { return std::tan(x); }));
   table.add<math::TanhOp>(floatUnary([](double x) { return std::tanh(x); }));
+  table.add<tile::SigmoidOp>(
+      floatUnary([](double x) { return 1 / (1 + std::exp(-x)); }));
   table.add<math::AtanOp>(floatUnary([](double x) { return std::atan(x); }));
   table.add<math::ErfOp>(floatUnary([](double x) { return std::erf(x); }));
   table.add<math::FloorOp>(floatUnary([](double x) { return std::floor(x); }));

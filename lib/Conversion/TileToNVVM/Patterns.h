@@ -25,6 +25,8 @@ void populateLayoutOpToNVVMPatterns(const mlir::TypeConverter &converter,
 void populateReduceOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns,
                                     LoweringState &state);
+void populateAccurateMathToNVVMPatterns(const mlir::TypeConverter &converter,
+                                        mlir::RewritePatternSet &patterns);
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 void populatePipelineOpToNVVMPatterns(const mlir::TypeConverter &converter,

@@ -307,6 +307,7 @@ struct ConvertTileToNVVMPass
     populateReduceOpToNVVMPatterns(converter, patterns, state);
     populateDotPatterns(state.target, converter, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
+    populateAccurateMathToNVVMPatterns(converter, patterns);
     populatePipelineOpToNVVMPatterns(converter, patterns, state);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

@@ -456,6 +456,7 @@ public:
   Val builtinWhere(const Expr &e);
   Val builtinReduceOrMinMax(const Expr &e);
   Val builtinMath(const Expr &e);
+  Val builtinPow(const Expr &e);
   Val builtinCdiv(const Expr &e);
   Val builtinLoad(const Expr &e);
   Val builtinStore(const Expr &e);

@@ -96,6 +96,12 @@ Val Sema::elementwise(llvm::StringRef name, const Expr &e, Val x) {
   else if (name == "rsqrt") r = RsqrtOp::create(builder, at, x.v);
   else if (name == "sin") r = SinOp::create(builder, at, x.v);
   else if (name == "cos") r = CosOp::create(builder, at, x.v);
+  else if (name == "tanh") r = TanhOp::create(builder, at, x.v);
+  else if (name == "erf") r = ErfOp::create(builder, at, x.v);
+  else if (name == "floor") r = FloorOp::create(builder, at, x.v);
+  else if (name == "ceil") r = CeilOp::create(builder, at, x.v);
+  else if (name == "log1p") r = Log1pOp::create(builder, at, x.v);
+  else if (name == "sigmoid") r = tl::SigmoidOp::create(builder, at, x.v);
   else r = AbsFOp::create(builder, at, x.v);
   return Val::runtime(r, x.ty);
 }
@@ -545,6 +551,44 @@ Val Sema::builtinMath(const Expr &e) {
   return elementwise(e.name, e, eval(*e.operands[0]));
 }
 
+/// pow(x, y): elementwise on floats with numpy broadcasting, C's pow.
+Val Sema::builtinPow(const Expr &e) {
+  SourceLoc l = e.loc();
+  Val a = eval(*e.operands[0]);
+  Val b = eval(*e.operands[1]);
+  if (!a.ok() || !b.ok())
+    return Val::invalid();
+  if (a.isLiteral() && b.isLiteral())
+    return Val::cfloat(std::pow(a.kind == Val::CInt ? double(a.i) : a.f,
+                                b.kind == Val::CInt ? double(b.i) : b.f));
+  if (!a.isValue() || !b.isValue() || a.kind == Val::CBool ||
+      b.kind == Val::CBool)
+    return error(l, "'pow' takes two float values");
+  // Literals alone take f32, as the other math builtins do.
+  if (a.isLiteral() && b.kind == Val::Runtime && !isFloat(b.ty.dt))
+    a = toRuntime(a, l, DT::F32);
+  std::optional<DT> dt = commonDT(a, b, l, "'pow'");
+  if (!dt)
+    return Val::invalid();
+  if (!isFloat(*dt))
+    for (int i = 0; i < 2; ++i) {
+      const Val &x = i ? b : a;
+      if (x.kind == Val::Runtime && !isFloat(x.ty.dt))
+        return error(e.operands[i]->loc(),
+                     "'pow' needs float operands, but '" +
+                         src(*e.operands[i]) + "' is " + x.ty.str() +
+                         "; convert it with cast<f32>(...)");
+    }
+  Ty ta = a.kind == Val::Runtime ? a.ty : Ty::scalar(*dt);
+  Ty tb = b.kind == Val::Runtime ? b.ty : Ty::scalar(*dt);
+  auto s = broadcastShapes(ta, tb, l, e.operands[0].get(), e.operands[1].get());
+  if (!s)
+    return Val::invalid();
+  Ty ty = s->withDT(*dt);
+  mlir::Value x = materialize(a, ty, l), y = materialize(b, ty, l);
+  return Val::runtime(mlir::math::PowFOp::create(builder, loc(l), x, y), ty);
+}
+
 //===----------------------------------------------------------------------===//
 // The builtin table
 //===----------------------------------------------------------------------===//
@@ -579,6 +623,13 @@ const Builtin kBuiltins[] = {
     {{"sin", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"cos", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"abs", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"tanh", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"erf", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"sigmoid", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"floor", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"ceil", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"log1p", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"pow", Tmpl::None, 2, 2, {}}, &Sema::builtinPow},
     {{"cdiv", Tmpl::None, 2, 2, {}}, &Sema::builtinCdiv},
     {{"load", Tmpl::None, 1, 1, {"other", "mask"}}, &Sema::builtinLoad},
     {{"store", Tmpl::None, 2, 2, {"mask"}}, &Sema::builtinStore},
@@ -625,5 +676,11 @@ Val Sema::evalCall(const Expr &e) {
   }
   if (lookup(e.name))
     return error(e.loc(), "'" + e.name + "' is not a function");
-  return error(e.loc(), "use of undefined function '" + e.name + "'");
+  std::string names;
+  for (const Builtin &b : kBuiltins)
+    names += (names.empty() ? "" : ", ") + b.signature.name.str();
+  return error(e.loc(), "use of undefined function '" + e.name +
+                            "': it is neither an fn of this file nor a "
+                            "builtin (" +
+                            names + ")");
 }
