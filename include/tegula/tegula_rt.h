@@ -88,8 +88,8 @@ int tegula_rt_dtype_size(int dtype);
 /*--- Bundles -------------------------------------------------------------*/
 
 /* Loads one kernel (a path to KERNEL.json) or every kernel of a bundle
- * directory (each *.json in it, in name order), validating each as tile-run
- * does. */
+ * directory (each *.json in it but *.tuning.json, in name order),
+ * validating each as tile-run does. */
 int tegula_rt_library_load(const char *path, tegula_rt_library **library);
 /* Unloads its modules from every context they were loaded in; bindings of
  * its kernels must be freed first. NULL is ignored. */

@@ -209,7 +209,10 @@ int tegula_rt_library_load(const char *path, tegula_rt_library **library) {
       std::vector<std::string> files;
       for (fs::directory_iterator it(path, ec), end; !ec && it != end;
            it.increment(ec))
-        if (it->path().extension() == ".json")
+        // Tuning tables (docs/tuning.md) sit beside the bundles.
+        if (it->path().extension() == ".json" &&
+            it->path().filename().string().find(".tuning.json") ==
+                std::string::npos)
           files.push_back(it->path().string());
       if (ec)
         return capi::fail(TEGULA_RT_ERROR_BUNDLE,
