@@ -431,8 +431,15 @@ int writeBundles(mlir::ModuleOp first, const Program &program,
                 " bytes spilled";
       llvm::outs() << line << "\n";
     }
-    if (count > 1)
+    if (count > 1) {
       bundle["configs"] = list;
+      // A table tuned before stays named: entries whose PTX is unchanged
+      // still apply, the others are reported stale (docs/tuning.md).
+      llvm::SmallString<256> table(writer.directory);
+      llvm::sys::path::append(table, name + ".tuning.json");
+      if (llvm::sys::fs::exists(table))
+        bundle["tuning"] = name + ".tuning.json";
+    }
     llvm::SmallString<256> jsonPath(writer.directory);
     llvm::sys::path::append(jsonPath, name + ".json");
     if (!writeFile(jsonPath, bundle.dump(2) + "\n"))
