@@ -262,6 +262,19 @@ def family_gqa(tile, rows, checks):
                     "float64", outs["o"],
                     baselines.ref_attention_gqa(q, k, v, causal, 0.088), 1e-2,
                     checks)
+        # Split-KV decode (3 chunks, M = 3) merged by attention_combine.
+        q, k, v = inputs(1, 8, 2, 3, 333)
+        parts, _ = tile.run(f"{cfg}/attention_gqa_decode_split.json",
+                            dict(Z=1, H=8, HKV=2, M=3, N=333, SPLITS=3),
+                            dict(q=q, k=k, v=v), ["o_part", "lse_part"],
+                            dict(scale=0.088), bench=False)
+        outs, _ = tile.run(f"{cfg}/attention_combine.json",
+                           dict(Z=1, H=8, M=3, SPLITS=3), parts, ["o"],
+                           bench=False)
+        checked(f"gqa tegula split+combine M=3 N=333 causal={causal} vs "
+                "float64", outs["o"],
+                baselines.ref_attention_gqa(q, k, v, causal, 0.088), 1e-2,
+                checks)
         q, k, v = inputs(1, 8, 2, 333, 333)
         ref = baselines.ref_attention_gqa(q, k, v, causal, 0.088)
         for backend in ("cudnn", "flash"):
@@ -320,12 +333,29 @@ def family_gqa(tile, rows, checks):
             1e-2, checks)
     record(rows, "attention_gqa_decode", "tegula-per-head", shape, ms,
            flops=flops, nbytes=nbytes)
+    # Split-KV: attention_gqa_decode_split over SPLITS chunks of the keys,
+    # then attention_combine; both launches timed together.
+    splits = 8
+    split_k = tile.kernel(f"{cfg}/attention_gqa_decode_split.json")
+    combine_k = tile.kernel(f"{cfg}/attention_combine.json")
+    o_part = torch.full((z, h, m, splits, d), float("nan"), device="cuda")
+    lse_part = torch.full((z, h, m, splits), float("nan"), device="cuda")
+    o_split = torch.full_like(q, float("nan"))
+
+    def split_decode():
+        split_k(q=q, k=k, v=v, o_part=o_part, lse_part=lse_part,
+                scale=d ** -0.5, dims=dict(dims, SPLITS=splits))
+        combine_k(o_part=o_part, lse_part=lse_part, o=o_split,
+                  dims=dict(Z=z, H=h, M=m, SPLITS=splits))
+        return o_split
+    time_peer(rows, checks, "attention_gqa_decode", f"tegula-split{splits}",
+              split_decode, ours, shape, flops=flops, nbytes=nbytes)
     for backend in ("cudnn", "flash"):
         name, fn = sdpa_gqa(backend, q, k, v)
         time_peer(rows, checks, "attention_gqa_decode", name,
                   lambda: fn(False, d ** -0.5), ours, shape, flops=flops,
                   nbytes=nbytes)
-    del q, k, v, ours
+    del q, k, v, ours, o_part, lse_part, o_split
 
 
 def family_varlen(tile, rows, checks):

@@ -404,11 +404,139 @@ bool pagedRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
   outputs[c.nameOf("o")] = std::move(out);
   return true;
 }
+/// "attention_split": split-KV partials of attention_gqa (flash-decoding).
+/// q [Z,H,M,D], k [Z,HKV,N,D], v [Z,HKV,N,Dv] -> o_part [Z,H,M,S,Dv],
+/// lse_part [Z,H,M,S]. Split s covers keys [s c, (s+1) c) with c =
+/// cdiv(cdiv(N, S), B) B, B the "split_block" option (default the template's
+/// BLOCK_N, else 1); within it the causal mask (bottom-right by default)
+/// applies. o_part is that split's softmax-weighted mean of v and lse_part
+/// the natural log of its sum of exp(scores); an empty split gives 0 and
+/// -inf.
+bool splitRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
+  int q = c.tensor("q", 4), k = c.tensor("k", 4), v = c.tensor("v", 4),
+      op = c.tensor("o_part", 5), lp = c.tensor("lse_part", 4);
+  if (q < 0 || k < 0 || v < 0 || op < 0 || lp < 0)
+    return false;
+  const auto &qs = c.shape(q), &ks = c.shape(k), &vs = c.shape(v);
+  for (size_t d : {0, 1, 2})
+    if (!c.same(q, d, op, d) || !c.same(q, d, lp, d))
+      return false;
+  if (!c.same(q, 0, k, 0) || !c.same(q, 0, v, 0) || !c.same(k, 1, v, 1) ||
+      !c.grouped(q, 1, k, 1) || !c.same(q, 3, k, 3) || !c.same(k, 2, v, 2) ||
+      !c.same(v, 3, op, 4) || !c.same(op, 3, lp, 3))
+    return false;
+  int64_t block = 1;
+  if (auto it = c.options.find("split_block"); it != c.options.end()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 1)
+      return c.fail("'split_block' must be a positive integer");
+    block = it->get<int64_t>();
+  } else if (auto t = c.bundle.templateParams.find("BLOCK_N");
+             t != c.bundle.templateParams.end() && t->is_number_integer()) {
+    block = std::max<int64_t>(1, t->get<int64_t>());
+  }
+  std::string align = "bottom_right";
+  if (auto it = c.options.find("causal_align"); it != c.options.end())
+    align = it->is_string() ? it->get<std::string>() : "";
+  if (align != "top_left" && align != "bottom_right")
+    return c.fail("'causal_align' must be \"top_left\" or \"bottom_right\"");
+  double scale;
+  if (!c.scale(qs[3], scale))
+    return false;
+  bool causal = c.flag("causal", "CAUSAL", false);
+  int64_t Z = qs[0], H = qs[1], M = qs[2], D = qs[3], HKV = ks[1], N = ks[2],
+          Dv = vs[3], S = c.shape(op)[3];
+  int64_t chunk = S > 0 ? (N + S - 1) / S : 0;
+  chunk = (chunk + block - 1) / block * block;
+  std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
+  std::vector<double> oOut(size_t(Z * H * M * S * Dv)),
+      lOut(size_t(Z * H * M * S));
+  std::vector<double> scores(size_t(std::max<int64_t>(chunk, 1)));
+  for (int64_t z = 0; z < Z; ++z)
+    for (int64_t h = 0; h < H; ++h) {
+      int64_t kvh = z * HKV + h / (H / HKV);
+      for (int64_t i = 0; i < M; ++i) {
+        const double *qt = qv.data() + ((z * H + h) * M + i) * D;
+        int64_t visible =
+            causal ? std::clamp<int64_t>(
+                         i + 1 + (align == "bottom_right" ? N - M : 0), 0, N)
+                   : N;
+        for (int64_t sp = 0; sp < S; ++sp) {
+          int64_t lo = std::min(sp * chunk, visible),
+                  hi = std::min((sp + 1) * chunk, visible);
+          double *ot = oOut.data() + (((z * H + h) * M + i) * S + sp) * Dv;
+          double &lse = lOut[size_t(((z * H + h) * M + i) * S + sp)];
+          double maxScore = -std::numeric_limits<double>::infinity();
+          for (int64_t j = lo; j < hi; ++j) {
+            double dot = 0;
+            for (int64_t d = 0; d < D; ++d)
+              dot += qt[d] * kv[size_t((kvh * N + j) * D + d)];
+            scores[size_t(j - lo)] = scale * dot;
+            maxScore = std::max(maxScore, scores[size_t(j - lo)]);
+          }
+          double sum = 0;
+          for (int64_t j = lo; j < hi; ++j)
+            sum += scores[size_t(j - lo)] =
+                std::exp(scores[size_t(j - lo)] - maxScore);
+          for (int64_t e = 0; e < Dv; ++e) {
+            double acc = 0;
+            for (int64_t j = lo; j < hi; ++j)
+              acc +=
+                  scores[size_t(j - lo)] * vv[size_t((kvh * N + j) * Dv + e)];
+            ot[e] = hi > lo ? acc / sum : 0;
+          }
+          lse = hi > lo ? maxScore + std::log(sum)
+                        : -std::numeric_limits<double>::infinity();
+        }
+      }
+    }
+  outputs[c.nameOf("o_part")] = std::move(oOut);
+  outputs[c.nameOf("lse_part")] = std::move(lOut);
+  return true;
+}
+
+/// "attention_combine": merges split partials. o_part [Z,H,M,S,D] and
+/// lse_part [Z,H,M,S] (natural log) -> o [Z,H,M,D] = sum_s w_s o_part_s with
+/// w_s = exp(lse_s) / sum_t exp(lse_t); 0 when every lse is -inf.
+bool combineRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
+  int op = c.tensor("o_part", 5), lp = c.tensor("lse_part", 4),
+      o = c.tensor("o", 4);
+  if (op < 0 || lp < 0 || o < 0)
+    return false;
+  for (size_t d : {0, 1, 2})
+    if (!c.same(op, d, lp, d) || !c.same(op, d, o, d))
+      return false;
+  if (!c.same(op, 3, lp, 3) || !c.same(op, 4, o, 3))
+    return false;
+  const auto &ps = c.shape(op);
+  int64_t rows = ps[0] * ps[1] * ps[2], S = ps[3], D = ps[4];
+  std::vector<double> ov = c.values(op), lv = c.values(lp);
+  std::vector<double> out(size_t(rows * D));
+  for (int64_t r = 0; r < rows; ++r) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (int64_t sp = 0; sp < S; ++sp)
+      mx = std::max(mx, lv[size_t(r * S + sp)]);
+    if (mx == -std::numeric_limits<double>::infinity())
+      continue;
+    double den = 0;
+    for (int64_t sp = 0; sp < S; ++sp)
+      den += std::exp(lv[size_t(r * S + sp)] - mx);
+    for (int64_t e = 0; e < D; ++e) {
+      double num = 0;
+      for (int64_t sp = 0; sp < S; ++sp)
+        num += std::exp(lv[size_t(r * S + sp)] - mx) *
+               ov[size_t((r * S + sp) * D + e)];
+      out[size_t(r * D + e)] = num / den;
+    }
+  }
+  outputs[c.nameOf("o")] = std::move(out);
+  return true;
+}
 } // namespace
 
 bool isAttentionReference(const std::string &name) {
   return name == "attention_fwd" || name == "attention_gqa" ||
-         name == "attention_varlen" || name == "attention_paged";
+         name == "attention_varlen" || name == "attention_paged" ||
+         name == "attention_split" || name == "attention_combine";
 }
 
 bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
@@ -425,6 +553,10 @@ bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
     ok = varlenRef(c, outputs);
   else if (name == "attention_paged")
     ok = pagedRef(c, outputs);
+  else if (name == "attention_split")
+    ok = splitRef(c, outputs);
+  else if (name == "attention_combine")
+    ok = combineRef(c, outputs);
   else
     c.fail("not an attention reference");
   if (!ok)
