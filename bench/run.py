@@ -194,6 +194,15 @@ def family_dir(tile):
     return os.path.normpath(os.path.join(tile.bundles, "..", "kernels"))
 
 
+def gqa_bundle(tile, kernel, causal=""):
+    """attention_gqa.tile's staged bundles, one directory per kernel."""
+    name = {"attention_gqa": "attn-gqa", "attention_gqa_decode":
+            "attn-gqa-decode", "attention_gqa_decode_split": "attn-gqa-split",
+            "attention_combine": "attn-combine"}[kernel]
+    return os.path.join(family_dir(tile), f"{name}{causal}-sm_90a",
+                        f"{kernel}.json")
+
+
 def sdpa_gqa(backend, q, k, v):
     """(label, fn(causal, scale)) for SDPA with one backend on grouped K/V:
     enable_gqa=True where this torch and backend take it, else K/V repeated
@@ -250,11 +259,10 @@ def family_gqa(tile, rows, checks):
     # Tegula against float64 at ragged sizes, M != N (bottom-right causal);
     # the peers at M == N (SDPA's is_causal is aligned top-left).
     for causal in (False, True):
-        cfg = os.path.join(family_dir(tile),
-                           f"attn-gqa{'-causal' if causal else ''}-sm_90a")
+        c = "-causal" if causal else ""
         for kernel, m in (("attention_gqa", 77), ("attention_gqa_decode", 3)):
             q, k, v = inputs(1, 8, 2, m, 333)
-            outs, _ = tile.run(f"{cfg}/{kernel}.json",
+            outs, _ = tile.run(gqa_bundle(tile, kernel, c),
                                dict(Z=1, H=8, HKV=2, M=m, N=333),
                                dict(q=q, k=k, v=v), ["o"], dict(scale=0.088),
                                bench=False)
@@ -264,11 +272,11 @@ def family_gqa(tile, rows, checks):
                     checks)
         # Split-KV decode (3 chunks, M = 3) merged by attention_combine.
         q, k, v = inputs(1, 8, 2, 3, 333)
-        parts, _ = tile.run(f"{cfg}/attention_gqa_decode_split.json",
+        parts, _ = tile.run(gqa_bundle(tile, "attention_gqa_decode_split", c),
                             dict(Z=1, H=8, HKV=2, M=3, N=333, SPLITS=3),
                             dict(q=q, k=k, v=v), ["o_part", "lse_part"],
                             dict(scale=0.088), bench=False)
-        outs, _ = tile.run(f"{cfg}/attention_combine.json",
+        outs, _ = tile.run(gqa_bundle(tile, "attention_combine"),
                            dict(Z=1, H=8, M=3, SPLITS=3), parts, ["o"],
                            bench=False)
         checked(f"gqa tegula split+combine M=3 N=333 causal={causal} vs "
@@ -294,9 +302,8 @@ def family_gqa(tile, rows, checks):
         shape = dict(Z=z, H=h, HKV=hkv, M=n, N=n, D=d, causal=causal)
         print(f"gqa {shape}", flush=True)
         flops = 4 * z * h * n * n * d // (2 if causal else 1)
-        cfg = os.path.join(family_dir(tile),
-                           f"attn-gqa{'-causal' if causal else ''}-sm_90a")
-        outs, ms = tile.run(f"{cfg}/attention_gqa.json",
+        outs, ms = tile.run(gqa_bundle(tile, "attention_gqa",
+                                       "-causal" if causal else ""),
                             dict(Z=z, H=h, HKV=hkv, M=n, N=n),
                             dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
         ours = outs["o"]
@@ -320,14 +327,13 @@ def family_gqa(tile, rows, checks):
     flops = 4 * z * h * m * n * d
     nbytes = 2 * (2 * z * hkv * n * d + 2 * z * h * m * d)
     dims = dict(Z=z, H=h, HKV=hkv, M=m, N=n)
-    cfg = os.path.join(family_dir(tile), "attn-gqa-sm_90a")
-    outs, ms = tile.run(f"{cfg}/attention_gqa_decode.json", dims,
+    outs, ms = tile.run(gqa_bundle(tile, "attention_gqa_decode"), dims,
                         dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
     ours = outs["o"]
     record(rows, "attention_gqa_decode", "tegula", shape, ms, flops=flops,
            nbytes=nbytes)
     # The same shape through attention_gqa: one program per query head.
-    outs, ms = tile.run(f"{cfg}/attention_gqa.json", dims,
+    outs, ms = tile.run(gqa_bundle(tile, "attention_gqa"), dims,
                         dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
     checked(f"gqa decode tegula-per-head vs tegula {shape}", outs["o"], ours,
             1e-2, checks)
@@ -336,8 +342,8 @@ def family_gqa(tile, rows, checks):
     # Split-KV: attention_gqa_decode_split over SPLITS chunks of the keys,
     # then attention_combine; both launches timed together.
     splits = 8
-    split_k = tile.kernel(f"{cfg}/attention_gqa_decode_split.json")
-    combine_k = tile.kernel(f"{cfg}/attention_combine.json")
+    split_k = tile.kernel(gqa_bundle(tile, "attention_gqa_decode_split"))
+    combine_k = tile.kernel(gqa_bundle(tile, "attention_combine"))
     o_part = torch.full((z, h, m, splits, d), float("nan"), device="cuda")
     lse_part = torch.full((z, h, m, splits), float("nan"), device="cuda")
     o_split = torch.full_like(q, float("nan"))

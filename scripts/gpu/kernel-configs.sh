@@ -21,17 +21,17 @@ for_each_kernel_run() {
     $fn attn-decode-$target-ragged $k/attn-decode-$target/attention_fwd.json --check --dims Z=1,H=4,N=77 --scalar scale=0.125 --seed 16
     # GQA with M != N, ragged and multiples of 16; causal aligned
     # bottom-right, M > N leaving rows with no key; the group-packed decode
-    # kernel with M = 1 and causal M = 7 (checked against attention_gqa).
+    # kernel with M = 1 and causal M = 7.
     $fn attn-gqa-$target-ragged $k/attn-gqa-$target/attention_gqa.json --check --dims Z=2,H=8,HKV=2,M=333,N=517 --scalar scale=0.088 --seed 24
     $fn attn-gqa-$target-div16 $k/attn-gqa-$target/attention_gqa.json --check --dims Z=1,H=4,HKV=1,M=256,N=512 --scalar scale=0.088 --seed 25
     $fn attn-gqa-causal-$target-ragged $k/attn-gqa-causal-$target/attention_gqa.json --check --dims Z=1,H=6,HKV=2,M=200,N=333 --scalar scale=0.088 --seed 26
     $fn attn-gqa-causal-$target-m-gt-n $k/attn-gqa-causal-$target/attention_gqa.json --check --dims Z=1,H=2,HKV=2,M=300,N=100 --scalar scale=0.088 --seed 27
-    $fn attn-gqa-decode-$target $k/attn-gqa-$target/attention_gqa_decode.json --check --reference attention_gqa --dims Z=4,H=32,HKV=8,M=1,N=1000 --scalar scale=0.088 --seed 28
-    $fn attn-gqa-decode-causal-$target $k/attn-gqa-causal-$target/attention_gqa_decode.json --check --reference attention_gqa --dims Z=2,H=8,HKV=2,M=7,N=777 --scalar scale=0.088 --seed 29
+    $fn attn-gqa-decode-$target $k/attn-gqa-decode-$target/attention_gqa_decode.json --check --dims Z=4,H=32,HKV=8,M=1,N=1000 --scalar scale=0.088 --seed 28
+    $fn attn-gqa-decode-causal-$target $k/attn-gqa-decode-causal-$target/attention_gqa_decode.json --check --dims Z=2,H=8,HKV=2,M=7,N=777 --scalar scale=0.088 --seed 29
     # Split-KV decode: the partials of each chunk, and their merge.
-    $fn attn-gqa-split-$target $k/attn-gqa-$target/attention_gqa_decode_split.json --check --reference attention_split --dims Z=4,H=32,HKV=8,M=1,N=1000,SPLITS=5 --scalar scale=0.088 --seed 39
-    $fn attn-gqa-split-causal-$target $k/attn-gqa-causal-$target/attention_gqa_decode_split.json --check --reference attention_split --dims Z=2,H=8,HKV=2,M=7,N=777,SPLITS=3 --scalar scale=0.088 --seed 40
-    $fn attn-combine-$target $k/attn-gqa-$target/attention_combine.json --check --dims Z=2,H=8,M=3,SPLITS=7 --seed 41
+    $fn attn-gqa-split-$target $k/attn-gqa-split-$target/attention_gqa_decode_split.json --check --dims Z=4,H=32,HKV=8,M=1,N=1000,SPLITS=5 --scalar scale=0.088 --seed 39
+    $fn attn-gqa-split-causal-$target $k/attn-gqa-split-causal-$target/attention_gqa_decode_split.json --check --dims Z=2,H=8,HKV=2,M=7,N=777,SPLITS=3 --scalar scale=0.088 --seed 40
+    $fn attn-combine-$target $k/attn-combine-$target/attention_combine.json --check --dims Z=2,H=8,M=3,SPLITS=7 --seed 41
     # Varlen over packed sequences (an empty one, lengths 1 to 1000), GQA.
     $fn attn-varlen-$target $k/attn-varlen-$target/attention_varlen.json --check --dims T=203,H=8,HKV=2,S=6 --in cu_seqlens=$k/attn-inputs/cu-203.npy --scalar max_seqlen=74 --scalar scale=0.088 --seed 30
     $fn attn-varlen-$target-long $k/attn-varlen-$target/attention_varlen.json --check --dims T=3000,H=4,HKV=4,S=8 --in cu_seqlens=$k/attn-inputs/cu-3000.npy --scalar max_seqlen=1000 --scalar scale=0.088 --seed 31

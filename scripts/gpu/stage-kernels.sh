@@ -24,12 +24,15 @@ for target in sm_80 sm_90a; do
   compile attn-d64-causal-$target attention_fwd.tile $target -D D=64 -D CAUSAL=true --reference attention_fwd
   compile attn-d128-causal-f16-$target attention_fwd.tile $target -D D=128 -D CAUSAL=true -D DT=f16 --reference attention_fwd
   compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D BLOCK_N=64 -D D=64 --reference attention_fwd
-  # attention_gqa.tile's four kernels in one directory per config, each
-  # bundle naming its own reference where it matches the kernel's name
-  # (attention_gqa, attention_combine; the runs name the others');
-  # bench/run.py (attention_family) times the sm_90a builds.
-  compile attn-gqa-$target attention_gqa.tile $target -D D=128
-  compile attn-gqa-causal-$target attention_gqa.tile $target -D D=128 -D CAUSAL=true
+  # attention_gqa.tile's kernels, one directory each (a bundle names one
+  # reference); bench/run.py (attention_family) times the sm_90a builds.
+  for causal in false true; do
+    c=$([ $causal = true ] && echo -causal || true)
+    compile attn-gqa$c-$target attention_gqa.tile $target -k attention_gqa -D D=128 -D CAUSAL=$causal --reference attention_gqa
+    compile attn-gqa-decode$c-$target attention_gqa.tile $target -k attention_gqa_decode -D D=128 -D CAUSAL=$causal --reference attention_gqa
+    compile attn-gqa-split$c-$target attention_gqa.tile $target -k attention_gqa_decode_split -D D=128 -D CAUSAL=$causal --reference attention_split
+  done
+  compile attn-combine-$target attention_gqa.tile $target -k attention_combine -D D=128 --reference attention_combine
   compile attn-varlen-$target attention_varlen.tile $target -D D=128 --reference attention_varlen
   compile attn-varlen-causal-$target attention_varlen.tile $target -D D=128 -D CAUSAL=true --reference attention_varlen
   for page in 16 64 256; do
