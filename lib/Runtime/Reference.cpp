@@ -232,8 +232,9 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
     ok = rmsNormRef(c, outputs);
   else
     ok = c.fail("unknown reference (expected attention_fwd, attention_gqa, "
-                "attention_varlen, attention_paged, linear_attention, "
-                "rotary, matmul or rmsnorm)");
+                "attention_split, attention_combine, attention_varlen, "
+                "attention_paged, linear_attention, rotary, matmul or "
+                "rmsnorm)");
   if (!ok)
     error = c.error;
   return ok;
