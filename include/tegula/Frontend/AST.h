@@ -79,7 +79,17 @@ struct TypeExpr {
   TypeExpr(TypeKind kind, SourceRange range) : kind(kind), range(range) {}
 };
 
-enum class StmtKind { Let, Var, Assign, For, If, Expr, StaticAssert, Return };
+enum class StmtKind {
+  Let,
+  Var,
+  Assign,
+  For,
+  If,
+  Expr,
+  StaticAssert,
+  Return,
+  Break,
+};
 
 struct Stmt {
   StmtKind kind;

@@ -118,6 +118,14 @@ StmtPtr Parser::parseStatement() {
     stmt->range = rangeFrom(begin);
     return stmt;
   }
+  // `break;` (a name `break` followed by anything else stays a name).
+  if (atIdent("break") && ahead(1).kind == Tok::Semi) {
+    take();
+    take();
+    auto stmt = std::make_unique<Stmt>(StmtKind::Break, SourceRange{begin});
+    stmt->range = rangeFrom(begin);
+    return stmt;
+  }
   if (acceptIdent("return")) {
     auto stmt = std::make_unique<Stmt>(StmtKind::Return, SourceRange{begin});
     if (!at(Tok::Semi) && !(stmt->value = parseExpr()))

@@ -465,8 +465,20 @@ public:
 
 private:
   // Statements.
-  void stmts(const std::vector<StmtPtr> &body);
+  void stmts(llvm::ArrayRef<StmtPtr> body);
   void stmt(const Stmt &s);
+  /// A runtime scf.if over `cond` that yields every outer var either arm
+  /// assigns (the hidden exit flags included).
+  void runtimeIf(SourceLoc l, mlir::Value cond, llvm::ArrayRef<StmtPtr> then,
+                 llvm::ArrayRef<StmtPtr> otherwise);
+  void returnStmt(const Stmt &s);
+  void breakStmt(const Stmt &s);
+  /// Whether `s` may leave the rest of its block unexecuted: it holds a
+  /// kernel `return` or a `break` of the innermost loop.
+  bool mayExit(const Stmt &s);
+  /// The i1 "no return and no break of the innermost loop yet".
+  mlir::Value stillRunning(SourceLoc l);
+  void setFlag(llvm::StringRef name, SourceLoc l);
   void letStmt(const Stmt &s);
   void assignStmt(const Stmt &s);
   void forStmt(const Stmt &s);
@@ -504,6 +516,18 @@ private:
   std::vector<Effect> *effects = nullptr;
   std::vector<Frame> frames;
   unsigned runtimeDepth = 0; ///< runtime ifs and loops around the statement
+  /// Early exits (docs/language-extensions.md): a `return` outside runtime
+  /// control ends the kernel's elaboration; one under it, and `break`, set
+  /// hidden vars ($returned, $broken) that guard what follows.
+  bool kernelReturned = false;
+  bool blockExited = false; ///< the rest of the current block is dead
+  struct LoopInfo {
+    size_t frameDepth; ///< frames.size() where the loop is
+    bool hasBreak;     ///< it has its own $broken flag
+    bool pipelined;
+    std::optional<SourceLoc> breakLoc; ///< the first break, for errors
+  };
+  std::vector<LoopInfo> loops;
   std::vector<int64_t> loopLoadBytes; ///< open pipelined loops
   int64_t sharedBytes = 0;
   bool sharedReported = false;
@@ -525,6 +549,10 @@ struct Builtin {
 
 /// The builtin called `name`, or null.
 const Builtin *findBuiltin(llvm::StringRef name);
+
+/// Whether `body` holds a statement of `kind` (a Break only when it is not
+/// inside a nested loop).
+bool contains(llvm::ArrayRef<StmtPtr> body, StmtKind kind);
 
 } // namespace tegula::frontend::sema
 

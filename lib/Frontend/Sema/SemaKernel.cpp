@@ -608,6 +608,14 @@ void Sema::kernel(const Kernel &k) {
   std::vector<Effect> top;
   effects = &top;
   scopes.emplace_back();
+  kernelReturned = blockExited = false;
+  loops.clear();
+  if (contains(k.body, StmtKind::Return))
+    bind("$returned",
+         Val::runtime(
+             mlir::arith::ConstantIntOp::create(builder, loc(k.loc), 0, 1),
+             Ty::scalar(DT::I1)),
+         k.loc, /*isVar=*/true);
   stmts(k.body);
   scopes.pop_back();
   effects = nullptr;

@@ -15,27 +15,160 @@ using namespace tegula::frontend;
 using namespace tegula::frontend::sema;
 
 namespace {
-/// Names the statements assign, for loop-carried values and if results.
-void collectAssigned(const std::vector<StmtPtr> &body,
-                     llvm::SmallVectorImpl<std::string> &names) {
+constexpr llvm::StringLiteral kReturned = "$returned";
+constexpr llvm::StringLiteral kBroken = "$broken";
+
+/// Names the statements assign, for loop-carried values and if results:
+/// vars, and the hidden exit flags that `return` and `break` (of the loop
+/// whose body this is, not of nested loops) set.
+void collectAssigned(llvm::ArrayRef<StmtPtr> body,
+                     llvm::SmallVectorImpl<std::string> &names,
+                     bool nestedLoop = false) {
+  auto add = [&](llvm::StringRef name) {
+    if (!llvm::is_contained(names, name))
+      names.push_back(name.str());
+  };
   for (const StmtPtr &stmt : body) {
-    if (stmt->kind == StmtKind::Assign &&
-        !llvm::is_contained(names, stmt->names[0]))
-      names.push_back(stmt->names[0]);
-    collectAssigned(stmt->body, names);
-    collectAssigned(stmt->elseBody, names);
+    if (stmt->kind == StmtKind::Assign)
+      add(stmt->names[0]);
+    if (stmt->kind == StmtKind::Return)
+      add(kReturned);
+    if (stmt->kind == StmtKind::Break && !nestedLoop)
+      add(kBroken);
+    bool nested = nestedLoop || stmt->kind == StmtKind::For;
+    collectAssigned(stmt->body, names, nested);
+    collectAssigned(stmt->elseBody, names, nested);
   }
+}
+
+/// Whether `s` holds a `return` (kind Return) or a `break` of the loop
+/// around it (kind Break: not inside a nested loop).
+bool holds(const Stmt &s, StmtKind kind) {
+  if (s.kind == kind)
+    return true;
+  if (kind == StmtKind::Break && s.kind == StmtKind::For)
+    return false;
+  for (const auto *body : {&s.body, &s.elseBody})
+    for (const StmtPtr &inner : *body)
+      if (holds(*inner, kind))
+        return true;
+  return false;
 }
 } // namespace
 
-void Sema::stmts(const std::vector<StmtPtr> &body) {
-  for (const StmtPtr &s : body) {
-    if (aborted || (!frames.empty() && frames.back().returned))
+bool sema::contains(llvm::ArrayRef<StmtPtr> body, StmtKind kind) {
+  return llvm::any_of(body, [&](const StmtPtr &s) { return holds(*s, kind); });
+}
+
+void Sema::stmts(llvm::ArrayRef<StmtPtr> body) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    const StmtPtr &s = body[i];
+    if (aborted || kernelReturned ||
+        (!frames.empty() && frames.back().returned))
       return;
     if (!budget(s->range.begin))
       return;
     stmt(*s);
+    if (blockExited) {
+      // A return or break at this level: what follows never runs.
+      blockExited = false;
+      return;
+    }
+    // What follows runs only while no return or break has happened.
+    if (i + 1 < body.size() && mayExit(*s)) {
+      runtimeIf(body[i + 1]->range.begin, stillRunning(s->range.begin),
+                body.drop_front(i + 1), {});
+      return;
+    }
   }
+}
+
+bool Sema::mayExit(const Stmt &s) {
+  if (frames.empty() && lookup(kReturned) && holds(s, StmtKind::Return))
+    return true;
+  return !loops.empty() && loops.back().frameDepth == frames.size() &&
+         loops.back().hasBreak && holds(s, StmtKind::Break);
+}
+
+mlir::Value Sema::stillRunning(SourceLoc l) {
+  mlir::Location at = loc(l);
+  mlir::Value running;
+  auto notSet = [&](llvm::StringRef name) {
+    Binding *b = lookup(name);
+    if (!b || !b->val.v)
+      return;
+    mlir::Value one = mlir::arith::ConstantIntOp::create(builder, at, 1, 1);
+    mlir::Value clear = mlir::arith::XOrIOp::create(builder, at, b->val.v, one);
+    running = running ? mlir::arith::AndIOp::create(builder, at, running, clear)
+                            .getResult()
+                      : clear;
+  };
+  if (frames.empty())
+    notSet(kReturned);
+  if (!loops.empty() && loops.back().frameDepth == frames.size() &&
+      loops.back().hasBreak)
+    notSet(kBroken);
+  if (!running)
+    running = mlir::arith::ConstantIntOp::create(builder, at, 1, 1);
+  return running;
+}
+
+void Sema::setFlag(llvm::StringRef name, SourceLoc l) {
+  Binding *b = lookup(name);
+  if (!b)
+    return;
+  b->val =
+      Val::runtime(mlir::arith::ConstantIntOp::create(builder, loc(l), 1, 1),
+                   Ty::scalar(DT::I1));
+}
+
+/// `return;` in a kernel: the program ends here. Every runtime condition is
+/// a scalar, one value for the whole program, so all threads of the block
+/// leave together and none waits at a barrier the others skip.
+void Sema::returnStmt(const Stmt &s) {
+  if (s.value) {
+    diags.error(s.value->loc(), "a kernel returns nothing; write 'return;' "
+                                "to end the program early");
+    return;
+  }
+  if (runtimeDepth == 0) {
+    // Outside runtime control: the rest of the kernel is not compiled.
+    kernelReturned = true;
+    return;
+  }
+  if (!pipes.empty()) {
+    diags.error(s.range.begin,
+                "'return' under a runtime 'if' or in a loop is not supported "
+                "after a pipeline is created (its copies in flight and stage "
+                "counts must reach the end of the kernel); return before "
+                "creating pipelines");
+    diags.note(pipes.front().loc, "a pipeline is created here");
+    return;
+  }
+  setFlag(kReturned, s.range.begin);
+  blockExited = true;
+}
+
+void Sema::breakStmt(const Stmt &s) {
+  if (loops.empty() || loops.back().frameDepth != frames.size()) {
+    diags.error(s.range.begin, frames.empty()
+                                   ? "'break' is only allowed inside a loop"
+                                   : "'break' is only allowed inside a loop "
+                                     "of the same fn");
+    return;
+  }
+  LoopInfo &loop = loops.back();
+  if (loop.pipelined) {
+    diags.error(s.range.begin,
+                "'break' in a pipelined(S) loop is not supported: the loop "
+                "fetches the blocks of later iterations ahead; remove "
+                "pipelined(S) from the loop");
+    return;
+  }
+  if (!loop.breakLoc)
+    loop.breakLoc = s.range.begin;
+  setFlag(kBroken, s.range.begin);
+  blockExited = true;
 }
 
 void Sema::stmt(const Stmt &s) {
@@ -80,11 +213,11 @@ void Sema::stmt(const Stmt &s) {
     }
     return;
   }
+  case StmtKind::Break:
+    return breakStmt(s);
   case StmtKind::Return: {
-    if (frames.empty()) {
-      diags.error(s.range.begin, "'return' is only allowed in an fn");
-      return;
-    }
+    if (frames.empty())
+      return returnStmt(s);
     if (frames.back().runtimeNesting) {
       diags.error(s.range.begin, "'return' inside a runtime 'if' or loop is not "
                                  "supported; assign a var and return it at the end");
@@ -285,6 +418,20 @@ void Sema::forStmt(const Stmt &s) {
   }
   if (!lo.ok() || !hi.ok() || !step.ok())
     return;
+  // A loop with a break of its own carries a $broken flag, bound in a scope
+  // around the loop; once set, the remaining iterations do nothing.
+  bool hasBreak = contains(s.body, StmtKind::Break);
+  std::optional<ScopeGuard> flagScope;
+  if (hasBreak) {
+    flagScope.emplace(*this);
+    bind(kBroken,
+         Val::runtime(mlir::arith::ConstantIntOp::create(
+                          builder, loc(s.range.begin), 0, 1),
+                      Ty::scalar(DT::I1)),
+         s.range.begin, /*isVar=*/true);
+  }
+  bool guarded = hasBreak || (frames.empty() && lookup(kReturned) &&
+                              contains(s.body, StmtKind::Return));
   // Loop-carried values: outer vars the body assigns.
   llvm::SmallVector<std::string> assigned;
   llvm::SmallVector<Binding *> carried;
@@ -318,10 +465,28 @@ void Sema::forStmt(const Stmt &s) {
     if (!frames.empty())
       ++frames.back().runtimeNesting;
     ++runtimeDepth;
-    stmts(s.body);
+    loops.push_back({frames.size(), hasBreak, stages.has_value(), {}});
+    if (guarded)
+      runtimeIf(s.range.begin, stillRunning(s.range.begin), s.body, {});
+    else
+      stmts(s.body);
+    std::optional<SourceLoc> breakLoc = loops.back().breakLoc;
+    loops.pop_back();
     --runtimeDepth;
     if (!frames.empty())
       --frames.back().runtimeNesting;
+    // Pipelines count pushes and pops per iteration and may prefetch.
+    std::function<bool(const std::vector<Effect> &)> usesPipes =
+        [&](const std::vector<Effect> &list) {
+          return llvm::any_of(list, [&](const Effect &e) {
+            return e.kind == Effect::Push || e.kind == Effect::Pop ||
+                   usesPipes(e.first) || usesPipes(e.second);
+          });
+        };
+    if (breakLoc && usesPipes(body))
+      diags.error(*breakLoc, "'break' in a loop that pushes or pops a "
+                             "pipeline is not supported; the stage counts "
+                             "must be the same on every path");
     llvm::SmallVector<mlir::Value> yields;
     for (Binding *b : carried)
       yields.push_back(b->val.v);
@@ -362,10 +527,16 @@ void Sema::ifStmt(const Stmt &s) {
                                 (c.kind == Val::Runtime ? c.ty.str() : std::string("not a bool")));
     return;
   }
+  runtimeIf(s.range.begin, c.v, s.body, s.elseBody);
+}
+
+void Sema::runtimeIf(SourceLoc l, mlir::Value cond,
+                     llvm::ArrayRef<StmtPtr> then,
+                     llvm::ArrayRef<StmtPtr> otherwise) {
   llvm::SmallVector<std::string> assigned;
   llvm::SmallVector<Binding *> results;
-  collectAssigned(s.body, assigned);
-  collectAssigned(s.elseBody, assigned);
+  collectAssigned(then, assigned);
+  collectAssigned(otherwise, assigned);
   llvm::SmallVector<mlir::Type> types;
   llvm::SmallVector<Val> before;
   for (const std::string &name : assigned) {
@@ -376,7 +547,7 @@ void Sema::ifStmt(const Stmt &s) {
       before.push_back(b->val);
     }
   }
-  auto ifOp = mlir::scf::IfOp::create(builder, loc(s.range.begin), types, c.v,
+  auto ifOp = mlir::scf::IfOp::create(builder, loc(l), types, cond,
                                       /*withElseRegion=*/true);
   std::vector<Effect> arms[2];
   std::vector<Effect> *savedEffects = effects;
@@ -392,13 +563,13 @@ void Sema::ifStmt(const Stmt &s) {
     effects = &arms[arm];
     {
       ScopeGuard scope(*this);
-      stmts(arm == 0 ? s.body : s.elseBody);
+      stmts(arm == 0 ? then : otherwise);
     }
     llvm::SmallVector<mlir::Value> yields;
     for (Binding *b : results)
       yields.push_back(b->val.v);
     if (block->empty() || !block->back().hasTrait<mlir::OpTrait::IsTerminator>())
-      mlir::scf::YieldOp::create(builder, loc(s.range.begin), yields);
+      mlir::scf::YieldOp::create(builder, loc(l), yields);
     else
       block->back().setOperands(yields);
   }
@@ -411,6 +582,6 @@ void Sema::ifStmt(const Stmt &s) {
     b->val.v = ifOp.getResult(i);
   }
   if (effects)
-    effects->push_back({Effect::If, -1, s.range.begin, std::move(arms[0]),
-                        std::move(arms[1])});
+    effects->push_back(
+        {Effect::If, -1, l, std::move(arms[0]), std::move(arms[1])});
 }
