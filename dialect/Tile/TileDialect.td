@@ -48,6 +48,9 @@ def Tile_Dialect : Dialect {
     /// The module's GPU target (a TargetInfo name): set once by the frontend,
     /// read by every pass through tegula::tile::getTarget.
     static constexpr ::llvm::StringLiteral kTargetAttrName = "tile.target";
+    /// A unit attribute on the module: compile `tile.assert` into the GPU
+    /// code (`tilec -g`); without it the lowering drops them.
+    static constexpr ::llvm::StringLiteral kDebugAttrName = "tile.debug";
 
     /// Attribute names the dialect owns on kernel functions.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";

@@ -318,6 +318,26 @@ def Tile_SigmoidOp : Tile_Op<"sigmoid", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$x attr-dict `:` type($result)";
 }
 
+def Tile_AssertOp : Tile_Op<"assert", [MemoryEffects<[MemWrite]>]> {
+  let summary = "device_assert: stop the launch when a condition is false";
+  let description = [{
+    A bool scalar or tile; the assertion fails when any element is false.
+    `message` is the user's message and `text` the condition's source
+    text. The interpreter always checks it; the GPU lowering compiles it
+    (a call of `__assertfail`, which the driver reports with the block and
+    thread) only in a module marked `tile.debug`, and drops it otherwise.
+
+    ```mlir
+    tile.assert %ok, "n fits" text "i < N" : tensor<64xi1>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[I1, Tile_BoolTile]>:$condition,
+                   StrAttr:$message, StrAttr:$text);
+  let assemblyFormat = [{
+    $condition `,` $message `text` $text attr-dict `:` type($condition)
+  }];
+}
+
 def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction combiner", [
     I32EnumAttrCase<"Sum", 0, "sum">,
     I32EnumAttrCase<"Max", 1, "max">,

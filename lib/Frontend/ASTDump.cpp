@@ -84,6 +84,7 @@ public:
     case StmtKind::StaticAssert: line(indent, "StaticAssert \"" + s.message + "\"", s.range.begin); break;
     case StmtKind::Return: line(indent, "Return", s.range.begin); break;
     case StmtKind::Break: line(indent, "Break", s.range.begin); break;
+    case StmtKind::DeviceAssert: line(indent, "DeviceAssert \"" + s.message + "\"", s.range.begin); break;
     }
     if (s.type)
       type(*s.type, indent + 1);

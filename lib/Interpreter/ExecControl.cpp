@@ -8,6 +8,8 @@
 
 #include "Machine.h"
 
+#include "Tile/TileOps.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -127,9 +129,39 @@ bool execCall(Machine &m, func::CallOp op) {
   return true;
 }
 
+/// device_assert: fails on the first false element, naming it in a tile.
+bool execAssert(Machine &m, tile::AssertOp op) {
+  const Data &c = m.data(op.getCondition());
+  for (size_t e = 0; e < c.i.size(); ++e) {
+    if (c.i[e] != 0)
+      continue;
+    std::string where;
+    if (!c.shape.empty()) {
+      where = " at element [";
+      int64_t rest = int64_t(e);
+      std::vector<int64_t> index(c.shape.size());
+      for (size_t d = c.shape.size(); d-- > 0;) {
+        index[d] = rest % c.shape[d];
+        rest /= c.shape[d];
+      }
+      for (size_t d = 0; d < index.size(); ++d)
+        where += (d ? ", " : "") + std::to_string(index[d]);
+      where += "]";
+    }
+    std::string message = op.getMessage().str();
+    return m.fail(op, "device_assert failed: " +
+                          (message.empty()
+                               ? op.getText().str()
+                               : message + " (" + op.getText().str() + ")") +
+                          " is false" + where);
+  }
+  return true;
+}
+
 } // namespace
 
 void registerControlOps(OpTable &table) {
+  table.add<tile::AssertOp>(execAssert);
   table.add<scf::ForOp>(execFor);
   table.add<scf::WhileOp>(execWhile);
   table.add<scf::IfOp>(execIf);

@@ -89,6 +89,7 @@ enum class StmtKind {
   StaticAssert,
   Return,
   Break,
+  DeviceAssert,
 };
 
 struct Stmt {
@@ -102,7 +103,7 @@ struct Stmt {
   ExprPtr value;                  ///< init, assigned value, condition, expr
   ExprPtr start, end, step;       ///< for
   ExprPtr stages;                 ///< pipelined(S)
-  std::string message;            ///< static_assert
+  std::string message;            ///< static_assert, device_assert
   std::vector<StmtPtr> body;      ///< for body, then branch
   std::vector<StmtPtr> elseBody;
   bool hasElse = false;

@@ -28,6 +28,9 @@ struct CompileOptions {
   std::vector<std::pair<std::string, std::string>> defines;
   /// The target: sets the shared-memory and parameter budgets.
   TargetInfo target = TargetInfo::defaultTarget();
+  /// `tilec -g`: compile device_assert into the GPU code (the module gets
+  /// `tile.debug`). The interpreter checks device_assert either way.
+  bool debug = false;
 };
 
 /// Loads the dialects the frontend generates into `context`.

@@ -27,6 +27,8 @@ void populateReduceOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                     LoweringState &state);
 void populateAccurateMathToNVVMPatterns(const mlir::TypeConverter &converter,
                                         mlir::RewritePatternSet &patterns);
+void populateAssertOpToNVVMPatterns(const mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 void populatePipelineOpToNVVMPatterns(const mlir::TypeConverter &converter,

@@ -308,6 +308,7 @@ struct ConvertTileToNVVMPass
     populateDotPatterns(state.target, converter, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
     populateAccurateMathToNVVMPatterns(converter, patterns);
+    populateAssertOpToNVVMPatterns(converter, patterns);
     populatePipelineOpToNVVMPatterns(converter, patterns, state);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

@@ -283,6 +283,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
              << llvm::join(TargetInfo::names(), ", ");
     return success();
   }
+  if (name == kDebugAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute on a module";
+    return success();
+  }
   if (name == kKernelAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";

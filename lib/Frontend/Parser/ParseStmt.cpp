@@ -98,10 +98,13 @@ StmtPtr Parser::parseStatement() {
     }
     return stmt;
   }
-  if (acceptIdent("static_assert")) {
-    auto stmt =
-        std::make_unique<Stmt>(StmtKind::StaticAssert, SourceRange{begin});
-    if (!expect(Tok::LParen, "after 'static_assert'") ||
+  if (atIdent("static_assert") || atIdent("device_assert")) {
+    bool device = take().text == "device_assert";
+    auto stmt = std::make_unique<Stmt>(device ? StmtKind::DeviceAssert
+                                              : StmtKind::StaticAssert,
+                                       SourceRange{begin});
+    if (!expect(Tok::LParen,
+                device ? "after 'device_assert'" : "after 'static_assert'") ||
         !(stmt->value = parseExpr()))
       return nullptr;
     if (accept(Tok::Comma)) {
@@ -112,8 +115,9 @@ StmtPtr Parser::parseStatement() {
       llvm::StringRef text = take().text;
       stmt->message = text.substr(1, text.size() - 2).str();
     }
-    if (!expect(Tok::RParen, "after the static_assert") ||
-        !expect(Tok::Semi, "after the static_assert"))
+    const char *after =
+        device ? "after the device_assert" : "after the static_assert";
+    if (!expect(Tok::RParen, after) || !expect(Tok::Semi, after))
       return nullptr;
     stmt->range = rangeFrom(begin);
     return stmt;

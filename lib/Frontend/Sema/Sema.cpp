@@ -55,6 +55,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Sema::run() {
   module = mlir::ModuleOp::create(builder, loc(SourceLoc{}));
   (*module)->setAttr(tl::TileDialect::kTargetAttrName,
                      builder.getStringAttr(options.target.chip));
+  if (options.debug)
+    (*module)->setAttr(tl::TileDialect::kDebugAttrName, builder.getUnitAttr());
   bool found = options.kernel.empty();
   for (const auto &k : program.kernels) {
     if (!options.kernel.empty() && k->name != options.kernel)

@@ -473,6 +473,7 @@ private:
                  llvm::ArrayRef<StmtPtr> otherwise);
   void returnStmt(const Stmt &s);
   void breakStmt(const Stmt &s);
+  void deviceAssertStmt(const Stmt &s);
   /// Whether `s` may leave the rest of its block unexecuted: it holds a
   /// kernel `return` or a `break` of the innermost loop.
   bool mayExit(const Stmt &s);

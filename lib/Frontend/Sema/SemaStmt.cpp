@@ -215,6 +215,8 @@ void Sema::stmt(const Stmt &s) {
   }
   case StmtKind::Break:
     return breakStmt(s);
+  case StmtKind::DeviceAssert:
+    return deviceAssertStmt(s);
   case StmtKind::Return: {
     if (frames.empty())
       return returnStmt(s);
@@ -275,6 +277,34 @@ void Sema::stmt(const Stmt &s) {
                          fn.result->range.begin));
   }
   }
+}
+
+/// device_assert(COND, "message"): checked at run time, by every program,
+/// on every element of a bool tile. The interpreter always checks it; the
+/// GPU code only under `tilec -g` (the lowering reads tile.debug).
+void Sema::deviceAssertStmt(const Stmt &s) {
+  Val c = eval(*s.value);
+  if (!c.ok())
+    return;
+  if (c.kind == Val::CBool) {
+    if (!c.b)
+      diags.error(s.value->loc(),
+                  "device_assert condition '" + src(*s.value) +
+                      "' is false at compile time; use static_assert for "
+                      "compile-time conditions");
+    return;
+  }
+  if (c.kind != Val::Runtime || c.ty.dt != DT::I1) {
+    diags.error(
+        s.value->loc(),
+        "the condition of device_assert must be a bool scalar or "
+        "tile, but '" +
+            src(*s.value) + "' is " +
+            (c.kind == Val::Runtime ? c.ty.str() : std::string("not a bool")));
+    return;
+  }
+  tl::AssertOp::create(builder, loc(s.range.begin), c.v, s.message,
+                       src(*s.value));
 }
 
 void Sema::letStmt(const Stmt &s) {
