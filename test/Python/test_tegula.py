@@ -395,3 +395,78 @@ def test_torch_op_schema(lib):
         w = torch.empty(100, dtype=torch.bfloat16, device="cuda")
         y = op(x, w, 1e-5)
         assert tuple(y.shape) == (3, 100) and y.dtype == torch.bfloat16
+
+
+# --- The fast path of repeated calls ------------------------------------------
+
+class _FakeTorchModule:
+    """Just enough of torch for Kernel.__call__ on CUDA tensors: a Tensor
+    type, the dtypes, and torch._C's current device and raw stream."""
+
+    class Tensor:
+        def __init__(self, shape, dtype, ptr, device=0):
+            self.shape, self.dtype = tuple(shape), dtype
+            self._ptr, self._device = ptr, device
+
+        def stride(self):
+            strides, step = [], 1
+            for d in reversed(self.shape):
+                strides.append(step)
+                step *= d
+            return tuple(reversed(strides))
+
+        def get_device(self):
+            return self._device
+
+        def data_ptr(self):
+            return self._ptr
+
+    float16, bfloat16, float32 = "float16", "bfloat16", "float32"
+    int32, int64, bool = "int32", "int64", "bool"
+
+    class _C:
+        @staticmethod
+        def _cuda_getDevice():
+            return 0
+
+        @staticmethod
+        def _cuda_getCurrentRawStream(device):
+            return 0x5000 + device
+
+
+def test_fast_path(monkeypatch, runtime_inputs):
+    """The second call with the same shapes, dtypes and scalars skips the
+    checks and passes only the new pointers; anything else takes the full
+    path, which checks (and raises) as the first call did."""
+    from tegula import _arrays, _kernel, _lib
+    fake = _FakeTorchModule()
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(_arrays, "_torch_dtypes", None)
+    launches = []
+
+    def launch(handle, pointers, count, stream):
+        launches.append((handle, tuple(pointers[i] for i in range(count)),
+                         stream))
+        return 0
+    monkeypatch.setattr(_lib.lib(), "tegula_rt_launch_pointers", launch)
+    full = []
+    real_call = _kernel.Kernel._call
+    monkeypatch.setattr(_kernel.Kernel, "_call",
+                        lambda self, *a: full.append(a) or real_call(self, *a))
+
+    k = runtime_inputs["scale_add"].scale_add  # (x: f32[N], y: mut f32[N], a, b)
+    x, y = fake.Tensor((64,), "float32", 0x10000), fake.Tensor((64,), "float32", 0x20000)
+    assert k(x, y, a=0.5, b=1) is None and len(full) == 1
+    x2, y2 = fake.Tensor((64,), "float32", 0x30000), fake.Tensor((64,), "float32", 0x40000)
+    assert k(x2, y2, a=0.5, b=1) is None and len(full) == 1
+    assert launches[-1][1:] == ((0x30000, 0x40000, 0, 0), 0x5000)
+    assert launches[-1][0] == launches[0][0]
+    # Another scalar or size: the full path, once.
+    k(x2, y2, a=0.25, b=1)
+    k(x2, y2, a=0.25, b=1)
+    assert len(full) == 2
+    # A size the kernel refuses (requires N % 4 == 0) raises every time.
+    bad = fake.Tensor((63,), "float32", 0x50000)
+    for _ in range(2):
+        e = launch_error(k, bad, bad, a=0.5, b=1)
+        assert "N % 4 == 0" in str(e)
