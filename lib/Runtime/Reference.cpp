@@ -233,8 +233,8 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
   else
     ok = c.fail("unknown reference (expected attention_fwd, attention_gqa, "
                 "attention_split, attention_combine, attention_varlen, "
-                "attention_paged, linear_attention, rotary, matmul or "
-                "rmsnorm)");
+                "attention_paged, attention_paged_split, linear_attention, "
+                "rotary, matmul or rmsnorm)");
   if (!ok)
     error = c.error;
   return ok;

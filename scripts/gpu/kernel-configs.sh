@@ -42,9 +42,12 @@ for_each_kernel_run() {
     $fn attn-paged-p16-$target $k/attn-paged-p16-$target/attention_paged.json --check --dims B=6,H=32,HKV=8,NUM_PAGES=180,MAX_PAGES=64 --in block_table=$k/attn-inputs/table-p16-gpu.npy --in seq_lens=$k/attn-inputs/lens-p16-gpu.npy --scalar scale=0.088 --seed 34
     $fn attn-paged-p64-$target $k/attn-paged-p64-$target/attention_paged.json --check --dims B=3,H=4,HKV=4,NUM_PAGES=7,MAX_PAGES=4 --in block_table=$k/attn-inputs/table-p64.npy --in seq_lens=$k/attn-inputs/lens-p64.npy --scalar scale=0.088 --seed 35
     $fn attn-paged-p256-$target $k/attn-paged-p256-$target/attention_paged.json --check --dims B=4,H=8,HKV=1,NUM_PAGES=21,MAX_PAGES=8 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 36
-    # attention_paged_flat: the same caches seen flat, blocks gathered.
-    $fn attn-paged-flat-p16-$target $k/attn-paged-p16-$target/attention_paged_flat.json --check --dims B=6,H=32,HKV=8,SLOTS=2880,MAX_PAGES=64 --in block_table=$k/attn-inputs/table-p16-gpu.npy --in seq_lens=$k/attn-inputs/lens-p16-gpu.npy --scalar scale=0.088 --seed 37
-    $fn attn-paged-flat-p256-$target $k/attn-paged-p256-$target/attention_paged_flat.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 38
+    # attention_paged_flat: the same caches seen flat, blocks gathered;
+    # attention_paged_split: its split-KV partials (attention_combine merges).
+    $fn attn-paged-flat-p16-$target $k/attn-paged-flat-p16-$target/attention_paged_flat.json --check --dims B=6,H=32,HKV=8,SLOTS=2880,MAX_PAGES=64 --in block_table=$k/attn-inputs/table-p16-gpu.npy --in seq_lens=$k/attn-inputs/lens-p16-gpu.npy --scalar scale=0.088 --seed 37
+    $fn attn-paged-flat-p256-$target $k/attn-paged-flat-p256-$target/attention_paged_flat.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 38
+    $fn attn-paged-split-p16-$target $k/attn-paged-split-p16-$target/attention_paged_split.json --check --dims B=6,H=32,HKV=8,SLOTS=2880,MAX_PAGES=64,SPLITS=4 --in block_table=$k/attn-inputs/table-p16-gpu.npy --in seq_lens=$k/attn-inputs/lens-p16-gpu.npy --scalar scale=0.088 --seed 42
+    $fn attn-paged-split-p256-$target $k/attn-paged-split-p256-$target/attention_paged_split.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8,SPLITS=7 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 43
     $fn rotary-$target $k/rotary-$target/rotary.json --check --dims B=2,T=37,H=3 --seed 6
     $fn rotary-inplace-$target $k/rotary-$target/rotary_inplace.json --check --dims B=2,T=37,H=3 --seed 7
     $fn rotary-partial-pairs-$target $k/rotary-partial-pairs-$target/rotary.json --check --dims B=2,T=45,H=2 --seed 8

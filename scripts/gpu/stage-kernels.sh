@@ -36,7 +36,9 @@ for target in sm_80 sm_90a; do
   compile attn-varlen-$target attention_varlen.tile $target -D D=128 --reference attention_varlen
   compile attn-varlen-causal-$target attention_varlen.tile $target -D D=128 -D CAUSAL=true --reference attention_varlen
   for page in 16 64 256; do
-    compile attn-paged-p$page-$target attention_paged.tile $target -D D=128 -D PAGE=$page --reference attention_paged
+    compile attn-paged-p$page-$target attention_paged.tile $target -k attention_paged -D D=128 -D PAGE=$page --reference attention_paged
+    compile attn-paged-flat-p$page-$target attention_paged.tile $target -k attention_paged_flat -D D=128 -D PAGE=$page --reference attention_paged
+    compile attn-paged-split-p$page-$target attention_paged.tile $target -k attention_paged_split -D D=128 -D PAGE=$page --reference attention_paged_split
   done
   compile rotary-$target rotary.tile $target -D D=128 --reference rotary
   compile rotary-partial-pairs-$target rotary.tile $target -D D=128 -D R=64 -D INTERLEAVED=true --reference rotary

@@ -41,7 +41,7 @@ void attentionForwardGqa(const double *q, const double *k, const double *v,
 
 /// The attention references (References/Attention.cpp): attention_fwd,
 /// attention_gqa, attention_split, attention_combine, attention_varlen,
-/// attention_paged (docs/kernels.md).
+/// attention_paged, attention_paged_split (docs/kernels.md).
 bool isAttentionReference(const std::string &name);
 bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
                         const std::vector<HostTensor> &inputs,

@@ -74,6 +74,57 @@ void attentionForward(const double *q, const double *k, const double *v,
                       lse, lseBase2);
 }
 
+/// The split-KV partials of attentionForwardGqa (flash-decoding): S chunks
+/// of c = cdiv(cdiv(N, S), block) * block keys; o [Z,H,M,S,Dv] is each
+/// chunk's softmax-weighted mean of v over its visible keys, lse [Z,H,M,S]
+/// the natural log of its sum of exp(scores); 0 and -inf when none.
+static void splitPartials(const double *q, const double *k, const double *v,
+                          int64_t Z, int64_t H, int64_t HKV, int64_t M,
+                          int64_t N, int64_t D, int64_t Dv, bool causal,
+                          bool bottomRight, int64_t S, int64_t block,
+                          double scale, double *oOut, double *lOut) {
+  int64_t chunk = S > 0 ? (N + S - 1) / S : 0;
+  chunk = (chunk + block - 1) / block * block;
+  std::vector<double> scores(size_t(std::max<int64_t>(chunk, 1)));
+  for (int64_t z = 0; z < Z; ++z)
+    for (int64_t h = 0; h < H; ++h) {
+      int64_t kvh = z * HKV + h / (H / HKV);
+      for (int64_t i = 0; i < M; ++i) {
+        const double *qt = q + ((z * H + h) * M + i) * D;
+        int64_t visible =
+            causal
+                ? std::clamp<int64_t>(i + 1 + (bottomRight ? N - M : 0), 0, N)
+                : N;
+        for (int64_t sp = 0; sp < S; ++sp) {
+          int64_t lo = std::min(sp * chunk, visible),
+                  hi = std::min((sp + 1) * chunk, visible);
+          double *ot = oOut + (((z * H + h) * M + i) * S + sp) * Dv;
+          double &lse = lOut[((z * H + h) * M + i) * S + sp];
+          double maxScore = -std::numeric_limits<double>::infinity();
+          for (int64_t j = lo; j < hi; ++j) {
+            double dot = 0;
+            for (int64_t d = 0; d < D; ++d)
+              dot += qt[d] * k[(kvh * N + j) * D + d];
+            scores[size_t(j - lo)] = scale * dot;
+            maxScore = std::max(maxScore, scores[size_t(j - lo)]);
+          }
+          double sum = 0;
+          for (int64_t j = lo; j < hi; ++j)
+            sum += scores[size_t(j - lo)] =
+                std::exp(scores[size_t(j - lo)] - maxScore);
+          for (int64_t e = 0; e < Dv; ++e) {
+            double acc = 0;
+            for (int64_t j = lo; j < hi; ++j)
+              acc += scores[size_t(j - lo)] * v[(kvh * N + j) * Dv + e];
+            ot[e] = hi > lo ? acc / sum : 0;
+          }
+          lse = hi > lo ? maxScore + std::log(sum)
+                        : -std::numeric_limits<double>::infinity();
+        }
+      }
+    }
+}
+
 namespace {
 /// The bundle's tensors and options as the attention references see them
 /// (the same rules as Reference.cpp's: roles map to parameter names through
@@ -174,6 +225,21 @@ struct Ctx {
       return fail("no scalar parameter '" + name + "'");
     out = 1 / std::sqrt(double(D));
     return true;
+  }
+
+  /// The "split_block" option (chunks of split-KV partials are whole
+  /// multiples of it), default the template's BLOCK_N, else 1; 0 after an
+  /// error.
+  int64_t splitBlock() {
+    if (auto it = options.find("split_block"); it != options.end()) {
+      if (!it->is_number_integer() || it->get<int64_t>() < 1)
+        return fail("'split_block' must be a positive integer"), 0;
+      return it->get<int64_t>();
+    }
+    if (auto t = bundle.templateParams.find("BLOCK_N");
+        t != bundle.templateParams.end() && t->is_number_integer())
+      return std::max<int64_t>(1, t->get<int64_t>());
+    return 1;
   }
 
   /// Whether dim `da` of tensor `a` equals dim `db` of tensor `b`.
@@ -326,14 +392,25 @@ bool varlenRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
 /// row j % PAGE of page block_table[b, j / PAGE]; a sequence of length 0
 /// gives 0. The caches may also be the same memory seen flat, [P * PAGE,
 /// HKV, D], with PAGE from the "page" option or the template's PAGE.
-bool pagedRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
-  int q = c.tensor("q", 3), o = c.tensor("o", 3),
-      table = c.tensor("block_table", 2), lens = c.tensor("seq_lens", 1);
+/// "attention_paged_split" gives each sequence's split-KV partials instead,
+/// as "attention_split" does with M = 1: o_part [B,H,1,S,Dv] and lse_part
+/// [B,H,1,S], chunks of cdiv(cdiv(seq_len, S), split_block) * split_block
+/// keys.
+bool pagedRef(Ctx &c, bool split,
+              std::map<std::string, std::vector<double>> &outputs) {
+  int q = c.tensor("q", 3), table = c.tensor("block_table", 2),
+      lens = c.tensor("seq_lens", 1);
+  int o = split ? -1 : c.tensor("o", 3);
+  int op = split ? c.tensor("o_part", 5) : -1,
+      lp = split ? c.tensor("lse_part", 4) : -1;
   int k = c.index("k_cache"), v = c.index("v_cache");
   if (k < 0 || v < 0)
     return c.fail("the kernel has no tensor parameter '" +
                   c.nameOf(k < 0 ? "k_cache" : "v_cache") + "'");
-  if (q < 0 || o < 0 || table < 0 || lens < 0)
+  if (q < 0 || table < 0 || lens < 0 || (split ? op < 0 || lp < 0 : o < 0))
+    return false;
+  int64_t block = split ? c.splitBlock() : 1;
+  if (!block)
     return false;
   // The caches as [P, PAGE, HKV, D].
   std::vector<int64_t> ks = c.shape(k), vs = c.shape(v);
@@ -358,13 +435,21 @@ bool pagedRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
     vs = {vs[0] / page, page, vs[1], vs[2]};
   }
   const auto &qs = c.shape(q);
+  int out = split ? op : o;
+  const auto &os = c.shape(out);
+  int64_t S = split ? os[3] : 1;
+  bool outFits = split ? os[0] == qs[0] && os[1] == qs[1] && os[2] == 1 &&
+                             os[4] == vs[3] && c.shape(lp)[0] == qs[0] &&
+                             c.shape(lp)[1] == qs[1] && c.shape(lp)[2] == 1 &&
+                             c.shape(lp)[3] == S
+                       : os[0] == qs[0] && os[1] == qs[1] && os[2] == vs[3];
   if (ks[0] != vs[0] || ks[1] != vs[1] || ks[2] != vs[2] || qs[2] != ks[3] ||
-      c.shape(o)[2] != vs[3] || ks[2] <= 0 || qs[1] % ks[2] != 0)
+      !outFits || ks[2] <= 0 || qs[1] % ks[2] != 0)
     return c.fail("q " + formatShape(qs) + ", k_cache " + formatShape(ks) +
-                  ", v_cache " + formatShape(vs) + " (as pages) and o " +
-                  formatShape(c.shape(o)) + " do not fit together");
-  if (!c.same(q, 0, o, 0) || !c.same(q, 1, o, 1) || !c.same(q, 0, table, 0) ||
-      !c.same(q, 0, lens, 0))
+                  ", v_cache " + formatShape(vs) + " (as pages) and '" +
+                  c.param(out) + "' " + formatShape(os) +
+                  " do not fit together");
+  if (!c.same(q, 0, table, 0) || !c.same(q, 0, lens, 0))
     return false;
   int64_t B = qs[0], H = qs[1], D = qs[2], P = ks[0], PAGE = ks[1], HKV = ks[2],
           Dv = vs[3], MAXP = c.shape(table)[1];
@@ -373,7 +458,7 @@ bool pagedRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
     return false;
   std::vector<double> tv = c.values(table), lv = c.values(lens);
   std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
-  std::vector<double> out(size_t(B * H * Dv));
+  std::vector<double> result(size_t(B * H * S * Dv)), lse(size_t(B * H * S));
   for (int64_t b = 0; b < B; ++b) {
     int64_t L = int64_t(lv[size_t(b)]);
     if (L < 0 || L > MAXP * PAGE)
@@ -397,13 +482,21 @@ bool pagedRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
               vv[size_t((row * HKV + h) * Dv + d)];
       }
     }
-    attentionForwardGqa(qv.data() + b * H * D, kb.data(), vb.data(), 1, H, HKV,
-                        1, L, D, Dv, false, false, scale,
-                        out.data() + b * H * Dv, nullptr, false);
+    if (split)
+      splitPartials(qv.data() + b * H * D, kb.data(), vb.data(), 1, H, HKV, 1,
+                    L, D, Dv, false, false, S, block, scale,
+                    result.data() + b * H * S * Dv, lse.data() + b * H * S);
+    else
+      attentionForwardGqa(qv.data() + b * H * D, kb.data(), vb.data(), 1, H,
+                          HKV, 1, L, D, Dv, false, false, scale,
+                          result.data() + b * H * Dv, nullptr, false);
   }
-  outputs[c.nameOf("o")] = std::move(out);
+  outputs[c.param(out)] = std::move(result);
+  if (split)
+    outputs[c.param(lp)] = std::move(lse);
   return true;
 }
+
 /// "attention_split": split-KV partials of attention_gqa (flash-decoding).
 /// q [Z,H,M,D], k [Z,HKV,N,D], v [Z,HKV,N,Dv] -> o_part [Z,H,M,S,Dv],
 /// lse_part [Z,H,M,S]. Split s covers keys [s c, (s+1) c) with c =
@@ -425,15 +518,9 @@ bool splitRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
       !c.grouped(q, 1, k, 1) || !c.same(q, 3, k, 3) || !c.same(k, 2, v, 2) ||
       !c.same(v, 3, op, 4) || !c.same(op, 3, lp, 3))
     return false;
-  int64_t block = 1;
-  if (auto it = c.options.find("split_block"); it != c.options.end()) {
-    if (!it->is_number_integer() || it->get<int64_t>() < 1)
-      return c.fail("'split_block' must be a positive integer");
-    block = it->get<int64_t>();
-  } else if (auto t = c.bundle.templateParams.find("BLOCK_N");
-             t != c.bundle.templateParams.end() && t->is_number_integer()) {
-    block = std::max<int64_t>(1, t->get<int64_t>());
-  }
+  int64_t block = c.splitBlock();
+  if (!block)
+    return false;
   std::string align = "bottom_right";
   if (auto it = c.options.find("causal_align"); it != c.options.end())
     align = it->is_string() ? it->get<std::string>() : "";
@@ -443,52 +530,13 @@ bool splitRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
   if (!c.scale(qs[3], scale))
     return false;
   bool causal = c.flag("causal", "CAUSAL", false);
-  int64_t Z = qs[0], H = qs[1], M = qs[2], D = qs[3], HKV = ks[1], N = ks[2],
-          Dv = vs[3], S = c.shape(op)[3];
-  int64_t chunk = S > 0 ? (N + S - 1) / S : 0;
-  chunk = (chunk + block - 1) / block * block;
+  int64_t Z = qs[0], H = qs[1], M = qs[2], S = c.shape(op)[3];
   std::vector<double> qv = c.values(q), kv = c.values(k), vv = c.values(v);
-  std::vector<double> oOut(size_t(Z * H * M * S * Dv)),
+  std::vector<double> oOut(size_t(Z * H * M * S * vs[3])),
       lOut(size_t(Z * H * M * S));
-  std::vector<double> scores(size_t(std::max<int64_t>(chunk, 1)));
-  for (int64_t z = 0; z < Z; ++z)
-    for (int64_t h = 0; h < H; ++h) {
-      int64_t kvh = z * HKV + h / (H / HKV);
-      for (int64_t i = 0; i < M; ++i) {
-        const double *qt = qv.data() + ((z * H + h) * M + i) * D;
-        int64_t visible =
-            causal ? std::clamp<int64_t>(
-                         i + 1 + (align == "bottom_right" ? N - M : 0), 0, N)
-                   : N;
-        for (int64_t sp = 0; sp < S; ++sp) {
-          int64_t lo = std::min(sp * chunk, visible),
-                  hi = std::min((sp + 1) * chunk, visible);
-          double *ot = oOut.data() + (((z * H + h) * M + i) * S + sp) * Dv;
-          double &lse = lOut[size_t(((z * H + h) * M + i) * S + sp)];
-          double maxScore = -std::numeric_limits<double>::infinity();
-          for (int64_t j = lo; j < hi; ++j) {
-            double dot = 0;
-            for (int64_t d = 0; d < D; ++d)
-              dot += qt[d] * kv[size_t((kvh * N + j) * D + d)];
-            scores[size_t(j - lo)] = scale * dot;
-            maxScore = std::max(maxScore, scores[size_t(j - lo)]);
-          }
-          double sum = 0;
-          for (int64_t j = lo; j < hi; ++j)
-            sum += scores[size_t(j - lo)] =
-                std::exp(scores[size_t(j - lo)] - maxScore);
-          for (int64_t e = 0; e < Dv; ++e) {
-            double acc = 0;
-            for (int64_t j = lo; j < hi; ++j)
-              acc +=
-                  scores[size_t(j - lo)] * vv[size_t((kvh * N + j) * Dv + e)];
-            ot[e] = hi > lo ? acc / sum : 0;
-          }
-          lse = hi > lo ? maxScore + std::log(sum)
-                        : -std::numeric_limits<double>::infinity();
-        }
-      }
-    }
+  splitPartials(qv.data(), kv.data(), vv.data(), Z, H, ks[1], M, ks[2], qs[3],
+                vs[3], causal, align == "bottom_right", S, block, scale,
+                oOut.data(), lOut.data());
   outputs[c.nameOf("o_part")] = std::move(oOut);
   outputs[c.nameOf("lse_part")] = std::move(lOut);
   return true;
@@ -536,7 +584,8 @@ bool combineRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
 bool isAttentionReference(const std::string &name) {
   return name == "attention_fwd" || name == "attention_gqa" ||
          name == "attention_varlen" || name == "attention_paged" ||
-         name == "attention_split" || name == "attention_combine";
+         name == "attention_split" || name == "attention_combine" ||
+         name == "attention_paged_split";
 }
 
 bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
@@ -551,8 +600,8 @@ bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
     ok = denseRef(c, name == "attention_gqa", outputs);
   else if (name == "attention_varlen")
     ok = varlenRef(c, outputs);
-  else if (name == "attention_paged")
-    ok = pagedRef(c, outputs);
+  else if (name == "attention_paged" || name == "attention_paged_split")
+    ok = pagedRef(c, name == "attention_paged_split", outputs);
   else if (name == "attention_split")
     ok = splitRef(c, outputs);
   else if (name == "attention_combine")
