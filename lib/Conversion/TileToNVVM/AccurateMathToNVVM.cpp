@@ -128,7 +128,7 @@ struct F64 {
     r = select(cmp(arith::CmpFPredicate::OEQ, u, c(0)), c(-inf), r);
     r = select(cmp(arith::CmpFPredicate::OEQ, u, c(inf)), c(inf), r);
     // Negative or NaN: NaN.
-    return select(cmp(arith::CmpFPredicate::UGE, u, c(0)), r,
+    return select(cmp(arith::CmpFPredicate::OGE, u, c(0)), r,
                   c(std::numeric_limits<double>::quiet_NaN()));
   }
 };
