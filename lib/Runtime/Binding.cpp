@@ -140,25 +140,26 @@ bool parseScalar(const std::string &text, DType type, ScalarValue &value,
 
 bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
                   LaunchPlan &plan, std::string &error) {
+  // Messages name tile-run's flags, or the C ABI's (and Python's) words.
+  const bool tileRun = inputs.caller == BindingInputs::Caller::TileRun;
   LaunchPlan p;
   std::map<std::string, std::string> boundBy;
   for (const auto &[name, value] : inputs.dims) {
     if (!bundle.isSizeVar(name)) {
-      error = "--dims sets '" + name + "', which is not a size variable of '" +
-              bundle.kernel +
+      error = std::string(tileRun ? "--dims sets '" : "dims sets '") + name +
+              "', which is not a size variable of '" + bundle.kernel +
               "' (size variables: " + joinNames(bundle.sizeVars) + ")";
       return false;
     }
     p.env[name] = value;
-    boundBy[name] = "--dims";
+    boundBy[name] = tileRun ? "--dims" : "dims";
   }
   for (const auto &[name, value] : inputs.scalars) {
     const Param *param = bundle.findParam(name);
     if (!param || param->isTensor) {
-      error = "--scalar sets '" + name +
-              "', which is not a scalar parameter "
-              "of '" +
-              bundle.kernel + "'";
+      error = (tileRun ? "--scalar sets '" + name + "', which"
+                       : "scalar '" + name + "'") +
+              " is not a scalar parameter of '" + bundle.kernel + "'";
       return false;
     }
   }
@@ -197,9 +198,12 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
   for (const std::string &var : bundle.sizeVars) {
     auto it = p.env.find(var);
     if (it == p.env.end()) {
-      error = "size variable '" + var + "' has no value: pass --dims " + var +
-              "=VALUE or an --in file for a tensor with " + var +
-              " in its shape";
+      error =
+          "size variable '" + var + "' has no value: " +
+          (tileRun ? "pass --dims " + var + "=VALUE or an --in file for a tensor"
+                   : "pass dims={'" + var +
+                         "': VALUE} (tegula_rt_binding_set_dim) or a tensor") +
+          " with " + var + " in its shape";
       return false;
     }
     if (it->second <= 0 || it->second > INT32_MAX) {
@@ -220,13 +224,16 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
     auto given = inputs.scalars.find(param.name);
     if (given == inputs.scalars.end()) {
       error = "scalar '" + param.name + "' (" + dtypeName(param.dtype) +
-              ") has no value: pass --scalar " + param.name + "=VALUE";
+              ") has no value: " +
+              (tileRun ? "pass --scalar " + param.name + "=VALUE"
+                       : "pass it (tegula_rt_binding_set_scalar_*)");
       return false;
     }
     std::string err;
     if (!parseScalar(given->second, param.dtype, p.scalars[i], err)) {
-      error = "--scalar " + param.name + " (" + dtypeName(param.dtype) +
-              "): " + err;
+      error =
+          (tileRun ? "--scalar " + param.name : "scalar '" + param.name + "'") +
+          " (" + dtypeName(param.dtype) + "): " + err;
       return false;
     }
     if (param.dtype != DType::F32)

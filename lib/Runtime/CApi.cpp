@@ -485,6 +485,7 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
     const Bundle &b = binding->kernel->bundle;
     invalidate(binding);
     std::string error;
+    binding->inputs.caller = BindingInputs::Caller::CApi;
     binding->inputs.fileShapes.clear();
     for (size_t i = 0; i < b.params.size(); ++i) {
       const tegula_rt_binding::Tensor &t = binding->tensors[i];

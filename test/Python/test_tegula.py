@@ -241,7 +241,7 @@ def test_errors(lib, runtime_inputs):
         (lambda: rms.bind(x, w, eps="big"),
          "scalar 'eps' (f32) expects a number, got str", "eps"),
         (lambda: rms.bind(x, w, eps=1e39),
-         "--scalar eps (f32): value 1e+39 does not fit in f32", "eps"),
+         "scalar 'eps' (f32): value 1e+39 does not fit in f32", "eps"),
         (lambda: rms.bind(x, w),
          "missing scalar 'eps' (f32)", "eps"),
         (lambda: rms.bind(x, eps=1.0),
@@ -260,7 +260,7 @@ def test_errors(lib, runtime_inputs):
         (lambda: rms.bind(x, w, x=x, eps=1.0),
          "argument 'x' given twice", "x"),
         (lambda: rms.bind(x, w, eps=1.0, dims={"Q": 3}),
-         "--dims sets 'Q', which is not a size variable of 'rmsnorm' (size "
+         "dims sets 'Q', which is not a size variable of 'rmsnorm' (size "
          "variables: R, C)", None),
         (lambda: lib.rotary_inplace.bind(
             BF16Fake((1, 4, 2, 128)), Fake((4, 64), "<f4"),
@@ -285,15 +285,15 @@ def test_errors(lib, runtime_inputs):
          "requires 'b >= 0' does not hold: b = -2", None),
         (lambda: runtime_inputs["scale_add"].scale_add.bind(
             Fake((1000,), "<f4"), Fake((1000,), "<f4"), a=1.0, b=2**31),
-         "--scalar b (i32): value 2147483648 does not fit in i32", "b"),
+         "scalar 'b' (i32): value 2147483648 does not fit in i32", "b"),
         (lambda: runtime_inputs["scale_add"].scale_add.bind(
             Fake((1000,), "<f4"), Fake((1000,), "<f4"), a=1.0, b=2.5),
-         "--scalar b (i32): expects an integer, got '2.5'", "b"),
+         "scalar 'b' (i32): expects an integer, got '2.5'", "b"),
         (lambda: runtime_inputs["rotary"].rotary.bind(
             BF16Fake((2, 16, 4, 64)), Fake((16, 16), "<f4"),
             Fake((16, 16), "<f4")),
-         "size variable 'R' has no value: pass --dims R=VALUE or an --in "
-         "file for a tensor with R in its shape", None),
+         "size variable 'R' has no value: pass dims={'R': VALUE} "
+         "(tegula_rt_binding_set_dim) or a tensor with R in its shape", None),
         (lambda: runtime_inputs["rotary"].rotary.bind(
             BF16Fake((2, 16, 4, 64)), Fake((16, 40), "<f4"),
             Fake((16, 40), "<f4"), dims={"R": 80}),

@@ -50,6 +50,9 @@ struct BindingInputs {
   std::map<std::string, std::string> scalars;
   /// Shapes of --in files by parameter name.
   std::map<std::string, std::vector<int64_t>> fileShapes;
+  /// Whose arguments these are, for the hint of a missing value: tile-run's
+  /// flags, or the C ABI's calls (and the Python keyword over them).
+  enum class Caller { TileRun, CApi } caller = Caller::TileRun;
 };
 
 /// Parses "N=4096,Z=2" into `dims`.
