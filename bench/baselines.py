@@ -8,6 +8,7 @@ SDPA call per sequence) written with plain torch ops. References compute the pla
 With TRITON_INTERPRET=1 (Triton's CPU interpreter) every kernel runs a
 single fixed config, so nothing is autotuned there.
 """
+import math
 import os
 
 import torch
@@ -505,6 +506,111 @@ def triton_matmul(a, b):
                          triton.cdiv(N, meta["BLOCK_N"]),)
     _matmul[grid](a, b, c, M, N, K)
     return c
+
+
+# ---------------------------------------------------------------------------
+# GEMM with a bias and exact-GELU epilogue: the tutorial kernel above with
+# the epilogue fused (tl.math.erf, as a Triton user writes exact GELU).
+
+@triton.autotune(configs=_MATMUL_CONFIGS, key=["M", "N", "K"])
+@triton.jit
+def _matmul_bias_gelu(A, B, BIAS, C, M, N, K, BLOCK_M: tl.constexpr,
+                      BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * num_n
+    first_m = (pid // group) * GROUP_M
+    size_m = min(num_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % group) % size_m)
+    pid_n = (pid % group) // size_m
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + offs_k
+        a = tl.load(A + offs_m[:, None] * K + ks[None, :],
+                    mask=(offs_m[:, None] < M) & (ks[None, :] < K), other=0.0)
+        b = tl.load(B + ks[:, None] * N + offs_n[None, :],
+                    mask=(ks[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc = _dot(a, b, acc)
+    bias = tl.load(BIAS + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+    x = acc + bias[None, :]
+    y = 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(C + offs_m[:, None] * N + offs_n[None, :],
+             y.to(C.dtype.element_ty), mask=mask)
+
+
+def triton_matmul_bias_gelu(a, b, bias):
+    M, K = a.shape
+    K2, N = b.shape
+    assert K == K2 and a.is_contiguous() and b.is_contiguous()
+    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+    grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]) *  # noqa: E731
+                         triton.cdiv(N, meta["BLOCK_N"]),)
+    _matmul_bias_gelu[grid](a, b, bias, c, M, N, K)
+    return c
+
+
+def eager_matmul_bias_gelu(a, b, bias):
+    return torch.nn.functional.gelu(a @ b + bias)
+
+
+def ref_matmul_bias_gelu(a, b, bias):
+    x = a.double() @ b.double() + bias.double()
+    return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+
+# ---------------------------------------------------------------------------
+# Fused cross-entropy: one program per row, an online logsumexp over the
+# vocabulary in BLOCK chunks, the target's logit loaded alone.
+
+@triton.jit
+def _cross_entropy(X, T, LOSS, LSE, V, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    m = tl.full((BLOCK,), float("-inf"), tl.float32)
+    l = tl.zeros((BLOCK,), tl.float32)
+    for v0 in range(0, V, BLOCK):
+        cols = v0 + tl.arange(0, BLOCK)
+        x = tl.load(X + row * V + cols, mask=cols < V,
+                    other=float("-inf")).to(tl.float32)
+        m_new = tl.maximum(m, x)
+        m_use = tl.where(m_new > float("-inf"), m_new, 0.0)
+        l = l * tl.exp(m - m_use) + tl.exp(x - m_use)
+        m = m_new
+    top = tl.max(m, axis=0)
+    lse = top + tl.log(tl.sum(l * tl.exp(m - top), axis=0))
+    t = tl.load(T + row)
+    picked = tl.load(X + row * V + t, mask=t >= 0, other=0.0).to(tl.float32)
+    tl.store(LSE + row, lse)
+    tl.store(LOSS + row, tl.where(t >= 0, lse - picked, 0.0))
+
+
+def triton_cross_entropy(x, target):
+    """(loss [R], lse [R]) in f32 for logits x [R, V]; target -100 ignored."""
+    R, V = x.shape
+    assert x.is_contiguous()
+    loss = torch.empty(R, device=x.device, dtype=torch.float32)
+    lse = torch.empty(R, device=x.device, dtype=torch.float32)
+    _cross_entropy[(R,)](x, target, loss, lse, V, BLOCK=4096, num_warps=8)
+    return loss, lse
+
+
+def eager_cross_entropy(x, target):
+    return torch.nn.functional.cross_entropy(x.float(), target.long(),
+                                             reduction="none",
+                                             ignore_index=-100)
+
+
+def ref_cross_entropy(x, target):
+    x = x.double()
+    lse = torch.logsumexp(x, dim=1)
+    t = target.long()
+    picked = x.gather(1, t.clamp(min=0)[:, None])[:, 0]
+    return torch.where(t >= 0, lse - picked, torch.zeros_like(lse)), lse
 
 
 # ---------------------------------------------------------------------------

@@ -71,6 +71,25 @@ def table(result):
                          f"{r['ms']:.3f} | {r['gbps']:.0f} |")
         lines.append("")
 
+    gelu = [r for r in rows if r["work"] == "gemm_gelu"]
+    if gelu:
+        lines += ["### GEMM + bias + exact GELU, bf16, runtime M, N, K: "
+                  "TFLOP/s (higher is better)", "",
+                  "| M x N x K | implementation | ms | TFLOP/s |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| {r['M']} x {r['N']} x {r['K']} | {r['impl']} | "
+                  f"{r['ms']:.3f} | {r['tflops']:.1f} |" for r in gelu]
+        lines.append("")
+    ce = [r for r in rows if r["work"] == "cross_entropy"]
+    if ce:
+        lines += ["### Fused cross-entropy, bf16 logits: GB/s of the logits "
+                  "read (higher is better)", "",
+                  "| R x V | implementation | ms | GB/s |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| {r['R']} x {r['V']} | {r['impl']} | {r['ms']:.3f} | "
+                  f"{r['gbps']:.0f} |" for r in ce]
+        lines.append("")
+
     for work, title in (("rotary", "Rotary embedding, bf16"),
                         ("linear_attention",
                          "Chunked linear attention forward, bf16")):

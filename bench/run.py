@@ -406,6 +406,18 @@ def launch(tile, rows, checks):
         print(f"  launch {name}: {us:.2f} us per call", flush=True)
 
 
+def gemm_gelu(tile, rows, checks):
+    """GEMM + bias + exact GELU: bench/fused.py."""
+    import fused
+    fused.gemm_gelu(tile, rows, checks, time_cuda, record, checked)
+
+
+def cross_entropy(tile, rows, checks):
+    """Fused cross-entropy over 32k-128k vocabularies: bench/fused.py."""
+    import fused
+    fused.cross_entropy(tile, rows, checks, time_cuda, record, checked)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stage", default=".device-bundle")
@@ -413,7 +425,8 @@ def main():
     parser.add_argument("--only", nargs="+",
                         choices=["launch", "attention", "rotary",
                                  "linear_attention", "gemm", "rmsnorm",
-                                 "attention_family"],
+                                 "attention_family", "gemm_gelu",
+                                 "cross_entropy"],
                         help="run these sections only (one run of the "
                              "whole set takes more than a device call's "
                              "10 minutes)")
@@ -427,7 +440,9 @@ def main():
                      ("rotary", rotary),
                      ("linear_attention", linear_attention),
                      ("attention", attention),
-                     ("attention_family", attention_family)):
+                     ("attention_family", attention_family),
+                     ("gemm_gelu", gemm_gelu),
+                     ("cross_entropy", cross_entropy)):
         if args.only and name not in args.only:
             continue
         # A section that breaks is reported as a failed check; the

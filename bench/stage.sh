@@ -37,6 +37,10 @@ compile linattn-bv32 linear_attention.tile -D D=128 -D BLOCK_V=32
 compile linattn-bt32 linear_attention.tile -D D=128 -D BLOCK_T=32
 compile linattn-states linear_attention_states.tile -D D=128 -D WARPS=8 -D BLOCK_V=32
 compile linattn-recurrent linear_attention_recurrent.tile -D D=128
+# GEMM + bias + exact GELU at 128 x 64 (spill-free in the div16 code the
+# bench's sizes run), and the fused cross-entropy.
+compile matmul-gelu matmul_gelu.tile -D BLOCK_M=128 -D BLOCK_N=64
+compile cross-entropy cross_entropy.tile
 # The launch-overhead probe (bench/run.py's "launch" section).
 mkdir -p "$bench/axpy"
 "$build/bin/tilec" "$root/bench/launch/axpy.tile" --target sm_90a -o "$bench/axpy"

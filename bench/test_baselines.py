@@ -213,3 +213,25 @@ def test_ref_attention_gqa_bottom_right():
     assert not ref[:, :, :2].any()
     full = bl.ref_attention_gqa(q, k, v, False, 0.25)
     assert torch.allclose(ref[:, :, -1], full[:, :, -1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matmul_bias_gelu(dtype):
+    torch.manual_seed(11)
+    a, b, bias = randn(45, 53, dtype=dtype), randn(53, 37, dtype=dtype), \
+        randn(37, dtype=dtype)
+    ref = bl.ref_matmul_bias_gelu(a, b, bias)
+    check(bl.triton_matmul_bias_gelu(a, b, bias), ref, dtype)
+    check(bl.eager_matmul_bias_gelu(a, b, bias), ref, dtype)
+
+
+@pytest.mark.parametrize("r,v", [(3, 300), (4, 5000)])
+def test_cross_entropy(r, v):
+    torch.manual_seed(r + v)
+    x = randn(r, v, dtype=torch.bfloat16)
+    t = torch.randint(0, v, (r,), device=DEVICE, dtype=torch.int32)
+    t[1] = -100
+    ref_loss, ref_lse = bl.ref_cross_entropy(x, t)
+    loss, lse = bl.triton_cross_entropy(x, t)
+    assert bl.rel_l2(loss, ref_loss) < 1e-5 and bl.rel_l2(lse, ref_lse) < 1e-5
+    assert bl.rel_l2(bl.eager_cross_entropy(x, t), ref_loss) < 1e-5

@@ -183,6 +183,46 @@ bool matmulRef(RefContext &c,
   return true;
 }
 
+bool matmulBiasGeluRef(RefContext &c,
+                       std::map<std::string, std::vector<double>> &outputs) {
+  int a = c.tensor("a", 2), b = c.tensor("b", 2), bias = c.tensor("bias", 1),
+      out = c.tensor("c", 2);
+  if (a < 0 || b < 0 || bias < 0 || out < 0)
+    return false;
+  if (!c.same(a, 1, b, 0) || !c.same(b, 1, bias, 0) || !c.same(a, 0, out, 0) ||
+      !c.same(b, 1, out, 1))
+    return false;
+  const auto &as = c.shape(a), &bs = c.shape(b);
+  std::vector<double> result(size_t(as[0] * bs[1]));
+  std::vector<double> av = c.values(a), bv = c.values(b),
+                      biasv = c.values(bias);
+  matmulBiasGelu(av.data(), bv.data(), biasv.data(), as[0], bs[1], as[1],
+                 result.data());
+  outputs[c.nameOf("c")] = std::move(result);
+  return true;
+}
+
+bool crossEntropyRef(RefContext &c,
+                     std::map<std::string, std::vector<double>> &outputs) {
+  int logits = c.tensor("logits", 2), target = c.tensor("target", 1),
+      loss = c.tensor("loss", 1), lse = c.tensor("lse", 1);
+  if (logits < 0 || target < 0 || loss < 0 || lse < 0)
+    return false;
+  if (!c.same(logits, 0, target, 0) || !c.same(logits, 0, loss, 0) ||
+      !c.same(logits, 0, lse, 0))
+    return false;
+  const auto &ls = c.shape(logits);
+  std::vector<double> x = c.values(logits), t = c.values(target);
+  std::vector<int64_t> targets(t.begin(), t.end());
+  std::vector<double> lossv(static_cast<size_t>(ls[0])),
+      lsev(static_cast<size_t>(ls[0]));
+  crossEntropy(x.data(), targets.data(), ls[0], ls[1], lossv.data(),
+               lsev.data());
+  outputs[c.nameOf("loss")] = std::move(lossv);
+  outputs[c.nameOf("lse")] = std::move(lsev);
+  return true;
+}
+
 bool rmsNormRef(RefContext &c,
                 std::map<std::string, std::vector<double>> &outputs) {
   int x = c.tensor("x", 2), w = c.tensor("w", 1), y = c.tensor("y", 2);
@@ -204,7 +244,8 @@ bool rmsNormRef(RefContext &c,
 
 bool isKnownReference(const std::string &name) {
   return isAttentionReference(name) || name == "linear_attention" ||
-         name == "rotary" || name == "matmul" || name == "rmsnorm";
+         name == "rotary" || name == "matmul" || name == "rmsnorm" ||
+         name == "matmul_bias_gelu" || name == "cross_entropy";
 }
 
 bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
@@ -230,11 +271,16 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
     ok = matmulRef(c, outputs);
   else if (name == "rmsnorm")
     ok = rmsNormRef(c, outputs);
+  else if (name == "matmul_bias_gelu")
+    ok = matmulBiasGeluRef(c, outputs);
+  else if (name == "cross_entropy")
+    ok = crossEntropyRef(c, outputs);
   else
     ok = c.fail("unknown reference (expected attention_fwd, attention_gqa, "
                 "attention_split, attention_combine, attention_varlen, "
                 "attention_paged, attention_paged_split, linear_attention, "
-                "rotary, matmul or rmsnorm)");
+                "rotary, matmul, matmul_bias_gelu, cross_entropy or "
+                "rmsnorm)");
   if (!ok)
     error = c.error;
   return ok;

@@ -48,7 +48,10 @@ for target in sm_80 sm_90a; do
   compile matmul-$target matmul.tile $target
   compile matmul-f16-small-$target matmul.tile $target -D DT=f16 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
   compile rmsnorm-$target rmsnorm.tile $target
+  compile matmul-gelu-$target matmul_gelu.tile $target
+  compile cross-entropy-$target cross_entropy.tile $target
 done
+python3 "$root/test/Kernels/Inputs/cross_entropy_inputs.py" "$stage/kernels/ce-inputs"
 # The cu_seqlens, block tables and sequence lengths of the varlen and paged
 # attention runs (random integers would not be valid ones).
 python3 "$root/test/Kernels/Inputs/attention_inputs.py" "$stage/kernels/attn-inputs"

@@ -69,9 +69,20 @@ void rotary(const double *x, const double *cos, const double *sin, int64_t B,
 void matmul(const double *a, const double *b, int64_t M, int64_t N, int64_t K,
             double *c);
 
+/// c = gelu(a @ b + bias) with the exact gelu(x) = x/2 (1 + erf(x/sqrt 2));
+/// bias is [N].
+void matmulBiasGelu(const double *a, const double *b, const double *bias,
+                    int64_t M, int64_t N, int64_t K, double *c);
+
+/// Per row r of logits [R, V]: lse[r] = log sum_v exp(logits[r, v]) and
+/// loss[r] = lse[r] - logits[r, target[r]]; a negative target (ignore_index)
+/// gives loss 0, and one past V picks 0 (as the kernel's masked load does).
+void crossEntropy(const double *logits, const int64_t *target, int64_t R,
+                  int64_t V, double *loss, double *lse);
+
 /// y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w.
-void rmsNorm(const double *x, const double *w, int64_t R, int64_t C,
-             double eps, double *y);
+void rmsNorm(const double *x, const double *w, int64_t R, int64_t C, double eps,
+             double *y);
 
 bool isKnownReference(const std::string &name);
 
