@@ -1,7 +1,7 @@
 //===- tilec.cpp - The Tegula compiler driver -----------------------------===//
 //
 // tilec FILE.tile [-k KERNEL] [-D NAME=VALUE]... [--target TARGET]
-//       [--emit ast|tile|gpu|llvm|ptx|bundle] [-o PATH] [--reference REF]
+//       [--emit ast|tile|gpu|llvm|ptx|bundle] [-o PATH] [--reference REF] [-g]
 //       [--run [tile-run's options]]
 //
 //===----------------------------------------------------------------------===//
@@ -474,6 +474,12 @@ int main(int argc, char **argv) {
   app.add_flag("--no-cubin", noCubin,
                "write no KERNEL.cubin beside KERNEL.ptx (by default ptxas "
                "assembles one for --target when it is on PATH)");
+  bool debug = false;
+  app.add_flag("-g", debug,
+               "compile device_assert into the GPU code (a failing assert "
+               "reports its message, block and thread and fails the launch; "
+               "without -g it is left out, and the interpreter checks it "
+               "either way)");
   app.add_flag("--run", run,
                "run the kernel in the tile-IR interpreter instead of "
                "compiling it for the GPU");
@@ -497,6 +503,7 @@ int main(int argc, char **argv) {
 
   CompileOptions options;
   options.kernel = kernel;
+  options.debug = debug;
   // A comma list in a -D sweeps that parameter: every combination becomes
   // a config of one bundle (docs/tuning.md), the first -D slowest.
   Sweep sweep;
