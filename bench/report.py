@@ -105,6 +105,30 @@ def table(result):
                          f"{r['impl']} | {r['ms']:.3f} | {r['gbps']:.0f} |")
         lines.append("")
 
+    # Every other section (the attention family, ...): one generic table
+    # each, shape keys as they were recorded.
+    shown = {"attention", "gemm", "rmsnorm", "launch", "gemm_gelu",
+             "cross_entropy", "rotary", "linear_attention"}
+    for work in dict.fromkeys(r["work"] for r in rows):
+        if work in shown:
+            continue
+        sel = [r for r in rows if r["work"] == work]
+        keys = [k for k in sel[0] if k not in
+                ("work", "impl", "ms", "tflops", "gbps")]
+        rate = "tflops" if "tflops" in sel[0] else \
+            "gbps" if "gbps" in sel[0] else None
+        unit = {"tflops": "TFLOP/s", "gbps": "GB/s", None: ""}[rate]
+        lines += [f"### {work}: ms (lower is better)" +
+                  (f", {unit}" if rate else ""), "",
+                  "| shape | implementation | ms |" + (f" {unit} |" if rate else ""),
+                  "| --- | --- | --- |" + (" --- |" if rate else "")]
+        for r in sel:
+            shape = ", ".join(f"{k}={r[k]}" for k in keys if k in r)
+            lines.append(f"| {shape} | {r['impl']} | {r['ms']:.3f} |" +
+                         (f" {r[rate]:.1f} |" if rate and rate in r else
+                          (" |" if rate else "")))
+        lines.append("")
+
     checks = result["checks"]
     failed = [c for c in checks if not c["pass"]]
     lines.append(f"Checks: {len(checks) - len(failed)} of {len(checks)} "
