@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine (Firecracker runtime: compute-sanitizer does not run
 # under gVisor), after scripts/gpu/stage-kernels.sh here: every run of
-# kernel-configs.sh under compute-sanitizer's memcheck and racecheck. A tool
+# kernel-configs.sh (those matching $ONLY, when set) under
+# compute-sanitizer's memcheck and racecheck. A tool
 # that reports any error, or a check that fails, fails the run. Logs go to
 # $OUT.
 set -u
@@ -18,6 +19,10 @@ summary=""
 s() {
   local name=$1 bundle=$2
   shift 2
+  # ONLY=REGEX (bash =~) limits the runs, e.g. to kernels just added.
+  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then
+    return
+  fi
   for tool in memcheck racecheck; do
     local log=$out/$name-$tool.log
     # memcheck ends with "ERROR SUMMARY: 0 errors", racecheck with
