@@ -2,13 +2,16 @@
 """Target files for the GPU checks of kernels/cross_entropy.tile: targets
 spread over the whole vocabulary (first and last column included) and some
 rows ignored (-100, PyTorch's ignore_index). tile-run's random i32 inputs
-lie in [-8, 8], which would only ever pick the first columns.
+lie in [-8, 8], which would only ever pick the first columns. Plain Python,
+no numpy (write_npy of attention_inputs.py).
 
     cross_entropy_inputs.py OUT_DIR    writes targets-R-V.npy for each run"""
 import os
+import random
 import sys
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from attention_inputs import write_npy  # noqa: E402
 
 RUNS = [(67, 32003), (8, 128256), (5, 300)]
 
@@ -16,13 +19,13 @@ RUNS = [(67, 32003), (8, 128256), (5, 300)]
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    rng = np.random.default_rng(7)
+    rng = random.Random(7)
     for rows, vocab in RUNS:
-        t = rng.integers(0, vocab, size=rows).astype(np.int32)
+        t = [rng.randrange(vocab) for _ in range(rows)]
         t[0], t[-1] = 0, vocab - 1
         if rows > 2:
             t[1] = -100
-        np.save(os.path.join(out, f"targets-{rows}-{vocab}.npy"), t)
+        write_npy(os.path.join(out, f"targets-{rows}-{vocab}.npy"), t)
 
 
 if __name__ == "__main__":
