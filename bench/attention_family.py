@@ -20,7 +20,7 @@ def family_dir(tile):
     """The attention family's bundles: the checked sm_90a configurations
     that scripts/gpu/stage-kernels.sh compiles (STAGE/kernels), as an
     absolute path, which Tegula.run's join keeps as it is."""
-    return os.path.normpath(os.path.join(tile.bundles, "..", "kernels"))
+    return os.path.abspath(os.path.join(tile.bundles, "..", "kernels"))
 
 
 def gqa_bundle(tile, kernel, causal=""):

@@ -418,10 +418,14 @@ def gather_sdpa_paged(q, k_cache, v_cache, block_table, seq_lens, scale,
     idx = block_table[:, :pages].long()
     k = k_cache[idx].reshape(B, pages * page, hkv, D).transpose(1, 2)
     v = v_cache[idx].reshape(B, pages * page, hkv, D).transpose(1, 2)
-    k = k.repeat_interleave(H // hkv, 1)
-    v = v.repeat_interleave(H // hkv, 1)
     keep = torch.arange(pages * page, device=q.device)[None, :] < \
         seq_lens[:, None]
+    # Cache rows past a sequence hold anything (NaN in the checks): zero
+    # them, since a masked score still multiplies its V row by 0.
+    k = torch.where(keep[:, None, :, None], k, 0)
+    v = torch.where(keep[:, None, :, None], v, 0)
+    k = k.repeat_interleave(H // hkv, 1)
+    v = v.repeat_interleave(H // hkv, 1)
     o = torch.nn.functional.scaled_dot_product_attention(
         q[:, :, None, :], k, v, attn_mask=keep[:, None, None, :], scale=scale)
     # A sequence with no key gives NaN rows in SDPA; 0 as the others do.
