@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tegula/Runtime/References.h"
+#include "References/RefContext.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,106 +16,6 @@ namespace tegula::rt {
 using nlohmann::json;
 
 namespace {
-struct RefContext {
-  const Bundle &bundle;
-  const LaunchPlan &plan;
-  const std::vector<HostTensor> &inputs;
-  const json &options;
-  std::string error;
-
-  bool fail(const std::string &message) {
-    if (error.empty())
-      error = "reference '" + options.value("name", std::string()) +
-              "': " + message;
-    return false;
-  }
-
-  /// The parameter playing `role`: options.tensors[role], else `role`.
-  std::string nameOf(const std::string &role) const {
-    auto map = options.find("tensors");
-    if (map != options.end() && map->is_object() && map->contains(role) &&
-        (*map)[role].is_string())
-      return (*map)[role].get<std::string>();
-    return role;
-  }
-
-  int index(const std::string &role) const {
-    std::string name = nameOf(role);
-    for (size_t i = 0; i < bundle.params.size(); ++i)
-      if (bundle.params[i].name == name && bundle.params[i].isTensor)
-        return int(i);
-    return -1;
-  }
-
-  /// A tensor for `role` of the given rank; its index or -1 after an error.
-  int tensor(const std::string &role, size_t rank) {
-    int i = index(role);
-    if (i < 0)
-      return fail("the kernel has no tensor parameter '" + nameOf(role) +
-                  "' (set \"tensors\": {\"" + role + "\": NAME})"),
-             -1;
-    if (plan.shapes[size_t(i)].size() != rank)
-      return fail("tensor '" + nameOf(role) + "' must have rank " +
-                  std::to_string(rank)),
-             -1;
-    return i;
-  }
-
-  const std::vector<int64_t> &shape(int i) const {
-    return plan.shapes[size_t(i)];
-  }
-
-  std::vector<double> values(int i) const {
-    return inputs[size_t(i)].toDoubles();
-  }
-
-  bool flag(const std::string &key, const std::string &templateKey,
-            bool fallback) const {
-    if (auto it = options.find(key); it != options.end() && it->is_boolean())
-      return it->get<bool>();
-    const json &t = bundle.templateParams;
-    if (auto it = t.find(templateKey); it != t.end()) {
-      if (it->is_boolean())
-        return it->get<bool>();
-      if (it->is_number_integer())
-        return it->get<int64_t>() != 0;
-    }
-    return fallback;
-  }
-
-  /// options.scale: a number or a scalar's name; else the scalar 'scale';
-  /// else 1/sqrt(D).
-  bool scale(int64_t D, double &out) {
-    std::string name = "scale";
-    if (auto it = options.find("scale"); it != options.end()) {
-      if (it->is_number()) {
-        out = it->get<double>();
-        return true;
-      }
-      if (!it->is_string())
-        return fail("'scale' must be a number or a scalar parameter's name");
-      name = it->get<std::string>();
-    }
-    for (size_t i = 0; i < bundle.params.size(); ++i)
-      if (bundle.params[i].name == name && !bundle.params[i].isTensor) {
-        out = plan.scalars[i].asDouble();
-        return true;
-      }
-    if (options.contains("scale"))
-      return fail("no scalar parameter '" + name + "'");
-    out = 1 / std::sqrt(double(D));
-    return true;
-  }
-
-  bool same(int a, size_t da, int b, size_t db) {
-    if (shape(a)[da] == shape(b)[db])
-      return true;
-    return fail("tensors '" + bundle.params[size_t(a)].name + "' " +
-                formatShape(shape(a)) + " and '" +
-                bundle.params[size_t(b)].name + "' " + formatShape(shape(b)) +
-                " do not fit together");
-  }
-};
 
 bool linearAttentionRef(RefContext &c,
                         std::map<std::string, std::vector<double>> &outputs) {

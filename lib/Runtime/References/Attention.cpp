@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tegula/Runtime/References.h"
+#include "RefContext.h"
 
 #include <algorithm>
 #include <cmath>
@@ -126,107 +126,8 @@ static void splitPartials(const double *q, const double *k, const double *v,
 }
 
 namespace {
-/// The bundle's tensors and options as the attention references see them
-/// (the same rules as Reference.cpp's: roles map to parameter names through
-/// options.tensors, options fall back to template parameters).
-struct Ctx {
-  const Bundle &bundle;
-  const LaunchPlan &plan;
-  const std::vector<HostTensor> &inputs;
-  const json &options;
-  std::string error;
-
-  bool fail(const std::string &message) {
-    if (error.empty())
-      error = "reference '" + options.value("name", std::string()) +
-              "': " + message;
-    return false;
-  }
-
-  std::string nameOf(const std::string &role) const {
-    auto map = options.find("tensors");
-    if (map != options.end() && map->is_object() && map->contains(role) &&
-        (*map)[role].is_string())
-      return (*map)[role].get<std::string>();
-    return role;
-  }
-
-  int index(const std::string &role) const {
-    std::string name = nameOf(role);
-    for (size_t i = 0; i < bundle.params.size(); ++i)
-      if (bundle.params[i].name == name && bundle.params[i].isTensor)
-        return int(i);
-    return -1;
-  }
-
-  int tensor(const std::string &role, size_t rank) {
-    int i = index(role);
-    if (i < 0)
-      return fail("the kernel has no tensor parameter '" + nameOf(role) +
-                  "' (set \"tensors\": {\"" + role + "\": NAME})"),
-             -1;
-    if (plan.shapes[size_t(i)].size() != rank)
-      return fail("tensor '" + nameOf(role) + "' must have rank " +
-                  std::to_string(rank)),
-             -1;
-    return i;
-  }
-
-  const std::vector<int64_t> &shape(int i) const {
-    return plan.shapes[size_t(i)];
-  }
-  std::vector<double> values(int i) const {
-    return inputs[size_t(i)].toDoubles();
-  }
-  const std::string &param(int i) const {
-    return bundle.params[size_t(i)].name;
-  }
-
-  bool flag(const std::string &key, const std::string &templateKey,
-            bool fallback) const {
-    if (auto it = options.find(key); it != options.end() && it->is_boolean())
-      return it->get<bool>();
-    const json &t = bundle.templateParams;
-    if (auto it = t.find(templateKey); it != t.end()) {
-      if (it->is_boolean())
-        return it->get<bool>();
-      if (it->is_number_integer())
-        return it->get<int64_t>() != 0;
-    }
-    return fallback;
-  }
-
-  /// The scalar parameter `name`, if the kernel has one.
-  std::optional<double> scalar(const std::string &name) const {
-    for (size_t i = 0; i < bundle.params.size(); ++i)
-      if (bundle.params[i].name == name && !bundle.params[i].isTensor)
-        return plan.scalars[i].asDouble();
-    return std::nullopt;
-  }
-
-  /// options.scale: a number or a scalar's name; else the scalar 'scale';
-  /// else 1/sqrt(D).
-  bool scale(int64_t D, double &out) {
-    std::string name = "scale";
-    if (auto it = options.find("scale"); it != options.end()) {
-      if (it->is_number()) {
-        out = it->get<double>();
-        return true;
-      }
-      if (!it->is_string())
-        return fail("'scale' must be a number or a scalar parameter's name");
-      name = it->get<std::string>();
-    }
-    if (auto value = scalar(name)) {
-      out = *value;
-      return true;
-    }
-    if (options.contains("scale"))
-      return fail("no scalar parameter '" + name + "'");
-    out = 1 / std::sqrt(double(D));
-    return true;
-  }
-
+/// RefContext with what only the attention references need.
+struct Ctx : RefContext {
   /// The "split_block" option (chunks of split-KV partials are whole
   /// multiples of it), default the template's BLOCK_N, else 1; 0 after an
   /// error.
@@ -240,15 +141,6 @@ struct Ctx {
         t != bundle.templateParams.end() && t->is_number_integer())
       return std::max<int64_t>(1, t->get<int64_t>());
     return 1;
-  }
-
-  /// Whether dim `da` of tensor `a` equals dim `db` of tensor `b`.
-  bool same(int a, size_t da, int b, size_t db) {
-    if (shape(a)[da] == shape(b)[db])
-      return true;
-    return fail("tensors '" + param(a) + "' " + formatShape(shape(a)) +
-                " and '" + param(b) + "' " + formatShape(shape(b)) +
-                " do not fit together");
   }
 
   /// Query heads H over K/V heads HKV: H a positive multiple of HKV.
@@ -593,7 +485,7 @@ bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
                         const json &options,
                         std::map<std::string, std::vector<double>> &outputs,
                         std::string &error) {
-  Ctx c{bundle, plan, inputs, options, ""};
+  Ctx c{{bundle, plan, inputs, options, ""}};
   std::string name = options.value("name", std::string());
   bool ok = false;
   if (name == "attention_fwd" || name == "attention_gqa")
