@@ -83,27 +83,11 @@ bool loadDriver(int &status, std::string &error) {
 }
 
 /// The device of the current context, as LoadedKernel::load wants it.
-bool describeDevice(GpuDevice &device, std::string &error) {
+bool describeCurrentDevice(GpuDevice &device, std::string &error) {
   const DriverState &s = state();
-  const CudaDriver &d = s.cuda;
-  char name[256] = {};
-  if (!d.check(s.ctxGetDevice(&device.device), "cuCtxGetDevice", error) ||
-      !d.check(d.deviceGetName(name, sizeof(name) - 1, device.device),
-               "cuDeviceGetName", error))
-    return false;
-  device.name = name;
-  struct {
-    int *out;
-    int attr;
-  } attrs[] = {{&device.ccMajor, cu::AttrComputeCapabilityMajor},
-               {&device.ccMinor, cu::AttrComputeCapabilityMinor},
-               {&device.smCount, cu::AttrMultiprocessorCount},
-               {&device.sharedOptin, cu::AttrMaxSharedMemoryPerBlockOptin}};
-  for (auto &a : attrs)
-    if (!d.check(d.deviceGetAttribute(a.out, a.attr, device.device),
-                 "cuDeviceGetAttribute", error))
-      return false;
-  return true;
+  return s.cuda.check(s.ctxGetDevice(&device.device), "cuCtxGetDevice",
+                      error) &&
+         describeDevice(s.cuda, device, error);
 }
 
 /// Loads config `config`'s `variant` for the current context's device
@@ -112,7 +96,7 @@ std::unique_ptr<capi::LoadedImage> loadImage(tegula_rt_kernel &kernel,
                                              cu::Context context, int config,
                                              int variant, std::string &error) {
   GpuDevice device;
-  if (!describeDevice(device, error))
+  if (!describeCurrentDevice(device, error))
     return nullptr;
   auto image = std::make_unique<capi::LoadedImage>();
   image->context = context;
@@ -175,7 +159,7 @@ std::string capi::currentDeviceName() {
   std::string error;
   cu::Context context = currentContext(status, error);
   GpuDevice device;
-  if (!context || !describeDevice(device, error))
+  if (!context || !describeCurrentDevice(device, error))
     return "";
   return device.name;
 }

@@ -77,23 +77,10 @@ bool CudaDriver::check(cu::Result result, const char *call,
   return false;
 }
 
-bool openDevice(const CudaDriver &driver, GpuDevice &device,
-                std::string &error) {
-  const CudaDriver &d = driver;
-  if (!d.check(d.init(0), "cuInit", error) ||
-      !d.check(d.driverGetVersion(&device.driverVersion), "cuDriverGetVersion",
-               error))
-    return false;
-  int count = 0;
-  if (!d.check(d.deviceGetCount(&count), "cuDeviceGetCount", error))
-    return false;
-  if (count == 0) {
-    error = "the CUDA driver sees no GPU";
-    return false;
-  }
+bool describeDevice(const CudaDriver &d, GpuDevice &device,
+                    std::string &error) {
   char name[256] = {};
-  if (!d.check(d.deviceGet(&device.device, 0), "cuDeviceGet", error) ||
-      !d.check(d.deviceGetName(name, sizeof(name) - 1, device.device),
+  if (!d.check(d.deviceGetName(name, sizeof(name) - 1, device.device),
                "cuDeviceGetName", error))
     return false;
   device.name = name;
@@ -108,6 +95,26 @@ bool openDevice(const CudaDriver &driver, GpuDevice &device,
     if (!d.check(d.deviceGetAttribute(a.out, a.attr, device.device),
                  "cuDeviceGetAttribute", error))
       return false;
+  return true;
+}
+
+bool openDevice(const CudaDriver &driver, GpuDevice &device,
+                std::string &error) {
+  const CudaDriver &d = driver;
+  if (!d.check(d.init(0), "cuInit", error) ||
+      !d.check(d.driverGetVersion(&device.driverVersion), "cuDriverGetVersion",
+               error))
+    return false;
+  int count = 0;
+  if (!d.check(d.deviceGetCount(&count), "cuDeviceGetCount", error))
+    return false;
+  if (count == 0) {
+    error = "the CUDA driver sees no GPU";
+    return false;
+  }
+  if (!d.check(d.deviceGet(&device.device, 0), "cuDeviceGet", error) ||
+      !describeDevice(d, device, error))
+    return false;
   return d.check(d.primaryCtxRetain(&device.context, device.device),
                  "cuDevicePrimaryCtxRetain", error) &&
          d.check(d.ctxSetCurrent(device.context), "cuCtxSetCurrent", error);

@@ -97,6 +97,11 @@ struct GpuDevice {
   int driverVersion = 0;
 };
 
+/// Fills `device`'s name, compute capability, SM count and opt-in shared
+/// memory for `device.device`.
+bool describeDevice(const CudaDriver &driver, GpuDevice &device,
+                    std::string &error);
+
 /// cuInit, device 0, its attributes and its primary context.
 bool openDevice(const CudaDriver &driver, GpuDevice &device,
                 std::string &error);
