@@ -23,8 +23,9 @@ inline void addRunOptions(CLI::App &app, RunOptions &opts,
   rt::addHostOptions(app, opts, group);
   CLI::Option *reference = app.add_option(
       "--reference", opts.reference,
-      "float64 reference for --check: attention_fwd, linear_attention, "
-      "rotary, or a JSON object as in a bundle's \"reference\" field");
+      "float64 reference for --check: a name from docs/runtime.md's "
+      "References (attention_fwd, matmul, rmsnorm, ...), or a JSON object "
+      "as in a bundle's \"reference\" field");
   if (!group.empty())
     reference->group(group);
 }
