@@ -60,6 +60,11 @@ if c_compiler:
     sanitize = ""
     if config.tegula_sanitize:
         sanitize = " -fsanitize=%s -fno-sanitize-recover=all" % config.tegula_sanitize
+    # Without sanitizers: the stand-in libcuda.so.1 of fake-driver.test and
+    # capi.test, loaded like the real (uninstrumented) driver; UBSan's
+    # function-type check would flag calls through the driver's typedefs.
+    config.substitutions.append(
+        ("%cc-plain", c_compiler + " -std=c11 -Wall -Wextra -Werror"))
     config.substitutions.append(("%cc-rt", "%s -std=c11 -Wall -Wextra -Werror%s -I%s -L%s -Wl,-rpath,%s" % (
         c_compiler, sanitize, os.path.join(config.tegula_src_root, "include"), rt_lib_dir, rt_lib_dir)))
 python = "/usr/bin/python3"
