@@ -229,28 +229,18 @@ struct AccurateLowering : public OpConversionPattern<SourceOp> {
     Location loc = op.getLoc();
     Type resultType =
         this->getTypeConverter()->convertType(op->getResult(0).getType());
-    Type element = getElementTypeOrSelf(resultType);
     Type f32 = rewriter.getF32Type(), f64 = rewriter.getF64Type();
-    SmallVector<SmallVector<Value>> operands;
-    for (Value operand : adaptor.getOperands())
-      operands.push_back(unpackVector(rewriter, loc, operand));
     F64 math{rewriter, loc};
-    SmallVector<Value> results;
-    for (size_t i = 0; i < operands.front().size(); ++i) {
-      SmallVector<Value> args;
-      for (auto &elements : operands) {
-        Value x = elements[i];
-        if (element != f32)
-          x = arith::ExtFOp::create(rewriter, loc, f32, x);
-        args.push_back(arith::ExtFOp::create(rewriter, loc, f64, x));
-      }
-      Value y =
-          arith::TruncFOp::create(rewriter, loc, f32, compute(math, args));
-      if (element != f32)
-        y = arith::TruncFOp::create(rewriter, loc, element, y);
-      results.push_back(y);
-    }
-    rewriter.replaceOp(op, packVector(rewriter, loc, resultType, results));
+    rewriter.replaceOp(
+        op, mapElementsInF32(rewriter, loc, resultType, adaptor.getOperands(),
+                             [&](ArrayRef<Value> xs) -> Value {
+                               SmallVector<Value> args;
+                               for (Value x : xs)
+                                 args.push_back(arith::ExtFOp::create(
+                                     rewriter, loc, f64, x));
+                               return arith::TruncFOp::create(
+                                   rewriter, loc, f32, compute(math, args));
+                             }));
     return success();
   }
 
@@ -266,18 +256,11 @@ struct RoundingLowering : public OpConversionPattern<SourceOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type resultType = this->getTypeConverter()->convertType(op.getType());
-    Type element = getElementTypeOrSelf(resultType);
-    Type f32 = rewriter.getF32Type();
-    SmallVector<Value> results;
-    for (Value x : unpackVector(rewriter, loc, adaptor.getOperand())) {
-      if (element != f32)
-        x = arith::ExtFOp::create(rewriter, loc, f32, x);
-      Value y = IntrinsicOp::create(rewriter, loc, x);
-      if (element != f32)
-        y = arith::TruncFOp::create(rewriter, loc, element, y);
-      results.push_back(y);
-    }
-    rewriter.replaceOp(op, packVector(rewriter, loc, resultType, results));
+    rewriter.replaceOp(
+        op, mapElementsInF32(rewriter, loc, resultType, adaptor.getOperand(),
+                             [&](ArrayRef<Value> x) -> Value {
+                               return IntrinsicOp::create(rewriter, loc, x[0]);
+                             }));
     return success();
   }
 };

@@ -121,6 +121,31 @@ Value tegula::tile::packVector(OpBuilder &builder, Location loc, Type type,
   return vector::FromElementsOp::create(builder, loc, vectorType, elements);
 }
 
+Value tegula::tile::mapElementsInF32(
+    OpBuilder &builder, Location loc, Type resultType, ValueRange operands,
+    function_ref<Value(ArrayRef<Value>)> compute) {
+  Type element = getElementTypeOrSelf(resultType);
+  Type f32 = builder.getF32Type();
+  SmallVector<SmallVector<Value>> unpacked;
+  for (Value operand : operands)
+    unpacked.push_back(unpackVector(builder, loc, operand));
+  SmallVector<Value> results;
+  for (size_t i = 0; i < unpacked.front().size(); ++i) {
+    SmallVector<Value> args;
+    for (auto &elements : unpacked) {
+      Value x = elements[i];
+      if (element != f32)
+        x = arith::ExtFOp::create(builder, loc, f32, x);
+      args.push_back(x);
+    }
+    Value y = compute(args);
+    if (element != f32)
+      y = arith::TruncFOp::create(builder, loc, element, y);
+    results.push_back(y);
+  }
+  return packVector(builder, loc, resultType, results);
+}
+
 void tegula::tile::emitBarrier(OpBuilder &builder, Location loc) {
   NVVM::Barrier0Op::create(builder, loc);
 }

@@ -83,6 +83,14 @@ unpackVector(mlir::OpBuilder &builder, mlir::Location loc, mlir::Value vector);
 mlir::Value packVector(mlir::OpBuilder &builder, mlir::Location loc,
                        mlir::Type type, mlir::ValueRange elements);
 
+/// The packed value of `resultType` whose element i is `compute` of element
+/// i of each packed operand, computed in f32: narrower float elements are
+/// extended before `compute` and its f32 result truncated after.
+mlir::Value mapElementsInF32(
+    mlir::OpBuilder &builder, mlir::Location loc, mlir::Type resultType,
+    mlir::ValueRange operands,
+    llvm::function_ref<mlir::Value(llvm::ArrayRef<mlir::Value>)> compute);
+
 /// Writes this thread's registers of a tile into shared memory at
 /// `byteOffset`, row-major by tile coordinates, and reads them back in
 /// another layout; the two barriers make it safe to reuse the scratch area.

@@ -115,18 +115,11 @@ struct MathLowering : public OpConversionPattern<MathOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type resultType = this->getTypeConverter()->convertType(op.getType());
-    Type element = getElementTypeOrSelf(resultType);
-    Type f32 = rewriter.getF32Type();
-    SmallVector<Value> results;
-    for (Value x : unpackVector(rewriter, loc, adaptor.getOperand())) {
-      if (element != f32)
-        x = arith::ExtFOp::create(rewriter, loc, f32, x);
-      Value y = compute(rewriter, loc, x);
-      if (element != f32)
-        y = arith::TruncFOp::create(rewriter, loc, element, y);
-      results.push_back(y);
-    }
-    rewriter.replaceOp(op, packVector(rewriter, loc, resultType, results));
+    rewriter.replaceOp(
+        op, mapElementsInF32(rewriter, loc, resultType, adaptor.getOperand(),
+                             [&](ArrayRef<Value> x) {
+                               return compute(rewriter, loc, x[0]);
+                             }));
     return success();
   }
 };
