@@ -119,22 +119,17 @@ def Tile_SliceLayoutAttr : Tile_LayoutAttr<"SliceLayout", "slice"> {
 
 def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
   let mnemonic = "shared";
-  let summary = "A tile in shared memory, swizzled against bank conflicts";
+  let summary = "A tile a warpgroup dot reads in place from shared memory";
   let description = [{
-    Row-major along `order` (fastest first), with `vec`-element groups of
-    each row XOR-swizzled by `(row / perPhase) % maxPhase`, so that the rows
-    an `ldmatrix` or a column access touches fall in different banks.
+    The tile stays where a pipeline stage holds it, in the one shared-memory
+    layout every shared tile has (getSharedElementAddress): rows of 128-byte
+    panels, each panel's 16-byte chunks XOR-swizzled by the row modulo 8,
+    which is the 128-byte swizzle that wgmma's matrix descriptors read. It
+    has no registers: in the lowering it is the stage's byte offset.
 
     ```mlir
-    #tile.shared<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]>
+    tensor<64x128xbf16, #tile.shared>
     ```
-  }];
-  let parameters = (ins "unsigned":$vec, "unsigned":$perPhase,
-                        "unsigned":$maxPhase,
-                        ArrayRefParameter<"unsigned">:$order);
-  let assemblyFormat = [{
-    `<` `vec` `=` $vec `,` `perPhase` `=` $perPhase `,` `maxPhase` `=`
-    $maxPhase `,` `order` `=` `[` $order `]` `>`
   }];
 }
 

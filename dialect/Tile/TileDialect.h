@@ -36,6 +36,17 @@ LinearLayout getLinearLayout(mlir::RankedTensorType type);
 
 /// Bytes one element of `type` occupies in memory (booleans take a byte).
 int64_t getStoredBytes(mlir::Type type);
+
+/// The width of a shared tile's swizzled panels (see
+/// getSharedElementAddress), which wgmma and TMA read as their 128-byte
+/// swizzle. A panel's swizzle pattern repeats every 8 rows, so swizzled
+/// tiles start on kSwizzleAtomBytes boundaries.
+constexpr int64_t kSwizzleBytes = 128;
+constexpr int64_t kSwizzleAtomBytes = 8 * kSwizzleBytes;
+
+/// Whether a shared tile of `shape` and `element`s is stored in swizzled
+/// 128-byte panels: rank 2 or more, rows a multiple of 128 bytes.
+bool isSwizzledShared(llvm::ArrayRef<int64_t> shape, mlir::Type element);
 } // namespace tegula::tile
 
 #endif // TEGULA_DIALECT_TILE_TILEDIALECT_H

@@ -4,6 +4,8 @@
 
 #include "Tile/TileOps.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace tegula::tile;
 
@@ -52,10 +54,17 @@ KernelPlan tegula::tile::planSharedMemory(func::FuncOp func) {
   func.walk([&](Operation *op) {
     if (auto create = dyn_cast<PipelineCreateOp>(op)) {
       PipelineType type = create.getType();
+      // Swizzled stages start where their swizzle pattern does, as wgmma's
+      // matrix descriptors read it.
+      if (isSwizzledShared(type.getShape(), type.getElementType()))
+        cursor = llvm::alignTo(cursor, kSwizzleAtomBytes);
       plan.pipelineOffsets[op] = cursor;
       cursor = alignTo16(cursor + type.getStages() * type.getStageBytes());
       return;
     }
+    if (auto pop = dyn_cast<PipelinePopOp>(op))
+      plan.readsStagesInPlace |=
+          isa<SharedLayoutAttr>(pop.getType().getEncoding());
     plan.scratchBytes = std::max(plan.scratchBytes, getScratchBytes(op));
   });
   plan.scratchOffset = cursor;

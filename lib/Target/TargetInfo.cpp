@@ -8,7 +8,7 @@ namespace {
 // Every supported target, once. Shared memory is the opt-in dynamic shared
 // memory per block (language.md).
 const TargetInfo kTargets[] = {
-    {"sm_90a", "+ptx80", 232448, DotFamily::MmaSync, CopyFamily::CpAsync, 4352,
+    {"sm_90a", "+ptx80", 232448, DotFamily::Wgmma, CopyFamily::CpAsync, 4352,
      16, 8},
     {"sm_80", "+ptx70", 166912, DotFamily::MmaSync, CopyFamily::CpAsync, 4352,
      16, 8},
@@ -34,6 +34,13 @@ TargetInfo TargetInfo::defaultTarget() { return kTargets[0]; }
 TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
                                                   unsigned warps,
                                                   DotUse use) const {
+  if (dotFamily == DotFamily::Wgmma && m % dotWarpRows == 0 &&
+      m / dotWarpRows <= warps && warps % (m / dotWarpRows) == 0) {
+    unsigned alongM = m / dotWarpRows;
+    DotWarpSplit split = {alongM, warps / alongM, true};
+    if (isWarpgroupSplit(m, n, split))
+      return split;
+  }
   unsigned alongM = 1;
   while (alongM < warps && m / (2 * alongM) >= dotWarpRows)
     alongM *= 2;
@@ -52,4 +59,14 @@ TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
       best = {wm, wn, true};
   }
   return best;
+}
+
+bool TargetInfo::isWarpgroupSplit(int64_t m, int64_t n,
+                                  DotWarpSplit split) const {
+  if (dotFamily != DotFamily::Wgmma)
+    return false;
+  int64_t columns = n / split.alongN;
+  return m == dotWarpRows * split.alongM &&
+         split.alongM % kWarpsPerWarpgroup == 0 && n % split.alongN == 0 &&
+         columns % 8 == 0 && columns <= 256;
 }

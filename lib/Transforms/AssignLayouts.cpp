@@ -8,6 +8,10 @@
 // consumer needs another layout, and conversions of cheap producers
 // (splats, constants, aranges) are folded away by rebuilding them.
 //
+// On targets with warpgroup dots, a dot operand popped from a pipeline
+// whose stage wgmma can read in place takes the shared layout instead of
+// registers (readsInPlace).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Tile/TileDialect.h"
@@ -31,6 +35,41 @@ using namespace tegula::tile;
 namespace {
 
 bool isTile(Type type) { return isa<RankedTensorType>(type); }
+
+/// Whether operand `index` (0 for A, 1 for B) of `dot`, split over warps as
+/// `mma`, can be read by wgmma where its pipeline stage holds it: popped
+/// (or popped and transposed) for this dot alone from a swizzled stage of whole 8-row swizzle atoms,
+/// and laid out as a matrix descriptor can say. A stage read K-major (A as
+/// pushed, B transposed) needs K across whole 128-byte panels; B read
+/// N-major needs each warpgroup's columns to start and end on panels. A
+/// pushed transposed (M-major) stays in registers.
+bool readsInPlace(DotOp dot, unsigned index, MmaLayoutAttr mma) {
+  Value operand = dot->getOperand(index);
+  // A transpose of a pop folds into the pop (FoldTransposeIntoPop).
+  bool transposed = false;
+  if (auto trans = operand.getDefiningOp<TransOp>()) {
+    if (!trans->hasOneUse())
+      return false;
+    operand = trans.getSource();
+    transposed = true;
+  }
+  auto pop = operand.getDefiningOp<PipelinePopOp>();
+  if (!pop || !pop->hasOneUse())
+    return false;
+  PipelineType stage = pop.getPipeline().getType();
+  ArrayRef<int64_t> shape = stage.getShape();
+  Type element = stage.getElementType();
+  if (shape.size() != 2 || shape[0] % 8 != 0 ||
+      !isSwizzledShared(shape, element))
+    return false;
+  transposed ^= pop.getTranspose();
+  if (index == 0)
+    return !transposed;
+  if (transposed)
+    return true;
+  int64_t columns = shape[1] / mma.getWarpsPerCTA()[1];
+  return (columns * getStoredBytes(element)) % kSwizzleBytes == 0;
+}
 
 /// True for layouts a dot produced (or slices of them): elementwise work
 /// follows these rather than moving the dot's result.
@@ -146,6 +185,23 @@ private:
     return Attribute(MmaLayoutAttr::get(context, warps));
   }
 
+  /// Whether `dot` becomes warpgroup instructions: the target has them, the
+  /// warps split its result as they need, its operands are 16-bit floats
+  /// accumulating in f32, and its B can be read in place.
+  bool usesWarpgroupDot(DotOp dot, MmaLayoutAttr mma) {
+    FailureOr<tegula::TargetInfo> target = getTarget(dot);
+    ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
+    ArrayRef<unsigned> warps = mma.getWarpsPerCTA();
+    Type element = dot.getA().getType().getElementType();
+    return succeeded(target) &&
+           target->isWarpgroupSplit(shape[0], shape[1],
+                                    {warps[0], warps[1], true}) &&
+           (element.isBF16() || element.isF16()) &&
+           dot.getResult().getType().getElementType().isF32() &&
+           dot.getA().getType().getDimSize(1) % 16 == 0 &&
+           readsInPlace(dot, 1, mma);
+  }
+
   Attribute layoutOf(Value value) {
     auto it = layouts.find(value);
     if (it != layouts.end())
@@ -234,6 +290,10 @@ private:
       if (failed(mma))
         return failure();
       layouts[result] = *mma;
+      if (usesWarpgroupDot(dot, cast<MmaLayoutAttr>(*mma)))
+        for (unsigned index : {0u, 1u})
+          if (readsInPlace(dot, index, cast<MmaLayoutAttr>(*mma)))
+            layouts[dot->getOperand(index)] = SharedLayoutAttr::get(context);
       return success();
     }
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
@@ -305,6 +365,8 @@ private:
       Attribute mma = layoutOf(dot.getResult());
       if (index == 2)
         return mma;
+      if (isa<SharedLayoutAttr>(layoutOf(dot->getOperand(index))))
+        return layoutOf(dot->getOperand(index));
       return DotOperandLayoutAttr::get(context, index, mma);
     }
     if (auto expand = dyn_cast<ExpandDimsOp>(op))

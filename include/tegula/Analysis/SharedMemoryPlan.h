@@ -29,6 +29,9 @@ struct KernelPlan {
   /// Total dynamic shared memory the kernel needs.
   int64_t sharedBytes = 0;
   unsigned numWarps = 4;
+  /// Whether a warpgroup dot reads a stage in place (#tile.shared), through
+  /// the async proxy: the pops then fence the copies before their barrier.
+  bool readsStagesInPlace = false;
 };
 
 /// Plans the shared memory of `func` (laid-out tile IR).

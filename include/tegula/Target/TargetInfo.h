@@ -20,6 +20,10 @@ namespace tegula {
 /// The instruction family `tile.dot` lowers to.
 enum class DotFamily {
   MmaSync, ///< warp-level mma.sync m16n8k16, operands via ldmatrix
+  /// warpgroup-level wgmma.mma_async m64nNk16 (sm_90a) for the dots whose
+  /// B a pipeline stage holds (A from the stage too, or from registers);
+  /// mma.sync for the others.
+  Wgmma,
 };
 
 /// How pipeline pushes move blocks from global into shared memory.
@@ -35,8 +39,7 @@ struct TargetInfo {
   llvm::StringRef ptxFeatures;
   /// Dynamic shared memory a block may opt into, in bytes.
   int64_t maxSharedBytes;
-  /// Who lowers `dot` (mma.sync on every target until the wgmma family
-  /// lands) and pipeline copies.
+  /// Who lowers `dot` and pipeline copies.
   DotFamily dotFamily;
   CopyFamily copyFamily;
   /// Bytes of kernel parameters the PTX ISA version emitted allows (4352
@@ -62,12 +65,24 @@ struct TargetInfo {
     Balanced,
   };
   /// The one rule for splitting a dot over warps, asked by the frontend's
-  /// check and by layout assignment. RowsInWarp: warps along M as far as
-  /// blocks of dotWarpRows rows allow, the rest along N. Balanced: among
-  /// the splits that fit, the one with the fewest rows plus columns per
-  /// warp (more warps along M on a tie). `fits` is the same for both.
+  /// check and by layout assignment. Where the target has warpgroup dots
+  /// and a warpgroup split exists (isWarpgroupSplit), that one. Otherwise
+  /// RowsInWarp: warps along M as far as blocks of dotWarpRows rows allow,
+  /// the rest along N; Balanced: among the splits that fit, the one with
+  /// the fewest rows plus columns per warp (more warps along M on a tie).
+  /// `fits` is the same for all.
   DotWarpSplit dotWarpSplit(int64_t m, int64_t n, unsigned warps,
                             DotUse use = DotUse::RowsInWarp) const;
+
+  /// Rows of one warpgroup instruction (wgmma m64); warps 4w..4w+3 form
+  /// warpgroup w.
+  static constexpr int64_t kWarpgroupRows = 64;
+  static constexpr unsigned kWarpsPerWarpgroup = 4;
+  /// Whether `split` of an [m, n] result suits warpgroup instructions:
+  /// 16 rows per warp (four consecutive warps along M cover 64 rows, as a
+  /// wgmma accumulator lies), and each warpgroup's columns one
+  /// instruction's n (a multiple of 8, at most 256).
+  bool isWarpgroupSplit(int64_t m, int64_t n, DotWarpSplit split) const;
 
   /// The target named `name`, or none if it is not supported.
   static std::optional<TargetInfo> lookup(llvm::StringRef name);

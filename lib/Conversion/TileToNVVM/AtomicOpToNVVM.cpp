@@ -94,12 +94,8 @@ void emitRed(OpBuilder &builder, Location loc, StringRef op, Value address,
                      "red.relaxed.gpu.global." +
                      op.str() + " [$0], $1; }";
   std::string constraints = "l," + valueConstraint.str() + ",r,~{memory}";
-  LLVM::InlineAsmOp::create(
-      builder, loc, TypeRange(), ValueRange{address, value, flag}, text,
-      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(builder.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
+  emitInlinePtx(builder, loc, Type(), ValueRange{address, value, flag}, text,
+                constraints);
 }
 
 struct AtomicLowering : public StatefulPattern<AtomicRMWOp> {

@@ -150,6 +150,24 @@ void tegula::tile::emitBarrier(OpBuilder &builder, Location loc) {
   NVVM::Barrier0Op::create(builder, loc);
 }
 
+Value tegula::tile::emitInlinePtx(OpBuilder &builder, Location loc,
+                                  Type resultType, ValueRange operands,
+                                  StringRef text, StringRef constraints) {
+  TypeRange results = resultType ? TypeRange(resultType) : TypeRange();
+  auto op = LLVM::InlineAsmOp::create(
+      builder, loc, results, operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(builder.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  return resultType ? op.getResult(0) : Value();
+}
+
+void tegula::tile::emitAsyncProxyFence(OpBuilder &builder, Location loc) {
+  emitInlinePtx(builder, loc, Type(), ValueRange(),
+                "fence.proxy.async.shared::cta;", "~{memory}");
+}
+
 Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
                                             Value sharedBase,
                                             ArrayRef<int64_t> shape,
@@ -157,28 +175,43 @@ Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
                                             Type storedType, Value byteOffset) {
   // Rows are every dimension but the last, flattened; columns the last.
   Value row = i32Const(builder, loc, 0);
+  int64_t rows = 1;
   for (auto [extent, coord] :
        llvm::zip(shape.drop_back(), coords.drop_back())) {
     row = arith::MulIOp::create(builder, loc, row,
                                 i32Const(builder, loc, extent));
     row = arith::AddIOp::create(builder, loc, row, coord);
+    rows *= extent;
   }
   Value column = coords.back();
-  int64_t rowBytes = shape.back() * getStoredBytes(storedType);
-  if (shape.size() >= 2 && rowBytes % 128 == 0) {
-    // Swizzle: the 16-byte chunk of a row is XORed with the row modulo 8,
-    // so the eight rows an ldmatrix phase or a column access touches fall
-    // in different banks. Every access to shared tiles goes through here.
-    int64_t chunkElements = 16 / getStoredBytes(storedType);
+  Value linear;
+  if (!isSwizzledShared(shape, storedType)) {
+    linear = arith::MulIOp::create(builder, loc, row,
+                                   i32Const(builder, loc, shape.back()));
+    linear = arith::AddIOp::create(builder, loc, linear, column);
+  } else {
+    // Panel, then the row within it, then the chunk XORed with the row
+    // modulo 8.
+    int64_t elementBytes = getStoredBytes(storedType);
+    int64_t panelElements = kSwizzleBytes / elementBytes;
+    int64_t chunkElements = 16 / elementBytes;
+    Value panel = arith::DivUIOp::create(
+        builder, loc, column, i32Const(builder, loc, panelElements));
+    Value inPanel = arith::RemUIOp::create(
+        builder, loc, column, i32Const(builder, loc, panelElements));
     Value phase =
         arith::AndIOp::create(builder, loc, row, i32Const(builder, loc, 7));
     Value flip = arith::MulIOp::create(builder, loc, phase,
                                        i32Const(builder, loc, chunkElements));
-    column = arith::XOrIOp::create(builder, loc, column, flip);
+    inPanel = arith::XOrIOp::create(builder, loc, inPanel, flip);
+    linear = arith::MulIOp::create(
+        builder, loc, panel, i32Const(builder, loc, rows * panelElements));
+    linear = arith::AddIOp::create(
+        builder, loc, linear,
+        arith::MulIOp::create(builder, loc, row,
+                              i32Const(builder, loc, panelElements)));
+    linear = arith::AddIOp::create(builder, loc, linear, inPanel);
   }
-  Value linear = arith::MulIOp::create(builder, loc, row,
-                                       i32Const(builder, loc, shape.back()));
-  linear = arith::AddIOp::create(builder, loc, linear, column);
   Value start = LLVM::GEPOp::create(builder, loc, sharedBase.getType(),
                                     builder.getI8Type(), sharedBase,
                                     ValueRange{byteOffset});

@@ -112,8 +112,13 @@ readTileFromShared(const TargetInfo &target, mlir::OpBuilder &builder,
                    mlir::Type elementType, mlir::Type storedType,
                    mlir::Value byteOffset);
 
-/// Address of element `coords` of a row-major tile of `shape` that starts
-/// `byteOffset` bytes into shared memory.
+/// Address of element `coords` of a tile of `shape` that starts `byteOffset`
+/// bytes into shared memory. Rows are every dimension but the last. A tile
+/// whose rows span a multiple of 128 bytes is stored as column panels of
+/// 128 bytes (all rows of the first 128 bytes, then the next), each row's
+/// 16-byte chunks XORed with the row modulo 8: the 128-byte swizzle of
+/// wgmma and TMA, and free of bank conflicts for ldmatrix and column
+/// accesses. Narrower rows are plain row-major.
 mlir::Value getSharedElementAddress(mlir::OpBuilder &builder,
                                     mlir::Location loc, mlir::Value sharedBase,
                                     llvm::ArrayRef<int64_t> shape,
@@ -123,6 +128,16 @@ mlir::Value getSharedElementAddress(mlir::OpBuilder &builder,
 
 /// A thread-block barrier.
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
+
+/// Inline PTX with side effects (never moved or dropped): `resultType` null
+/// for none; `constraints` in LLVM's syntax.
+mlir::Value emitInlinePtx(mlir::OpBuilder &builder, mlir::Location loc,
+                          mlir::Type resultType, mlir::ValueRange operands,
+                          llvm::StringRef text, llvm::StringRef constraints);
+
+/// Orders this thread's earlier shared-memory writes before later reads by
+/// the async proxy (wgmma operands, bulk copies).
+void emitAsyncProxyFence(mlir::OpBuilder &builder, mlir::Location loc);
 
 } // namespace tegula::tile
 

@@ -4,6 +4,7 @@
 
 #include "CpAsync.h"
 #include "MmaSync.h"
+#include "Wgmma.h"
 
 using namespace mlir;
 using namespace tegula;
@@ -15,6 +16,10 @@ void tegula::tile::populateDotPatterns(const TargetInfo &target,
   switch (target.dotFamily) {
   case DotFamily::MmaSync:
     return populateMmaSyncDotPatterns(converter, patterns);
+  case DotFamily::Wgmma:
+    // Dots with operands in registers stay mma.sync.
+    populateWgmmaDotPatterns(converter, patterns);
+    return populateMmaSyncDotPatterns(converter, patterns);
   }
 }
 
@@ -25,6 +30,7 @@ tegula::tile::readDotFragments(const TargetInfo &target, OpBuilder &builder,
                                Type elementType, Value byteOffset) {
   switch (target.dotFamily) {
   case DotFamily::MmaSync:
+  case DotFamily::Wgmma: // register A fragments are mma.sync's
     return readMmaFragmentsWithLdmatrix(builder, loc, anchor, shape, to,
                                         elementType, byteOffset);
   }

@@ -74,13 +74,8 @@ void emitBarrierIfLastPopped(OpBuilder &builder, Location loc,
       arith::RemUIOp::create(builder, loc, pushes, stages),
       arith::RemUIOp::create(builder, loc, lastPop, stages));
   Value flag = arith::ExtUIOp::create(builder, loc, i32, same);
-  LLVM::InlineAsmOp::create(
-      builder, loc, TypeRange(), ValueRange{flag},
-      "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p bar.sync 0; }", "r",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(builder.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
+  emitInlinePtx(builder, loc, Type(), ValueRange{flag},
+                "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p bar.sync 0; }", "r");
 }
 
 struct PipelineCreateLowering : public StatefulPattern<PipelineCreateOp> {
@@ -212,13 +207,22 @@ struct PipelinePopLowering : public StatefulPattern<PipelinePopOp> {
     RingState ring = unpackRing(rewriter, loc, adaptor.getPipeline());
     // This thread's copies of the block have landed (younger groups may
     // stay in flight), then the barrier makes every warp's copies visible.
+    // Warpgroup dots read shared memory through the async proxy: the
+    // fence orders this thread's writes (cp.async or stores) before them.
     if (state.pipelineSync.lookup_or(op, PipelineSync::Full) ==
         PipelineSync::Full) {
       emitAsyncCopyWait(state.target, rewriter, loc,
                         state.pendingCopies.lookup(op));
+      if (state.planFor(op).readsStagesInPlace)
+        emitAsyncProxyFence(rewriter, loc);
       emitBarrier(rewriter, loc);
     }
     Value stage = takeStage(rewriter, loc, type, ring, ring.pops);
+    // A tile read in place is where the stage starts.
+    if (isa<SharedLayoutAttr>(op.getType().getEncoding())) {
+      rewriter.replaceOp(op, stage);
+      return success();
+    }
     LinearLayout layout = getLinearLayout(op.getType());
     // A transposed pop reads the result's layout in the stage's coordinates.
     if (op.getTranspose())

@@ -34,6 +34,9 @@ void tegula::tile::populateTileToNVVMTypeConversions(TypeConverter &converter) {
   converter.addConversion([](RankedTensorType type) -> std::optional<Type> {
     if (!type.getEncoding())
       return std::nullopt;
+    // A tile left in shared memory is the byte offset where it starts.
+    if (isa<SharedLayoutAttr>(type.getEncoding()))
+      return IntegerType::get(type.getContext(), 32);
     LinearLayout layout = getLinearLayout(type);
     return VectorType::get({layout.getNumRegs()}, type.getElementType());
   });
@@ -268,11 +271,13 @@ struct ConvertTileToNVVMPass
 
     OpBuilder builder(module.getBodyRegion());
     if (!module.lookupSymbol("__tegula_shared")) {
-      // Dynamic shared memory: the launcher passes its size.
+      // Dynamic shared memory: the launcher passes its size. Aligned for
+      // the swizzled stages that start on kSwizzleAtomBytes boundaries.
       auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
       LLVM::GlobalOp::create(builder, module.getLoc(), type,
                              /*isConstant=*/false, LLVM::Linkage::External,
-                             "__tegula_shared", Attribute(), /*alignment=*/16,
+                             "__tegula_shared", Attribute(),
+                             /*alignment=*/kSwizzleAtomBytes,
                              /*addrSpace=*/3);
     }
 

@@ -131,6 +131,14 @@ LogicalResult tegula::tile::verifyTileShape(Operation *op, Type type) {
     return failure();
   if (!tile.getEncoding())
     return success();
+  // Which shared tiles wgmma can read is layout assignment's call
+  // (readsInPlace); a matrix is all any of them is.
+  if (isa<SharedLayoutAttr>(tile.getEncoding())) {
+    if (tile.getRank() == 2)
+      return success();
+    return op->emitOpError()
+           << "tile " << tile << " stays in shared memory but is not 2-D";
+  }
   auto layout = dyn_cast<LayoutAttrInterface>(tile.getEncoding());
   if (!layout)
     return op->emitOpError() << "tile " << tile << " has encoding "
@@ -423,4 +431,9 @@ LinearLayout tegula::tile::getLinearLayout(RankedTensorType type) {
 
 int64_t tegula::tile::getStoredBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+bool tegula::tile::isSwizzledShared(ArrayRef<int64_t> shape, Type element) {
+  return shape.size() >= 2 &&
+         (shape.back() * getStoredBytes(element)) % kSwizzleBytes == 0;
 }

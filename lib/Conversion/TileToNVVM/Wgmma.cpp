@@ -1,0 +1,255 @@
+//===- Wgmma.cpp - The wgmma family: warpgroup dots on shared stages ------===//
+//
+// sm_90a's wgmma.mma_async m64nNk16. Warps 4g..4g+3 form warpgroup g; the
+// warp split (TargetInfo::isWarpgroupSplit) gives every warp 16 rows, so
+// each warpgroup computes a 64-row block of the result and its share N_w
+// of the columns with one instruction per 16 of K. Per warp, the
+// accumulator registers are mma.sync's for its 16 rows in the same order,
+// and register A fragments are mma.sync's A fragments: the mma and
+// dot-operand layouts serve both families.
+//
+// B, and A when it was popped for this dot, are read where the pipeline
+// stage holds them, through matrix descriptors of the shared tiles' 128-byte
+// swizzle (getSharedElementAddress): a stage whose rows run along K is
+// K-major, one whose rows run along M or N is MN-major (the transpose bit).
+//
+// A dot fences, issues its instructions, commits them as one group and
+// waits for it. The fence and the wait pass the accumulator through, so
+// the compiler orders every other access to it around them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Wgmma.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace tegula;
+using namespace tegula::tile;
+
+namespace {
+
+constexpr int64_t kInstructionK = 16;
+
+/// A matrix descriptor: the start address and the two byte offsets in
+/// 16-byte units, and the 128-byte swizzle mode.
+Value makeDescriptor(OpBuilder &builder, Location loc, Value address,
+                     int64_t leadingBytes, int64_t strideBytes) {
+  Type i64 = builder.getI64Type();
+  Value start = arith::AndIOp::create(
+      builder, loc,
+      arith::ShRUIOp::create(builder, loc, address, i32Const(builder, loc, 4)),
+      i32Const(builder, loc, 0x3FFF));
+  int64_t fields = ((leadingBytes >> 4) << 16) | ((strideBytes >> 4) << 32) |
+                   (int64_t(1) << 62);
+  return arith::OrIOp::create(builder, loc,
+                              arith::ExtUIOp::create(builder, loc, i64, start),
+                              i64Const(builder, loc, fields));
+}
+
+/// Where an operand read in place lies: its stage's shared address and
+/// shape, and whether its rows run along K.
+struct StageOperand {
+  Value address; // i32 shared-window address of the stage
+  int64_t rows, columns;
+  bool kMajor;
+};
+
+/// The descriptor of the 16-wide K slice `kStep` of the rows (K-major) or
+/// columns (MN-major) starting at `outer` (a multiple of 8, or of a panel
+/// when MN-major).
+Value sliceDescriptor(OpBuilder &builder, Location loc,
+                      const StageOperand &stage, Value outer, int64_t kStep,
+                      int64_t elementBytes) {
+  int64_t panelBytes = stage.rows * kSwizzleBytes;
+  Value offset;
+  if (stage.kMajor) {
+    // Rows of 128 bytes within a panel; K advances within the row, then to
+    // the next panel.
+    int64_t kBytes = kStep * kInstructionK * elementBytes;
+    offset = arith::AddIOp::create(
+        builder, loc,
+        arith::MulIOp::create(builder, loc, outer,
+                              i32Const(builder, loc, kSwizzleBytes)),
+        i32Const(builder, loc,
+                 kBytes / kSwizzleBytes * panelBytes + kBytes % kSwizzleBytes));
+  } else {
+    // Columns across panels, K down the rows.
+    int64_t panelElements = kSwizzleBytes / elementBytes;
+    offset = arith::AddIOp::create(
+        builder, loc,
+        arith::MulIOp::create(
+            builder, loc,
+            arith::DivUIOp::create(builder, loc, outer,
+                                   i32Const(builder, loc, panelElements)),
+            i32Const(builder, loc, panelBytes)),
+        i32Const(builder, loc, kStep * kInstructionK * kSwizzleBytes));
+  }
+  Value address = arith::AddIOp::create(builder, loc, stage.address, offset);
+  // K-major swizzled tiles ignore the leading offset; MN-major ones step
+  // from panel to panel by it. Both step 8 rows by a swizzle atom.
+  int64_t leading = stage.kMajor ? 16 : panelBytes;
+  return makeDescriptor(builder, loc, address, leading, kSwizzleAtomBytes);
+}
+
+/// `{$first, ..., $(first + count - 1)}`.
+std::string operandList(unsigned first, unsigned count) {
+  std::string text = "{";
+  for (unsigned i = 0; i < count; ++i)
+    text += (i ? ", $" : "$") + std::to_string(first + i);
+  return text + "}";
+}
+
+/// Inline PTX that takes the accumulator `acc` (f32 registers) and returns
+/// it, tied, after `text`; `extra` operands follow with `constraints`.
+SmallVector<Value> emitOnAccumulator(OpBuilder &builder, Location loc,
+                                     ArrayRef<Value> acc, ValueRange extra,
+                                     StringRef extraConstraints,
+                                     StringRef text) {
+  unsigned count = acc.size();
+  std::string constraints;
+  for (unsigned i = 0; i < count; ++i)
+    constraints += "=f,";
+  for (unsigned i = 0; i < count; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += extraConstraints.str();
+  if (!constraints.empty() && constraints.back() == ',')
+    constraints.pop_back();
+  SmallVector<Value> operands(acc);
+  operands.append(extra.begin(), extra.end());
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      builder.getContext(), SmallVector<Type>(count, builder.getF32Type()));
+  Value result =
+      emitInlinePtx(builder, loc, structType, operands, text, constraints);
+  SmallVector<Value> values;
+  for (unsigned i = 0; i < count; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(builder, loc, result, i));
+  return values;
+}
+
+struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType accType = op.getAcc().getType();
+    auto mma = dyn_cast<MmaLayoutAttr>(accType.getEncoding());
+    bool aInPlace = isa<SharedLayoutAttr>(op.getA().getType().getEncoding());
+    if (!mma || !isa<SharedLayoutAttr>(op.getB().getType().getEncoding()))
+      return rewriter.notifyMatchFailure(op, "B is not read in place");
+    if (!aInPlace &&
+        !isa<DotOperandLayoutAttr>(op.getA().getType().getEncoding()))
+      return rewriter.notifyMatchFailure(op, "A is in no dot-operand layout");
+
+    ArrayRef<unsigned> warps = mma.getWarpsPerCTA();
+    int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
+    int64_t k = op.getA().getType().getDimSize(1);
+    int64_t columns = n / warps[1];
+    Type element = op.getA().getType().getElementType();
+    int64_t elementBytes = getStoredBytes(element);
+    std::string ptxType = element.isBF16() ? "bf16" : "f16";
+
+    // This warp's warpgroup: its first row and column of the result.
+    ThreadPosition position = getThreadPosition(rewriter, op);
+    Value warpInM = arith::RemUIOp::create(rewriter, loc, position.warp,
+                                           i32Const(rewriter, loc, warps[0]));
+    Value rowStart = arith::MulIOp::create(
+        rewriter, loc,
+        arith::DivUIOp::create(
+            rewriter, loc, warpInM,
+            i32Const(rewriter, loc, TargetInfo::kWarpsPerWarpgroup)),
+        i32Const(rewriter, loc, TargetInfo::kWarpgroupRows));
+    Value columnStart = arith::MulIOp::create(
+        rewriter, loc,
+        arith::DivUIOp::create(rewriter, loc, position.warp,
+                               i32Const(rewriter, loc, warps[0])),
+        i32Const(rewriter, loc, columns));
+
+    Value sharedBase = LLVM::PtrToIntOp::create(
+        rewriter, loc, rewriter.getI32Type(), getSharedBase(rewriter, op));
+    auto stageOf = [&](Value offset, bool kMajor, int64_t rows,
+                       int64_t cols) -> StageOperand {
+      return {arith::AddIOp::create(rewriter, loc, sharedBase, offset), rows,
+              cols, kMajor};
+    };
+    // A as pushed: [M, K] rows along K. B as pushed: [K, N], N-major;
+    // popped transposed the stage is [N, K], K-major.
+    bool bTransposed = op.getB().getDefiningOp<PipelinePopOp>() &&
+                       op.getB().getDefiningOp<PipelinePopOp>().getTranspose();
+    StageOperand b = bTransposed ? stageOf(adaptor.getB(), true, n, k)
+                                 : stageOf(adaptor.getB(), false, k, n);
+    std::optional<StageOperand> a;
+    SmallVector<Value> aRegisters;
+    if (aInPlace)
+      a = stageOf(adaptor.getA(), true, m, k);
+    else
+      aRegisters = unpackVector(rewriter, loc, adaptor.getA());
+
+    SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    unsigned count = acc.size();
+    if (count != unsigned(columns / 2))
+      return rewriter.notifyMatchFailure(op, "accumulator is not one m64 row "
+                                             "block per warpgroup");
+    acc = emitOnAccumulator(rewriter, loc, acc, {}, "",
+                            "wgmma.fence.sync.aligned;");
+
+    Type i32 = rewriter.getI32Type();
+    auto pairType = VectorType::get({2}, element);
+    Value one = i32Const(rewriter, loc, 1);
+    std::string shape = "m64n" + std::to_string(columns) + "k16";
+    for (int64_t kStep = 0; kStep < k / kInstructionK; ++kStep) {
+      SmallVector<Value> extra;
+      std::string constraints, aText;
+      unsigned next = 2 * count;
+      if (a) {
+        extra.push_back(sliceDescriptor(rewriter, loc, *a, rowStart, kStep,
+                                        elementBytes));
+        constraints += "l,";
+        aText = "$" + std::to_string(next++);
+      } else {
+        // a0..a7 of this K slice, two to a register.
+        for (int64_t word = 0; word < 4; ++word) {
+          int64_t reg = (kStep << 3) + 2 * word;
+          Value pair = vector::FromElementsOp::create(
+              rewriter, loc, pairType,
+              ValueRange{aRegisters[reg], aRegisters[reg + 1]});
+          extra.push_back(LLVM::BitcastOp::create(rewriter, loc, i32, pair));
+          constraints += "r,";
+        }
+        aText = operandList(next, 4);
+        next += 4;
+      }
+      extra.push_back(sliceDescriptor(rewriter, loc, b, columnStart, kStep,
+                                      elementBytes));
+      constraints += "l,r";
+      std::string bText = "$" + std::to_string(next++);
+      std::string scaleText = "$" + std::to_string(next++);
+      extra.push_back(one);
+      // scale-d = 1 accumulates; A and B unscaled; A K-major; B's
+      // transpose bit says N-major.
+      std::string text = "{ .reg .pred p; setp.ne.b32 p, " + scaleText +
+                         ", 0; wgmma.mma_async.sync.aligned." + shape +
+                         ".f32." + ptxType + "." + ptxType + " " +
+                         operandList(0, count) + ", " + aText + ", " + bText +
+                         ", p, 1, 1" + (a ? ", 0" : "") + ", " +
+                         (b.kMajor ? "0" : "1") + "; }";
+      acc = emitOnAccumulator(rewriter, loc, acc, extra, constraints, text);
+    }
+    emitInlinePtx(rewriter, loc, Type(), ValueRange(),
+                  "wgmma.commit_group.sync.aligned;", "~{memory}");
+    acc = emitOnAccumulator(rewriter, loc, acc, {}, "~{memory}",
+                            "wgmma.wait_group.sync.aligned 0;");
+    rewriter.replaceOp(op, packVector(rewriter, loc,
+                                      getTypeConverter()->convertType(accType),
+                                      acc));
+    return success();
+  }
+};
+} // namespace
+
+void tegula::tile::populateWgmmaDotPatterns(const TypeConverter &converter,
+                                            RewritePatternSet &patterns) {
+  patterns.add<WgmmaDotLowering>(converter, patterns.getContext());
+}
