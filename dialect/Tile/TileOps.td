@@ -302,6 +302,24 @@ def Tile_DotOp : Tile_TileOp<"dot", [Pure,
   let hasVerifier = 1;
 }
 
+def Tile_DotWaitOp : Tile_TileOp<"dot_wait", [
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "Wait for the warpgroup dots still computing an accumulator";
+  let description = [{
+    The result is `acc` once every warpgroup dot issued so far has
+    completed. The deferral pass (tile-defer-dot-waits) puts one after a
+    loop whose dots return before their instructions finish
+    (`tile.dots_in_flight`), so that nothing reads the accumulator early.
+
+    ```mlir
+    %done = tile.dot_wait %acc : tensor<128x128xf32, #mma>
+    ```
+  }];
+  let arguments = (ins Tile_Accumulator:$acc);
+  let results = (outs Tile_Accumulator:$result);
+  let assemblyFormat = "$acc attr-dict `:` type($result)";
+}
+
 def Tile_SigmoidOp : Tile_Op<"sigmoid", [Pure, SameOperandsAndResultType]> {
   let summary = "The logistic function 1 / (1 + exp(-x)), elementwise";
   let description = [{

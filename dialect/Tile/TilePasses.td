@@ -41,6 +41,22 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileDeferDotWaits : Pass<"tile-defer-dot-waits", "::mlir::func::FuncOp"> {
+  let summary = "Let a loop's warpgroup dots run on into the next iteration";
+  let description = [{
+    A warpgroup dot (both operands read in place, #tile.shared) that only
+    accumulates into itself across an `scf.for` returns with its group
+    still in flight (`tile.dots_in_flight = 1`): it waits for the previous
+    iteration's group instead of its own, so the tensor cores work while
+    the warps wait for the next stage. Its rings get one more stage, the
+    one the group in flight still reads, and a `tile.dot_wait` after the
+    loop collects the last group. Runs on laid-out IR, for targets with
+    warpgroup dots; kernels whose shared memory would then exceed the
+    target's keep waiting in each dot.
+  }];
+  let dependentDialects = ["::tegula::tile::TileDialect"];
+}
+
 def TileTestLinearLayout
     : Pass<"tile-test-linear-layout", "::mlir::func::FuncOp"> {
   let summary = "Print the linear layout of every tile result (for tests)";

@@ -23,6 +23,7 @@ void target::buildLowerToGPUPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
+  pm.addNestedPass<func::FuncOp>(tile::createTileDeferDotWaits());
   pm.addPass(tile::createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

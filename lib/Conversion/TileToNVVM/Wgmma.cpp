@@ -14,8 +14,10 @@
 // K-major, one whose rows run along M or N is MN-major (the transpose bit).
 //
 // A dot fences, issues its instructions, commits them as one group and
-// waits for it. The fence and the wait pass the accumulator through, so
-// the compiler orders every other access to it around them.
+// waits for it, or, deferred (tile.dots_in_flight, DeferDotWaits.cpp), for
+// the group before it; tile.dot_wait waits for all. The fence and the
+// waits pass the accumulator through, so the compiler orders every other
+// access to it around them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,6 +127,14 @@ SmallVector<Value> emitOnAccumulator(OpBuilder &builder, Location loc,
   for (unsigned i = 0; i < count; ++i)
     values.push_back(LLVM::ExtractValueOp::create(builder, loc, result, i));
   return values;
+}
+
+/// Waits until at most `inFlight` groups of this warp are in flight.
+SmallVector<Value> emitWait(OpBuilder &builder, Location loc,
+                            ArrayRef<Value> acc, int64_t inFlight) {
+  return emitOnAccumulator(builder, loc, acc, {}, "~{memory}",
+                           "wgmma.wait_group.sync.aligned " +
+                               std::to_string(inFlight) + ";");
 }
 
 struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
@@ -239,11 +249,31 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     }
     emitInlinePtx(rewriter, loc, Type(), ValueRange(),
                   "wgmma.commit_group.sync.aligned;", "~{memory}");
-    acc = emitOnAccumulator(rewriter, loc, acc, {}, "~{memory}",
-                            "wgmma.wait_group.sync.aligned 0;");
+    // A deferred dot (DeferDotWaits.cpp) leaves its own group in flight.
+    int64_t inFlight = 0;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(
+            TileDialect::kDotsInFlightAttrName))
+      inFlight = attr.getInt();
+    acc = emitWait(rewriter, loc, acc, inFlight);
     rewriter.replaceOp(op, packVector(rewriter, loc,
                                       getTypeConverter()->convertType(accType),
                                       acc));
+    return success();
+  }
+};
+struct DotWaitLowering : public OpConversionPattern<DotWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(DotWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> acc =
+        emitWait(rewriter, loc, unpackVector(rewriter, loc, adaptor.getAcc()),
+                 /*inFlight=*/0);
+    rewriter.replaceOp(
+        op, packVector(rewriter, loc,
+                       getTypeConverter()->convertType(op.getType()), acc));
     return success();
   }
 };
@@ -251,5 +281,6 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
 
 void tegula::tile::populateWgmmaDotPatterns(const TypeConverter &converter,
                                             RewritePatternSet &patterns) {
-  patterns.add<WgmmaDotLowering>(converter, patterns.getContext());
+  patterns.add<WgmmaDotLowering, DotWaitLowering>(converter,
+                                                 patterns.getContext());
 }

@@ -130,3 +130,25 @@ func.func @good(%a: !tile.ptr<f32> {tile.name = "a", tile.dims = ["N", 4], tile.
 func.func @shared_bytes() attributes {tile.kernel, tile.shared_bytes = -16 : i64} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tile.dots_in_flight' may only mark a tile.dot, not 'func.func'}}
+func.func @in_flight_on_func() attributes {tile.dots_in_flight = 1 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.dots_in_flight' must be a non-negative i32 attribute}}
+func.func @in_flight_value() attributes {tile.dots_in_flight = -1 : i32} {
+  return
+}
+
+// -----
+
+func.func @shared_rank(%p: !tile.pipeline<64xbf16, stages = 2>) {
+  // expected-error @+1 {{stays in shared memory but is not 2-D}}
+  %t = tile.pipeline.pop %p : !tile.pipeline<64xbf16, stages = 2> -> tensor<64xbf16, #tile.shared>
+  return
+}
