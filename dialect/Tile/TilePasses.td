@@ -35,7 +35,9 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::func::FuncOp"> {
     prologue pushes the blocks of the first S - 1 iterations, and each
     iteration pops its block and pushes the block S - 1 iterations ahead
     (masked off past the end). Loads that depend on loop-carried values
-    stay as they are.
+    stay as they are. On targets with warpgroup dots, a block loaded before
+    a loop only to be a dot's A operand in it goes through a one-stage ring
+    too, so that the dot reads it from shared memory.
   }];
   let dependentDialects = ["::tegula::tile::TileDialect",
                            "::mlir::arith::ArithDialect"];

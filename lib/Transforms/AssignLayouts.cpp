@@ -193,6 +193,13 @@ private:
     ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
     ArrayRef<unsigned> warps = mma.getWarpsPerCTA();
     Type element = dot.getA().getType().getElementType();
+    // A from registers must not live across the dot's loop: ptxas has
+    // reused such registers while the loop still needed them (a masked
+    // attention loop on the H100); those dots stay mma.sync.
+    auto loop = dot->getParentOfType<scf::ForOp>();
+    if (loop && !readsInPlace(dot, 0, mma) &&
+        !loop->isAncestor(dot.getA().getParentRegion()->getParentOp()))
+      return false;
     return succeeded(target) &&
            target->isWarpgroupSplit(shape[0], shape[1],
                                     {warps[0], warps[1], true}) &&

@@ -183,6 +183,39 @@ void pipelineLoop(scf::ForOp loop, unsigned stages) {
     prefetch.load.erase();
 }
 
+/// On targets with warpgroup dots: a block loaded before a loop only to be
+/// the A operand of a dot in it (attention's Q) goes through a one-stage
+/// ring, so that wgmma can read it from shared memory in every iteration
+/// instead of from registers the whole loop would hold.
+void stageLoopInvariantOperands(func::FuncOp func) {
+  FailureOr<tegula::TargetInfo> target = getTarget(func);
+  if (failed(target) || target->dotFamily != tegula::DotFamily::Wgmma)
+    return;
+  SmallVector<LoadOp> loads;
+  func.walk([&](DotOp dot) {
+    auto load = dot.getA().getDefiningOp<LoadOp>();
+    auto loop = dot->getParentOfType<scf::ForOp>();
+    if (load && loop && load->hasOneUse() && !loop->isAncestor(load) &&
+        isSwizzledShared(load.getType().getShape(),
+                         load.getType().getElementType()))
+      loads.push_back(load);
+  });
+  for (LoadOp load : loads) {
+    OpBuilder builder(load);
+    RankedTensorType block = load.getType();
+    Value ring = PipelineCreateOp::create(
+        builder, load.getLoc(),
+        PipelineType::get(load.getContext(), block.getShape(),
+                          block.getElementType(), 1));
+    PipelinePushOp::create(builder, load.getLoc(), ring, load.getTensor(),
+                           load.getIndices(), load.getMask(), load.getOther());
+    Value popped =
+        PipelinePopOp::create(builder, load.getLoc(), block, ring, false);
+    load.replaceAllUsesWith(popped);
+    load.erase();
+  }
+}
+
 struct PipelineLoopsPass
     : public tegula::tile::impl::TilePipelineLoopsBase<PipelineLoopsPass> {
   void runOnOperation() override {
@@ -194,6 +227,7 @@ struct PipelineLoopsPass
     });
     for (auto [loop, stages] : loops)
       pipelineLoop(loop, stages);
+    stageLoopInvariantOperands(getOperation());
   }
 };
 } // namespace
