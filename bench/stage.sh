@@ -22,14 +22,19 @@ compile() {
   mkdir -p "$bench/$name"
   "$build/bin/tilec" "$root/kernels/$file" --target sm_90a -o "$bench/$name" "$@"
 }
-# BLOCK_K = 64: 315/330 TFLOP/s against 223/234 for the default 32 (H100
-# sweep, 4096^3/8192^3); its general (ragged-size) build spills.
-compile matmul matmul.tile -D BLOCK_K=64
+# BLOCK_K = 64 lets wgmma read A in place too and defer its waits; 128 x 256
+# blocks in two stages (three with the deferred dot's extra one): 536/549
+# TFLOP/s at 4096^3/8192^3 against 546/508 for 128 x 128 in four (H100
+# sweep, 2026-11-25, docs/measurements/README.md).
+compile matmul matmul.tile -D BLOCK_K=64 -D BLOCK_N=256 -D STAGES=2
 compile rmsnorm rmsnorm.tile
-compile attn-d64 attention_fwd.tile -k attention_fwd -D D=64
+# Attention blocks from the same sweep (N = 4096): 128 x 64 for D = 64
+# (340 TFLOP/s; causal keeps 128 x 32: 242 against 209) and for D = 128
+# (297 and 263 causal).
+compile attn-d64 attention_fwd.tile -k attention_fwd -D D=64 -D BLOCK_N=64
 compile attn-d64-causal attention_fwd.tile -k attention_fwd -D D=64 -D CAUSAL=true
-compile attn-d128 attention_fwd.tile -k attention_fwd -D D=128
-compile attn-d128-causal attention_fwd.tile -k attention_fwd -D D=128 -D CAUSAL=true
+compile attn-d128 attention_fwd.tile -k attention_fwd -D D=128 -D BLOCK_M=128 -D BLOCK_N=64
+compile attn-d128-causal attention_fwd.tile -k attention_fwd -D D=128 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=true
 compile rotary rotary.tile -k rotary -D D=128
 # Linear attention at D = 128: the spill-free block shapes (BLOCK_V = 64
 # with 64-row chunks spills on sm_90a).
