@@ -45,12 +45,33 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
   return 0;
 }
 
+/// Whether `op` is or holds a use of a ring: pipeline ops, and warpgroup
+/// dots (reading stages in place) and their waits.
+static bool usesRings(Operation *op) {
+  bool uses = false;
+  op->walk([&](Operation *inner) {
+    if (isa<PipelineCreateOp, PipelinePushOp, PipelinePopOp, DotWaitOp>(
+            inner))
+      uses = true;
+    else if (auto dot = dyn_cast<DotOp>(inner))
+      uses |= isa<SharedLayoutAttr>(dot.getB().getType().getEncoding());
+  });
+  return uses;
+}
+
 KernelPlan tegula::tile::planSharedMemory(func::FuncOp func) {
   KernelPlan plan;
   if (auto warps =
           func->getAttrOfType<IntegerAttr>(TileDialect::kWarpsAttrName))
     plan.numWarps = warps.getInt();
-  int64_t cursor = 0;
+  // Scratch of top-level ops after the last one that uses a ring goes over
+  // the rings.
+  Block &body = func.getFunctionBody().front();
+  Operation *lastRingUse = nullptr;
+  for (Operation &op : body)
+    if (usesRings(&op))
+      lastRingUse = &op;
+  int64_t cursor = 0, lateScratch = 0;
   func.walk([&](Operation *op) {
     if (auto create = dyn_cast<PipelineCreateOp>(op)) {
       PipelineType type = create.getType();
@@ -65,10 +86,24 @@ KernelPlan tegula::tile::planSharedMemory(func::FuncOp func) {
     if (auto pop = dyn_cast<PipelinePopOp>(op))
       plan.readsStagesInPlace |=
           isa<SharedLayoutAttr>(pop.getType().getEncoding());
-    plan.scratchBytes = std::max(plan.scratchBytes, getScratchBytes(op));
+    int64_t bytes = getScratchBytes(op);
+    if (!bytes)
+      return;
+    // Only top-level ops: the first one's entry barrier must run whatever
+    // branches are taken.
+    if (lastRingUse && op->getBlock() == &body &&
+        lastRingUse->isBeforeInBlock(op)) {
+      plan.scratchOverRings.insert(op);
+      if (!plan.firstOverRings)
+        plan.firstOverRings = op;
+      lateScratch = std::max(lateScratch, bytes);
+      return;
+    }
+    plan.scratchBytes = std::max(plan.scratchBytes, bytes);
   });
   plan.scratchOffset = cursor;
-  plan.sharedBytes = alignTo16(cursor + plan.scratchBytes);
+  plan.sharedBytes =
+      alignTo16(std::max(cursor + plan.scratchBytes, lateScratch));
   return plan;
 }
 

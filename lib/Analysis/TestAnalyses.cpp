@@ -94,7 +94,10 @@ struct TestSharedMemoryPlanPass
       if (ring != plan.pipelineOffsets.end())
         op->emitRemark() << "ring at " << ring->second;
       else if (int64_t bytes = getScratchBytes(op))
-        op->emitRemark() << op->getName() << " scratch = " << bytes;
+        op->emitRemark() << op->getName() << " scratch = " << bytes
+                         << (plan.scratchOverRings.contains(op)
+                                 ? " over the rings"
+                                 : "");
     });
   }
 };

@@ -4,6 +4,7 @@
 // as the largest user: a 16x64 bf16 transpose (2048); a column sum over
 // rows spread across 4 warps needs 4 x 64 f32 partial sums (1024); the
 // layout conversions that move a 64-element f32 row between threads, 256.
+// A later pop keeps them all before the rings' last use.
 
 module attributes {tile.target = "sm_90a"} {
   // expected-remark @+1 {{shared bytes = 30720, scratch at 28672 (2048 bytes)}}
@@ -42,6 +43,31 @@ module attributes {tile.target = "sm_90a"} {
     %24 = tile.arange : tensor<64xi32>
     // expected-remark @+1 {{tile.convert_layout scratch = 256}}
     tile.store %1[%24], %23 : !tile.tensor<64xf32, mut>[tensor<64xi32>], tensor<64xf32>
+    // A ring used after them: their scratch cannot go over the rings.
+    %25 = tile.pipeline.pop %2 : !tile.pipeline<64x64xbf16, stages = 3> -> tensor<64x64xbf16>
+    return
+  }
+
+  // After the last use of every ring (an epilogue), scratch goes over the
+  // rings: 16384 bytes of ring, the reduction's 1024 bytes at 0.
+  // expected-remark @+1 {{shared bytes = 16384, scratch at 16384 (0 bytes)}}
+  func.func @epilogue(%arg0: !tile.ptr<bf16> {tile.access = "read", tile.dims = ["N", 64], tile.name = "x"}, %arg1: !tile.ptr<f32> {tile.access = "write", tile.dims = [64], tile.name = "y"}, %arg2: i32 {tile.size_var = "N"}) attributes {tile.grid = ["1", "1", "1"], tile.kernel, tile.requires = [], tile.template = {}, tile.warps = 4 : i32} {
+    %0 = tile.make_tensor %arg0[%arg2] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+    %1 = tile.make_tensor %arg1[] : !tile.ptr<f32> -> !tile.tensor<64xf32, mut>
+    // expected-remark @+1 {{ring at 0}}
+    %2 = tile.pipeline.create : !tile.pipeline<64x64xbf16, stages = 2>
+    %4 = tile.arange : tensor<64xi32>
+    %6 = tile.expand_dims %4, 1 : tensor<64xi32> -> tensor<64x1xi32>
+    %7 = tile.broadcast %6 : tensor<64x1xi32> -> tensor<64x64xi32>
+    %8 = tile.expand_dims %4, 0 : tensor<64xi32> -> tensor<1x64xi32>
+    %9 = tile.broadcast %8 : tensor<1x64xi32> -> tensor<64x64xi32>
+    tile.pipeline.push %2, %0[%7, %9] : !tile.pipeline<64x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<64x64xi32>, tensor<64x64xi32>]
+    %16 = tile.pipeline.pop %2 : !tile.pipeline<64x64xbf16, stages = 2> -> tensor<64x64xbf16>
+    %18 = arith.extf %16 : tensor<64x64xbf16> to tensor<64x64xf32>
+    // expected-remark @+1 {{tile.reduce scratch = 1024 over the rings}}
+    %19 = tile.reduce sum %18, 0 : tensor<64x64xf32> -> tensor<64xf32>
+    // expected-remark @+1 {{tile.convert_layout scratch = 256 over the rings}}
+    tile.store %1[%4], %19 : !tile.tensor<64xf32, mut>[tensor<64xi32>], tensor<64xf32>
     return
   }
 }

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace tegula::tile {
 
@@ -26,9 +27,18 @@ struct KernelPlan {
   /// cross-warp reductions (each use is fenced by barriers).
   int64_t scratchOffset = 0;
   int64_t scratchBytes = 0;
+  /// The ops that need scratch after the last top-level op that uses a ring
+  /// (or waits for warpgroup dots): their scratch starts at 0, over the
+  /// rings. The first of them must wait for every copy and meet the block.
+  llvm::SmallPtrSet<mlir::Operation *, 4> scratchOverRings;
+  mlir::Operation *firstOverRings = nullptr;
   /// Total dynamic shared memory the kernel needs.
   int64_t sharedBytes = 0;
   unsigned numWarps = 4;
+
+  int64_t scratchOffsetFor(mlir::Operation *op) const {
+    return scratchOverRings.contains(op) ? 0 : scratchOffset;
+  }
   /// Whether a warpgroup dot reads a stage in place (#tile.shared), through
   /// the async proxy: the pops then fence the copies before their barrier.
   bool readsStagesInPlace = false;

@@ -163,6 +163,16 @@ Value tegula::tile::emitInlinePtx(OpBuilder &builder, Location loc,
   return resultType ? op.getResult(0) : Value();
 }
 
+int64_t tegula::tile::takeScratch(OpBuilder &builder, Location loc,
+                                  Operation *op, LoweringState &state) {
+  const KernelPlan &plan = state.planFor(op);
+  if (op == plan.firstOverRings) {
+    emitAsyncCopyWait(state.target, builder, loc, /*pending=*/0);
+    emitBarrier(builder, loc);
+  }
+  return plan.scratchOffsetFor(op);
+}
+
 void tegula::tile::emitAsyncProxyFence(OpBuilder &builder, Location loc) {
   emitInlinePtx(builder, loc, Type(), ValueRange(),
                 "fence.proxy.async.shared::cta;", "~{memory}");

@@ -135,6 +135,13 @@ mlir::Value emitInlinePtx(mlir::OpBuilder &builder, mlir::Location loc,
                           mlir::Type resultType, mlir::ValueRange operands,
                           llvm::StringRef text, llvm::StringRef constraints);
 
+/// The byte offset of `op`'s shared scratch. Before the first op whose
+/// scratch lies over the rings (SharedMemoryPlan), waits for every copy of
+/// this thread and meets the block, so no copy or reader of a stage is
+/// left.
+int64_t takeScratch(mlir::OpBuilder &builder, mlir::Location loc,
+                    mlir::Operation *op, LoweringState &state);
+
 /// Orders this thread's earlier shared-memory writes before later reads by
 /// the async proxy (wgmma operands, bulk copies).
 void emitAsyncProxyFence(mlir::OpBuilder &builder, mlir::Location loc);

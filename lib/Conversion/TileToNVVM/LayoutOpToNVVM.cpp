@@ -94,7 +94,8 @@ struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
         op, convertThroughShared(state.target, rewriter, op.getLoc(), op,
                                  adaptor.getSource(), from, to,
                                  op.getType().getElementType(), resultType,
-                                 state.planFor(op).scratchOffset));
+                                 takeScratch(rewriter, op.getLoc(), op,
+                                             state)));
     return success();
   }
 };
@@ -114,7 +115,8 @@ struct TransLowering : public StatefulPattern<TransOp> {
                                  adaptor.getSource(), from, to,
                                  op.getType().getElementType(),
                                  getTypeConverter()->convertType(op.getType()),
-                                 state.planFor(op).scratchOffset));
+                                 takeScratch(rewriter, op.getLoc(), op,
+                                             state)));
     return success();
   }
 };

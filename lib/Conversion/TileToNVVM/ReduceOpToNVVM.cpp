@@ -138,7 +138,7 @@ struct ReduceLowering : public StatefulPattern<ReduceOp> {
     if (!warpBits.empty()) {
       ThreadPosition position = getThreadPosition(rewriter, op);
       Value shared = getSharedBase(rewriter, op);
-      int64_t offset = state.planFor(op).scratchOffset;
+      int64_t offset = takeScratch(rewriter, loc, op, state);
       int64_t outputs = 1;
       for (int64_t extent : sliced.getShape())
         outputs *= extent;
