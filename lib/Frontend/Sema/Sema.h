@@ -430,6 +430,14 @@ private:
   Val evalIndex(const Expr &e);
   Val elementwise(llvm::StringRef name, const Expr &e, Val x);
   Val reduce(llvm::StringRef name, const Expr &e);
+  /// The tile `name(x, axis = k)` reduces and its axis, checked (a tile,
+  /// not bool, the axis a constant in range); none after an error.
+  std::optional<std::pair<Val, int64_t>> reduceOperand(llvm::StringRef name,
+                                                       const Expr &e);
+  /// `x` reduced along `axis` by `kind`: a tile of one rank less, or a
+  /// scalar.
+  Val reduceAlong(const Val &x, int64_t axis, tile::ReduceKind kind,
+                  SourceLoc l);
   Val callFunction(const Function &fn, const Expr &e);
   /// The block T[...] names; `writer` names what writes it (for the error
   /// when T is read-only).
@@ -455,6 +463,7 @@ public:
   Val builtinTrans(const Expr &e);
   Val builtinWhere(const Expr &e);
   Val builtinReduceOrMinMax(const Expr &e);
+  Val builtinArgExtreme(const Expr &e);
   Val builtinMath(const Expr &e);
   Val builtinPow(const Expr &e);
   Val builtinCdiv(const Expr &e);

@@ -106,36 +106,130 @@ Val Sema::elementwise(llvm::StringRef name, const Expr &e, Val x) {
   return Val::runtime(r, x.ty);
 }
 
-Val Sema::reduce(llvm::StringRef name, const Expr &e) {
+std::optional<std::pair<Val, int64_t>>
+Sema::reduceOperand(llvm::StringRef name, const Expr &e) {
   const NamedArg *axisArg = namedArg(e, "axis");
   Val x = eval(*e.operands[0]);
   if (!x.ok())
-    return x;
-  if (x.kind != Val::Runtime || !x.ty.isTile())
-    return error(e.operands[0]->loc(), "'" + name + "' reduces a tile, but '" +
-                                           src(*e.operands[0]) + "' is " +
-                                           (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
+    return std::nullopt;
+  if (x.kind != Val::Runtime || !x.ty.isTile()) {
+    error(e.operands[0]->loc(), "'" + name + "' reduces a tile, but '" +
+                                    src(*e.operands[0]) + "' is " +
+                                    (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
+    return std::nullopt;
+  }
   auto axis = evalConstInt(*axisArg->value, "the reduction axis");
   if (!axis)
-    return Val::invalid();
-  if (*axis < 0 || *axis >= x.ty.rank())
-    return error(axisArg->value->loc(),
-                 "axis " + std::to_string(*axis) + " is out of range for " +
-                     x.ty.str() + "; expected 0 to " +
-                     std::to_string(x.ty.rank() - 1));
-  if (x.ty.dt == DT::I1)
-    return error(e.loc(), "'" + name + "' does not reduce bool tiles; cast<i32>(...) them first");
+    return std::nullopt;
+  if (*axis < 0 || *axis >= x.ty.rank()) {
+    error(axisArg->value->loc(),
+          "axis " + std::to_string(*axis) + " is out of range for " +
+              x.ty.str() + "; expected 0 to " + std::to_string(x.ty.rank() - 1));
+    return std::nullopt;
+  }
+  if (x.ty.dt == DT::I1) {
+    error(e.loc(), "'" + name + "' does not reduce bool tiles; cast<i32>(...) them first");
+    return std::nullopt;
+  }
+  return std::make_pair(x, *axis);
+}
+
+Val Sema::reduceAlong(const Val &x, int64_t axis, tl::ReduceKind kind,
+                      SourceLoc l) {
   llvm::SmallVector<int64_t> shape(x.ty.shape);
   std::vector<Origin> origins = x.ty.origins;
-  shape.erase(shape.begin() + *axis);
-  origins.erase(origins.begin() + *axis);
+  shape.erase(shape.begin() + axis);
+  origins.erase(origins.begin() + axis);
   Ty ty = Ty::tile(x.ty.dt, shape, origins);
+  mlir::Value r = tl::ReduceOp::create(builder, loc(l), mlirType(ty), kind,
+                                       x.v, (uint32_t)axis);
+  return Val::runtime(r, ty);
+}
+
+Val Sema::reduce(llvm::StringRef name, const Expr &e) {
+  auto operand = reduceOperand(name, e);
+  if (!operand)
+    return Val::invalid();
   tl::ReduceKind kind = name == "sum"   ? tl::ReduceKind::Sum
                         : name == "max" ? tl::ReduceKind::Max
                                         : tl::ReduceKind::Min;
-  mlir::Value r = tl::ReduceOp::create(builder, loc(e.loc()), mlirType(ty),
-                                       kind, x.v, (uint32_t)*axis);
-  return Val::runtime(r, ty);
+  return reduceAlong(operand->first, operand->second, kind, e.loc());
+}
+
+/// argmax(x, axis = k) and argmin: the first index along the axis of the
+/// maximum (minimum), as i32; a NaN counts as the extreme, so its first
+/// index wins (as in numpy). Built from the max (min) reduction, a
+/// comparison and a min reduction of indices: the interpreter and the GPU
+/// share every step with ops they already agree on.
+Val Sema::builtinArgExtreme(const Expr &e) {
+  llvm::StringRef name = e.name;
+  SourceLoc l = e.loc();
+  if (!checkArgs(e, 1, 1, {"axis"}))
+    return Val::invalid();
+  if (!namedArg(e, "axis"))
+    return error(l, "'" + name + "' needs the axis to reduce: " + name +
+                        "(x, axis = 0)");
+  auto operand = reduceOperand(name, e);
+  if (!operand)
+    return Val::invalid();
+  auto [x, axis] = *operand;
+  llvm::ArrayRef<int64_t> shape = x.ty.shape;
+  // Compare in f32 (exact for f16 and bf16) or the integer type.
+  DT work = isFloat(x.ty.dt) ? DT::F32 : x.ty.dt;
+  Val xs = x.ty.dt == work ? x : castTo(x, work, l);
+  Val extreme = reduceAlong(xs, axis,
+                            name == "argmax" ? tl::ReduceKind::Max
+                                             : tl::ReduceKind::Min,
+                            l);
+  // The extreme back along the axis, then over the whole tile.
+  mlir::Value back = extreme.v;
+  if (extreme.ty.isScalar()) {
+    back = tl::SplatOp::create(builder, loc(l), tileType(shape, work), back);
+  } else {
+    llvm::SmallVector<int64_t> kept(shape);
+    kept[axis] = 1;
+    back = tl::ExpandDimsOp::create(builder, loc(l), tileType(kept, work),
+                                    back, (uint32_t)axis);
+    back = tl::BroadcastOp::create(builder, loc(l), tileType(shape, work),
+                                   back);
+  }
+  mlir::Value hit;
+  if (isFloat(work)) {
+    using mlir::arith::CmpFPredicate;
+    hit = mlir::arith::OrIOp::create(
+        builder, loc(l),
+        mlir::arith::CmpFOp::create(builder, loc(l), CmpFPredicate::OEQ, xs.v,
+                                    back),
+        mlir::arith::CmpFOp::create(builder, loc(l), CmpFPredicate::UNO, xs.v,
+                                    xs.v));
+  } else {
+    hit = mlir::arith::CmpIOp::create(
+        builder, loc(l), mlir::arith::CmpIPredicate::eq, xs.v, back);
+  }
+  // Each element's index along the axis, or the extent where it misses.
+  mlir::Value index = tl::ArangeOp::create(builder, loc(l),
+                                           tileType({shape[axis]}, DT::I32));
+  llvm::SmallVector<int64_t> cur = {shape[axis]};
+  for (int64_t d = axis - 1; d >= 0; --d) {
+    cur.insert(cur.begin(), 1);
+    index = tl::ExpandDimsOp::create(builder, loc(l), tileType(cur, DT::I32),
+                                     index, 0u);
+  }
+  while ((int64_t)cur.size() < x.ty.rank()) {
+    cur.push_back(1);
+    index = tl::ExpandDimsOp::create(builder, loc(l), tileType(cur, DT::I32),
+                                     index, (uint32_t)(cur.size() - 1));
+  }
+  if (llvm::ArrayRef<int64_t>(cur) != shape)
+    index = tl::BroadcastOp::create(builder, loc(l), tileType(shape, DT::I32),
+                                    index);
+  mlir::Value miss = tl::SplatOp::create(
+      builder, loc(l), tileType(shape, DT::I32),
+      constant(DT::I32, Val::cint(shape[axis]), l));
+  Val candidates = Val::runtime(
+      mlir::arith::SelectOp::create(builder, loc(l), hit, index, miss),
+      x.ty.withDT(DT::I32));
+  return reduceAlong(candidates, axis, tl::ReduceKind::Min, l);
 }
 
 Val Sema::dot(const Expr &e) {
@@ -614,6 +708,8 @@ const Builtin kBuiltins[] = {
     {{"sum", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"max", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"min", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
+    {{"argmax", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinArgExtreme, true},
+    {{"argmin", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinArgExtreme, true},
     {{"exp", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"exp2", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"log", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
