@@ -56,6 +56,7 @@ for_each_kernel_run() {
     $fn linattn-chunks-$target $k/linattn-states-$target/linear_attention_chunks.json --dims B=1,T=150,H=2,NC=3 --scalar scale=0.5 --seed 18
     $fn linattn-recurrent-$target $k/linattn-recurrent-$target/linear_attention_recurrent.json --check --dims B=2,T=77,H=2 --scalar scale=0.7 --seed 10
     # Ragged sizes run the general code, multiples of 16 the div16 variant.
+    $fn argmax-$target $k/argmax-$target/extremes.json --check --dims R=1000 --in x=$k/argmax-inputs/x.npy --ref imax=$k/argmax-inputs/imax.npy --ref imin=$k/argmax-inputs/imin.npy --ref cmax=$k/argmax-inputs/cmax.npy --ref cmin=$k/argmax-inputs/cmin.npy
     $fn matmul-ragged-$target $k/matmul-$target/matmul.json --check --dims M=333,N=190,K=271 --seed 19
     $fn matmul-div16-$target $k/matmul-$target/matmul.json --check --dims M=256,N=384,K=512 --seed 20
     $fn matmul-f16-$target $k/matmul-f16-small-$target/matmul.json --check --dims M=200,N=96,K=80 --seed 21

@@ -50,7 +50,11 @@ for target in sm_80 sm_90a; do
   compile rmsnorm-$target rmsnorm.tile $target
   compile matmul-gelu-$target matmul_gelu.tile $target
   compile cross-entropy-$target cross_entropy.tile $target
+  # argmax/argmin (a test kernel), checked against numpy's indices.
+  mkdir -p "$stage/kernels/argmax-$target"
+  "$tilec" "$root/test/Frontend/argmax.tile" --target "$target" -o "$stage/kernels/argmax-$target"
 done
+/usr/bin/python3 "$root/test/Kernels/Inputs/argmax_inputs.py" "$stage/kernels/argmax-inputs"
 python3 "$root/test/Kernels/Inputs/cross_entropy_inputs.py" "$stage/kernels/ce-inputs"
 # The cu_seqlens, block tables and sequence lengths of the varlen and paged
 # attention runs (random integers would not be valid ones).
