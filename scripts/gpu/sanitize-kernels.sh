@@ -2,7 +2,7 @@
 # On the GPU machine (Firecracker runtime: compute-sanitizer does not run
 # under gVisor), after scripts/gpu/stage-kernels.sh here: every run of
 # kernel-configs.sh (those matching $ONLY, when set) under
-# compute-sanitizer's memcheck and racecheck. A tool
+# compute-sanitizer's memcheck, racecheck and synccheck. A tool
 # that reports any error, or a check that fails, fails the run. Logs go to
 # $OUT.
 set -u
@@ -15,7 +15,7 @@ passed=0
 failed=0
 summary=""
 
-# s NAME BUNDLE ARGS...: memcheck, then racecheck, of one tile-run.
+# s NAME BUNDLE ARGS...: memcheck, racecheck, then synccheck, of one tile-run.
 s() {
   local name=$1 bundle=$2
   shift 2
@@ -23,9 +23,9 @@ s() {
   if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then
     return
   fi
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck synccheck; do
     local log=$out/$name-$tool.log
-    # memcheck ends with "ERROR SUMMARY: 0 errors", racecheck with
+    # memcheck and synccheck end with "ERROR SUMMARY: 0 errors", racecheck with
     # "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)".
     if compute-sanitizer --tool "$tool" --error-exitcode 99 \
       "$run" "$bundle" "$@" >"$log" 2>&1 &&
