@@ -28,6 +28,9 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
   if (auto trans = dyn_cast<TransOp>(op))
     return bytesOf(trans.getSource().getType());
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    // Before layout assignment no reduction is known to cross warps.
+    if (!reduce.getSource().getType().getEncoding())
+      return 0;
     LinearLayout layout = getLinearLayout(reduce.getSource().getType());
     int64_t warpsAlongAxis = 1;
     for (const auto &basis : layout.getWarpBases())
@@ -50,11 +53,11 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
 static bool usesRings(Operation *op) {
   bool uses = false;
   op->walk([&](Operation *inner) {
-    if (isa<PipelineCreateOp, PipelinePushOp, PipelinePopOp, DotWaitOp>(
-            inner))
+    if (isa<PipelineCreateOp, PipelinePushOp, PipelinePopOp, DotWaitOp>(inner))
       uses = true;
     else if (auto dot = dyn_cast<DotOp>(inner))
-      uses |= isa<SharedLayoutAttr>(dot.getB().getType().getEncoding());
+      uses |=
+          isa_and_nonnull<SharedLayoutAttr>(dot.getB().getType().getEncoding());
   });
   return uses;
 }
@@ -85,7 +88,7 @@ KernelPlan tegula::tile::planSharedMemory(func::FuncOp func) {
     }
     if (auto pop = dyn_cast<PipelinePopOp>(op))
       plan.readsStagesInPlace |=
-          isa<SharedLayoutAttr>(pop.getType().getEncoding());
+          isa_and_nonnull<SharedLayoutAttr>(pop.getType().getEncoding());
     int64_t bytes = getScratchBytes(op);
     if (!bytes)
       return;

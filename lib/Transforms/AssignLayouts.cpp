@@ -38,11 +38,11 @@ bool isTile(Type type) { return isa<RankedTensorType>(type); }
 
 /// Whether operand `index` (0 for A, 1 for B) of `dot`, split over warps as
 /// `mma`, can be read by wgmma where its pipeline stage holds it: popped
-/// (or popped and transposed) for this dot alone from a swizzled stage of whole 8-row swizzle atoms,
-/// and laid out as a matrix descriptor can say. A stage read K-major (A as
-/// pushed, B transposed) needs K across whole 128-byte panels; B read
-/// N-major needs each warpgroup's columns to start and end on panels. A
-/// pushed transposed (M-major) stays in registers.
+/// (or popped and transposed) for this dot alone from a swizzled stage of
+/// whole 8-row swizzle atoms, and laid out as a matrix descriptor can say. A
+/// stage read K-major (A as pushed, B transposed) needs K across whole 128-byte
+/// panels; B read N-major needs each warpgroup's columns to start and end on
+/// panels. A pushed transposed (M-major) stays in registers.
 bool readsInPlace(DotOp dot, unsigned index, MmaLayoutAttr mma) {
   Value operand = dot->getOperand(index);
   // A transpose of a pop folds into the pop (FoldTransposeIntoPop).
@@ -185,10 +185,11 @@ private:
     return Attribute(MmaLayoutAttr::get(context, warps));
   }
 
-  /// Whether `dot` becomes warpgroup instructions: the target has them, the
-  /// warps split its result as they need, its operands are 16-bit floats
-  /// accumulating in f32, and its B can be read in place.
-  bool usesWarpgroupDot(DotOp dot, MmaLayoutAttr mma) {
+  /// Whether `dot`, whose B can be read in place (and A when `aInPlace`),
+  /// becomes warpgroup instructions: the target has them, the warps split
+  /// its result as they need, and its operands are 16-bit floats
+  /// accumulating in f32.
+  bool usesWarpgroupDot(DotOp dot, MmaLayoutAttr mma, bool aInPlace) {
     FailureOr<tegula::TargetInfo> target = getTarget(dot);
     ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
     ArrayRef<unsigned> warps = mma.getWarpsPerCTA();
@@ -197,7 +198,7 @@ private:
     // reused such registers while the loop still needed them (a masked
     // attention loop on the H100); those dots stay mma.sync.
     auto loop = dot->getParentOfType<scf::ForOp>();
-    if (loop && !readsInPlace(dot, 0, mma) &&
+    if (loop && !aInPlace &&
         !loop->isAncestor(dot.getA().getParentRegion()->getParentOp()))
       return false;
     return succeeded(target) &&
@@ -205,8 +206,7 @@ private:
                                     {warps[0], warps[1], true}) &&
            (element.isBF16() || element.isF16()) &&
            dot.getResult().getType().getElementType().isF32() &&
-           dot.getA().getType().getDimSize(1) % 16 == 0 &&
-           readsInPlace(dot, 1, mma);
+           dot.getA().getType().getDimSize(1) % 16 == 0;
   }
 
   Attribute layoutOf(Value value) {
@@ -297,10 +297,14 @@ private:
       if (failed(mma))
         return failure();
       layouts[result] = *mma;
-      if (usesWarpgroupDot(dot, cast<MmaLayoutAttr>(*mma)))
-        for (unsigned index : {0u, 1u})
-          if (readsInPlace(dot, index, cast<MmaLayoutAttr>(*mma)))
-            layouts[dot->getOperand(index)] = SharedLayoutAttr::get(context);
+      auto split = cast<MmaLayoutAttr>(*mma);
+      bool aInPlace = readsInPlace(dot, 0, split);
+      if (readsInPlace(dot, 1, split) &&
+          usesWarpgroupDot(dot, split, aInPlace)) {
+        layouts[dot.getB()] = SharedLayoutAttr::get(context);
+        if (aInPlace)
+          layouts[dot.getA()] = SharedLayoutAttr::get(context);
+      }
       return success();
     }
     if (auto reduce = dyn_cast<ReduceOp>(op)) {

@@ -67,8 +67,8 @@ std::optional<unsigned> deferrableAccumulator(DotOp dot) {
 
 void setStages(PipelineCreateOp ring, unsigned stages) {
   PipelineType type = ring.getType();
-  ring.getResult().setType(PipelineType::get(
-      ring.getContext(), type.getShape(), type.getElementType(), stages));
+  ring.getResult().setType(PipelineType::get(ring.getContext(), type.getShape(),
+                                             type.getElementType(), stages));
 }
 
 struct DeferDotWaitsPass

@@ -1,5 +1,7 @@
 //===- PipelineLoops.cpp - Prefetch the loads of pipelined loops ----------===//
 
+#include "tegula/Analysis/SharedMemoryPlan.h"
+
 #include "Tile/TileDialect.h"
 #include "Tile/TileOps.h"
 #include "Tile/TilePasses.h"
@@ -191,14 +193,6 @@ void stageLoopInvariantOperands(func::FuncOp func) {
   FailureOr<tegula::TargetInfo> target = getTarget(func);
   if (failed(target) || target->dotFamily != tegula::DotFamily::Wgmma)
     return;
-  // The frontend's budget counted the rings, not this one: stage a block
-  // only where it fits beside them with room for a conversion area as
-  // large (the scratch is not planned yet).
-  int64_t ringBytes = 0;
-  func.walk([&](PipelineCreateOp ring) {
-    ringBytes += ring.getType().getStages() * ring.getType().getStageBytes() +
-                 kSwizzleAtomBytes;
-  });
   SmallVector<LoadOp> loads;
   func.walk([&](DotOp dot) {
     auto load = dot.getA().getDefiningOp<LoadOp>();
@@ -211,11 +205,14 @@ void stageLoopInvariantOperands(func::FuncOp func) {
   for (LoadOp load : loads) {
     OpBuilder builder(load);
     RankedTensorType block = load.getType();
+    // The frontend's budget counted the rings, not this one: stage a block
+    // only where it fits beside them with room for a conversion area as
+    // large (the scratch is not planned yet).
     int64_t bytes =
         block.getNumElements() * getStoredBytes(block.getElementType());
-    if (ringBytes + 2 * bytes + kSwizzleAtomBytes > target->maxSharedBytes)
+    if (planSharedMemory(func).sharedBytes + 2 * bytes + kSwizzleAtomBytes >
+        target->maxSharedBytes)
       continue;
-    ringBytes += bytes + kSwizzleAtomBytes;
     Value ring = PipelineCreateOp::create(
         builder, load.getLoc(),
         PipelineType::get(load.getContext(), block.getShape(),

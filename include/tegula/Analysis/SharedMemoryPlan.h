@@ -44,7 +44,8 @@ struct KernelPlan {
   bool readsStagesInPlace = false;
 };
 
-/// Plans the shared memory of `func` (laid-out tile IR).
+/// Plans the shared memory of `func`. On tile IR not laid out yet, the
+/// rings and transposes only: which reductions cross warps is not known.
 KernelPlan planSharedMemory(mlir::func::FuncOp func);
 
 /// Bytes of shared scratch `op` needs while it runs, 0 if none. An op that

@@ -205,8 +205,8 @@ Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
     int64_t elementBytes = getStoredBytes(storedType);
     int64_t panelElements = kSwizzleBytes / elementBytes;
     int64_t chunkElements = 16 / elementBytes;
-    Value panel = arith::DivUIOp::create(
-        builder, loc, column, i32Const(builder, loc, panelElements));
+    Value panel = arith::DivUIOp::create(builder, loc, column,
+                                         i32Const(builder, loc, panelElements));
     Value inPanel = arith::RemUIOp::create(
         builder, loc, column, i32Const(builder, loc, panelElements));
     Value phase =

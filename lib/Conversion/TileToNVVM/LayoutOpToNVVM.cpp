@@ -90,12 +90,11 @@ struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
                                               *mapping));
       return success();
     }
-    rewriter.replaceOp(
-        op, convertThroughShared(state.target, rewriter, op.getLoc(), op,
-                                 adaptor.getSource(), from, to,
-                                 op.getType().getElementType(), resultType,
-                                 takeScratch(rewriter, op.getLoc(), op,
-                                             state)));
+    rewriter.replaceOp(op, convertThroughShared(
+                               state.target, rewriter, op.getLoc(), op,
+                               adaptor.getSource(), from, to,
+                               op.getType().getElementType(), resultType,
+                               takeScratch(rewriter, op.getLoc(), op, state)));
     return success();
   }
 };
@@ -110,13 +109,12 @@ struct TransLowering : public StatefulPattern<TransOp> {
     LinearLayout result = getLinearLayout(op.getType());
     // The result's layout, in the source's coordinates.
     LinearLayout to = result.transposed();
-    rewriter.replaceOp(
-        op, convertThroughShared(state.target, rewriter, op.getLoc(), op,
-                                 adaptor.getSource(), from, to,
-                                 op.getType().getElementType(),
-                                 getTypeConverter()->convertType(op.getType()),
-                                 takeScratch(rewriter, op.getLoc(), op,
-                                             state)));
+    rewriter.replaceOp(op, convertThroughShared(
+                               state.target, rewriter, op.getLoc(), op,
+                               adaptor.getSource(), from, to,
+                               op.getType().getElementType(),
+                               getTypeConverter()->convertType(op.getType()),
+                               takeScratch(rewriter, op.getLoc(), op, state)));
     return success();
   }
 };

@@ -49,11 +49,11 @@ Value makeDescriptor(OpBuilder &builder, Location loc, Value address,
                               i64Const(builder, loc, fields));
 }
 
-/// Where an operand read in place lies: its stage's shared address and
-/// shape, and whether its rows run along K.
+/// Where an operand read in place lies: its stage's shared address, rows,
+/// and whether they run along K.
 struct StageOperand {
   Value address; // i32 shared-window address of the stage
-  int64_t rows, columns;
+  int64_t rows;
   bool kMajor;
 };
 
@@ -147,7 +147,9 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     RankedTensorType accType = op.getAcc().getType();
     auto mma = dyn_cast<MmaLayoutAttr>(accType.getEncoding());
     bool aInPlace = isa<SharedLayoutAttr>(op.getA().getType().getEncoding());
-    if (!mma || !isa<SharedLayoutAttr>(op.getB().getType().getEncoding()))
+    auto bPop = op.getB().getDefiningOp<PipelinePopOp>();
+    if (!mma || !bPop ||
+        !isa<SharedLayoutAttr>(op.getB().getType().getEncoding()))
       return rewriter.notifyMatchFailure(op, "B is not read in place");
     if (!aInPlace &&
         !isa<DotOperandLayoutAttr>(op.getA().getType().getEncoding()))
@@ -179,21 +181,19 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
 
     Value sharedBase = LLVM::PtrToIntOp::create(
         rewriter, loc, rewriter.getI32Type(), getSharedBase(rewriter, op));
-    auto stageOf = [&](Value offset, bool kMajor, int64_t rows,
-                       int64_t cols) -> StageOperand {
+    auto stageOf = [&](Value offset, int64_t rows,
+                       bool kMajor) -> StageOperand {
       return {arith::AddIOp::create(rewriter, loc, sharedBase, offset), rows,
-              cols, kMajor};
+              kMajor};
     };
     // A as pushed: [M, K] rows along K. B as pushed: [K, N], N-major;
     // popped transposed the stage is [N, K], K-major.
-    bool bTransposed = op.getB().getDefiningOp<PipelinePopOp>() &&
-                       op.getB().getDefiningOp<PipelinePopOp>().getTranspose();
-    StageOperand b = bTransposed ? stageOf(adaptor.getB(), true, n, k)
-                                 : stageOf(adaptor.getB(), false, k, n);
+    StageOperand b = bPop.getTranspose() ? stageOf(adaptor.getB(), n, true)
+                                         : stageOf(adaptor.getB(), k, false);
     std::optional<StageOperand> a;
     SmallVector<Value> aRegisters;
     if (aInPlace)
-      a = stageOf(adaptor.getA(), true, m, k);
+      a = stageOf(adaptor.getA(), m, true);
     else
       aRegisters = unpackVector(rewriter, loc, adaptor.getA());
 
@@ -214,8 +214,8 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
       std::string constraints, aText;
       unsigned next = 2 * count;
       if (a) {
-        extra.push_back(sliceDescriptor(rewriter, loc, *a, rowStart, kStep,
-                                        elementBytes));
+        extra.push_back(
+            sliceDescriptor(rewriter, loc, *a, rowStart, kStep, elementBytes));
         constraints += "l,";
         aText = "$" + std::to_string(next++);
       } else {
@@ -231,8 +231,8 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
         aText = operandList(next, 4);
         next += 4;
       }
-      extra.push_back(sliceDescriptor(rewriter, loc, b, columnStart, kStep,
-                                      elementBytes));
+      extra.push_back(
+          sliceDescriptor(rewriter, loc, b, columnStart, kStep, elementBytes));
       constraints += "l,r";
       std::string bText = "$" + std::to_string(next++);
       std::string scaleText = "$" + std::to_string(next++);
@@ -251,8 +251,8 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
                   "wgmma.commit_group.sync.aligned;", "~{memory}");
     // A deferred dot (DeferDotWaits.cpp) leaves its own group in flight.
     int64_t inFlight = 0;
-    if (auto attr = op->getAttrOfType<IntegerAttr>(
-            TileDialect::kDotsInFlightAttrName))
+    if (auto attr =
+            op->getAttrOfType<IntegerAttr>(TileDialect::kDotsInFlightAttrName))
       inFlight = attr.getInt();
     acc = emitWait(rewriter, loc, acc, inFlight);
     rewriter.replaceOp(op, packVector(rewriter, loc,
@@ -261,6 +261,7 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     return success();
   }
 };
+
 struct DotWaitLowering : public OpConversionPattern<DotWaitOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -282,5 +283,5 @@ struct DotWaitLowering : public OpConversionPattern<DotWaitOp> {
 void tegula::tile::populateWgmmaDotPatterns(const TypeConverter &converter,
                                             RewritePatternSet &patterns) {
   patterns.add<WgmmaDotLowering, DotWaitLowering>(converter,
-                                                 patterns.getContext());
+                                                  patterns.getContext());
 }

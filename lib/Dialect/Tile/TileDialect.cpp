@@ -335,8 +335,9 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
       return op->emitError()
              << "'" << name << "' must be a non-negative i32 attribute";
     if (!isa<DotOp>(op))
-      return op->emitError() << "'" << name << "' may only mark a tile.dot, not '"
-                             << op->getName() << "'";
+      return op->emitError()
+             << "'" << name << "' may only mark a tile.dot, not '"
+             << op->getName() << "'";
     return success();
   }
   auto isStringArray = [](Attribute value) {

@@ -106,29 +106,33 @@ Val Sema::elementwise(llvm::StringRef name, const Expr &e, Val x) {
   return Val::runtime(r, x.ty);
 }
 
-std::optional<std::pair<Val, int64_t>>
-Sema::reduceOperand(llvm::StringRef name, const Expr &e) {
+std::optional<std::pair<Val, int64_t>> Sema::reduceOperand(llvm::StringRef name,
+                                                           const Expr &e) {
   const NamedArg *axisArg = namedArg(e, "axis");
   Val x = eval(*e.operands[0]);
   if (!x.ok())
     return std::nullopt;
   if (x.kind != Val::Runtime || !x.ty.isTile()) {
-    error(e.operands[0]->loc(), "'" + name + "' reduces a tile, but '" +
-                                    src(*e.operands[0]) + "' is " +
-                                    (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
+    error(
+        e.operands[0]->loc(),
+        "'" + name + "' reduces a tile, but '" + src(*e.operands[0]) + "' is " +
+            (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
     return std::nullopt;
   }
   auto axis = evalConstInt(*axisArg->value, "the reduction axis");
   if (!axis)
     return std::nullopt;
   if (*axis < 0 || *axis >= x.ty.rank()) {
-    error(axisArg->value->loc(),
-          "axis " + std::to_string(*axis) + " is out of range for " +
-              x.ty.str() + "; expected 0 to " + std::to_string(x.ty.rank() - 1));
+    error(axisArg->value->loc(), "axis " + std::to_string(*axis) +
+                                     " is out of range for " + x.ty.str() +
+                                     "; expected 0 to " +
+                                     std::to_string(x.ty.rank() - 1));
     return std::nullopt;
   }
   if (x.ty.dt == DT::I1) {
-    error(e.loc(), "'" + name + "' does not reduce bool tiles; cast<i32>(...) them first");
+    error(e.loc(),
+          "'" + name +
+              "' does not reduce bool tiles; cast<i32>(...) them first");
     return std::nullopt;
   }
   return std::make_pair(x, *axis);
@@ -141,8 +145,8 @@ Val Sema::reduceAlong(const Val &x, int64_t axis, tl::ReduceKind kind,
   shape.erase(shape.begin() + axis);
   origins.erase(origins.begin() + axis);
   Ty ty = Ty::tile(x.ty.dt, shape, origins);
-  mlir::Value r = tl::ReduceOp::create(builder, loc(l), mlirType(ty), kind,
-                                       x.v, (uint32_t)axis);
+  mlir::Value r = tl::ReduceOp::create(builder, loc(l), mlirType(ty), kind, x.v,
+                                       (uint32_t)axis);
   return Val::runtime(r, ty);
 }
 
@@ -177,10 +181,9 @@ Val Sema::builtinArgExtreme(const Expr &e) {
   // Compare in f32 (exact for f16 and bf16) or the integer type.
   DT work = isFloat(x.ty.dt) ? DT::F32 : x.ty.dt;
   Val xs = x.ty.dt == work ? x : castTo(x, work, l);
-  Val extreme = reduceAlong(xs, axis,
-                            name == "argmax" ? tl::ReduceKind::Max
-                                             : tl::ReduceKind::Min,
-                            l);
+  Val extreme = reduceAlong(
+      xs, axis, name == "argmax" ? tl::ReduceKind::Max : tl::ReduceKind::Min,
+      l);
   // The extreme back along the axis, then over the whole tile.
   mlir::Value back = extreme.v;
   if (extreme.ty.isScalar()) {
@@ -188,10 +191,10 @@ Val Sema::builtinArgExtreme(const Expr &e) {
   } else {
     llvm::SmallVector<int64_t> kept(shape);
     kept[axis] = 1;
-    back = tl::ExpandDimsOp::create(builder, loc(l), tileType(kept, work),
-                                    back, (uint32_t)axis);
-    back = tl::BroadcastOp::create(builder, loc(l), tileType(shape, work),
-                                   back);
+    back = tl::ExpandDimsOp::create(builder, loc(l), tileType(kept, work), back,
+                                    (uint32_t)axis);
+    back =
+        tl::BroadcastOp::create(builder, loc(l), tileType(shape, work), back);
   }
   mlir::Value hit;
   if (isFloat(work)) {
@@ -207,25 +210,12 @@ Val Sema::builtinArgExtreme(const Expr &e) {
         builder, loc(l), mlir::arith::CmpIPredicate::eq, xs.v, back);
   }
   // Each element's index along the axis, or the extent where it misses.
-  mlir::Value index = tl::ArangeOp::create(builder, loc(l),
-                                           tileType({shape[axis]}, DT::I32));
-  llvm::SmallVector<int64_t> cur = {shape[axis]};
-  for (int64_t d = axis - 1; d >= 0; --d) {
-    cur.insert(cur.begin(), 1);
-    index = tl::ExpandDimsOp::create(builder, loc(l), tileType(cur, DT::I32),
-                                     index, 0u);
-  }
-  while ((int64_t)cur.size() < x.ty.rank()) {
-    cur.push_back(1);
-    index = tl::ExpandDimsOp::create(builder, loc(l), tileType(cur, DT::I32),
-                                     index, (uint32_t)(cur.size() - 1));
-  }
-  if (llvm::ArrayRef<int64_t>(cur) != shape)
-    index = tl::BroadcastOp::create(builder, loc(l), tileType(shape, DT::I32),
-                                    index);
-  mlir::Value miss = tl::SplatOp::create(
-      builder, loc(l), tileType(shape, DT::I32),
-      constant(DT::I32, Val::cint(shape[axis]), l));
+  mlir::Value index = spreadAlong(
+      tl::ArangeOp::create(builder, loc(l), tileType({shape[axis]}, DT::I32)),
+      DT::I32, axis, shape, l);
+  mlir::Value miss =
+      tl::SplatOp::create(builder, loc(l), tileType(shape, DT::I32),
+                          constant(DT::I32, Val::cint(shape[axis]), l));
   Val candidates = Val::runtime(
       mlir::arith::SelectOp::create(builder, loc(l), hit, index, miss),
       x.ty.withDT(DT::I32));
@@ -699,7 +689,8 @@ const Builtin kBuiltins[] = {
     {{"arange", Tmpl::None, 1, 1, {}}, &Sema::builtinArange},
     {{"zeros", Tmpl::DTypeShape, 0, 0, {}}, &Sema::builtinZeros, true},
     {{"full", Tmpl::DTypeShape, 1, 1, {}}, &Sema::builtinFull, true},
-    {{"pipeline", Tmpl::DTypeShape, 0, 0, {"stages"}}, &Sema::builtinPipeline,
+    {{"pipeline", Tmpl::DTypeShape, 0, 0, {"stages"}},
+     &Sema::builtinPipeline,
      true},
     {{"cast", Tmpl::DType, 1, 1, {}}, &Sema::builtinCast, true},
     {{"dot", Tmpl::None, 2, 3, {}}, &Sema::dot},

@@ -61,6 +61,23 @@ mlir::Value Sema::broadcastTo(mlir::Value v, const Ty &from,
   return v;
 }
 
+mlir::Value Sema::spreadAlong(mlir::Value v, DT dt, size_t axis,
+                              llvm::ArrayRef<int64_t> shape, SourceLoc l) {
+  llvm::SmallVector<int64_t> cur{shape[axis]};
+  for (size_t d = 0; d < axis; ++d) {
+    cur.insert(cur.begin(), 1);
+    v = tl::ExpandDimsOp::create(builder, loc(l), tileType(cur, dt), v, 0u);
+  }
+  while (cur.size() < shape.size()) {
+    cur.push_back(1);
+    v = tl::ExpandDimsOp::create(builder, loc(l), tileType(cur, dt), v,
+                                 (uint32_t)(cur.size() - 1));
+  }
+  if (llvm::ArrayRef<int64_t>(cur) != shape)
+    v = tl::BroadcastOp::create(builder, loc(l), tileType(shape, dt), v);
+  return v;
+}
+
 Val Sema::toRuntime(const Val &v, SourceLoc l, std::optional<DT> dt) {
   if (v.kind == Val::Runtime || !v.ok())
     return v;

@@ -244,27 +244,14 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
   if (!checkShape(block.shape, e.loc()))
     return std::nullopt;
   size_t position = 0;
-  size_t blockRank = block.shape.size();
   for (const Item &item : items) {
     mlir::Value v = item.v.v;
     if (!item.tile) {
       block.indices.push_back(broadcastTo(v, item.v.ty, block.shape, e.loc()));
       continue;
     }
-    llvm::SmallVector<int64_t> cur{item.v.ty.shape[0]};
-    DT dt = item.v.ty.dt;
-    for (size_t axis = 0; axis < position; ++axis) {
-      cur.insert(cur.begin(), 1);
-      v = tl::ExpandDimsOp::create(builder, loc(e.loc()), tileType(cur, dt), v, 0u);
-    }
-    while (cur.size() < blockRank) {
-      cur.push_back(1);
-      v = tl::ExpandDimsOp::create(builder, loc(e.loc()), tileType(cur, dt), v,
-                                   (uint32_t)(cur.size() - 1));
-    }
-    if (llvm::ArrayRef<int64_t>(cur) != llvm::ArrayRef<int64_t>(block.shape))
-      v = tl::BroadcastOp::create(builder, loc(e.loc()), tileType(block.shape, dt), v);
-    block.indices.push_back(v);
+    block.indices.push_back(
+        spreadAlong(v, item.v.ty.dt, position, block.shape, e.loc()));
     ++position;
   }
   return block;
