@@ -26,6 +26,23 @@ c() {
 }
 
 for_each_kernel_run c
+# device_assert (-g) on inputs that break it: the launch must fail with
+# CUDA_ERROR_ASSERT and the driver must print the message.
+for target in sm_80 sm_90a; do
+  log=$out/assert-fires-$target.log
+  if "$run" $stage/kernels/assert-$target/positive.json \
+    --in x=$stage/kernels/assert-inputs/bad.npy >"$log" 2>&1; then
+    failed=$((failed + 1))
+    summary+="FAIL assert-fires-$target: the launch succeeded"$'\n'
+  elif grep -q CUDA_ERROR_ASSERT "$log" &&
+    grep -q "inputs must not be negative" "$log"; then
+    passed=$((passed + 1))
+    summary+="PASS assert-fires-$target"$'\n'
+  else
+    failed=$((failed + 1))
+    summary+="FAIL assert-fires-$target: $(head -c 300 "$log")"$'\n'
+  fi
+done
 # Timing of the default configuration on sm_90a, batch x N = 16k tokens.
 for n in 1024 4096; do
   z=$((16384 / n))

@@ -57,6 +57,14 @@ for_each_kernel_run() {
     $fn linattn-recurrent-$target $k/linattn-recurrent-$target/linear_attention_recurrent.json --check --dims B=2,T=77,H=2 --scalar scale=0.7 --seed 10
     # Ragged sizes run the general code, multiples of 16 the div16 variant.
     $fn argmax-$target $k/argmax-$target/extremes.json --check --dims R=1000 --in x=$k/argmax-inputs/x.npy --ref imax=$k/argmax-inputs/imax.npy --ref imin=$k/argmax-inputs/imin.npy --ref cmax=$k/argmax-inputs/cmax.npy --ref cmin=$k/argmax-inputs/cmin.npy
+    # Atomics: 1563 programs adding into 8 bins and one element.
+    $fn atomics-hist-$target $k/atomics-$target/hist.json --check --in x=$k/atomics-inputs/hist-x.npy --in h=$k/atomics-inputs/hist-h.npy --ref h=$k/atomics-inputs/hist-ref.npy
+    $fn atomics-total-$target $k/atomics-$target/total.json --check --in v=$k/atomics-inputs/total-v.npy --in t=$k/atomics-inputs/total-t.npy --ref t=$k/atomics-inputs/total-ref.npy
+    $fn atomics-fmax-$target $k/atomics-$target/fmax.json --check --in y=$k/atomics-inputs/fmax-y.npy --in m=$k/atomics-inputs/fmax-m.npy --ref m=$k/atomics-inputs/fmax-ref.npy
+    $fn atomics-imax-$target $k/atomics-$target/imax.json --check --in g=$k/atomics-inputs/imax-g.npy --ref g=$k/atomics-inputs/imax-ref.npy
+    $fn atomics-hadd-$target $k/atomics-$target/hadd.json --check --in a=$k/atomics-inputs/hadd-a.npy --ref a=$k/atomics-inputs/hadd-ref.npy
+    # device_assert (-g) on inputs that hold.
+    $fn assert-holds-$target $k/assert-$target/positive.json --in x=$k/assert-inputs/good.npy
     $fn matmul-ragged-$target $k/matmul-$target/matmul.json --check --dims M=333,N=190,K=271 --seed 19
     $fn matmul-div16-$target $k/matmul-$target/matmul.json --check --dims M=256,N=384,K=512 --seed 20
     $fn matmul-f16-$target $k/matmul-f16-small-$target/matmul.json --check --dims M=200,N=96,K=80 --seed 21

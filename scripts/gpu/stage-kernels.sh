@@ -53,8 +53,16 @@ for target in sm_80 sm_90a; do
   # argmax/argmin (a test kernel), checked against numpy's indices.
   mkdir -p "$stage/kernels/argmax-$target"
   "$tilec" "$root/test/Frontend/argmax.tile" --target "$target" -o "$stage/kernels/argmax-$target"
+  # atomic_add/atomic_max under contention, against numpy; device_assert
+  # under -g, which must stop a launch whose inputs break it.
+  mkdir -p "$stage/kernels/atomics-$target" "$stage/kernels/assert-$target"
+  "$tilec" "$root/test/Frontend/atomics.tile" --target "$target" -o "$stage/kernels/atomics-$target"
+  "$tilec" "$root/test/Frontend/device-assert.tile" -k positive -g --target "$target" -o "$stage/kernels/assert-$target"
 done
 /usr/bin/python3 "$root/test/Kernels/Inputs/argmax_inputs.py" "$stage/kernels/argmax-inputs"
+/usr/bin/python3 "$root/test/Kernels/Inputs/atomics_inputs.py" "$stage/kernels/atomics-inputs"
+mkdir -p "$stage/kernels/assert-inputs"
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1] + '/bad.npy', (90 - np.arange(100)).astype(np.float32)); np.save(sys.argv[1] + '/good.npy', np.arange(100, dtype=np.float32))" "$stage/kernels/assert-inputs"
 python3 "$root/test/Kernels/Inputs/cross_entropy_inputs.py" "$stage/kernels/ce-inputs"
 # The cu_seqlens, block tables and sequence lengths of the varlen and paged
 # attention runs (random integers would not be valid ones).
