@@ -82,6 +82,9 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kArgDimsAttrName = "tile.dims";
     static constexpr ::llvm::StringLiteral kArgAccessAttrName = "tile.access";
     static constexpr ::llvm::StringLiteral kSizeVarAttrName = "tile.size_var";
+    /// An i64 stride of a `strided` tensor: the tensor's name; the stride's
+    /// dimension is its position among that tensor's strides.
+    static constexpr ::llvm::StringLiteral kStrideOfAttrName = "tile.stride_of";
     /// A power of two every value of a size variable is a multiple of: from
     /// `requires N % 16 == 0`, or assumed by a specialized variant that the
     /// launcher picks only when it holds.

@@ -152,23 +152,34 @@ def Tile_ConvertLayoutOp : Tile_TileOp<"convert_layout", [Pure,
 // Global tensors and memory access
 //===----------------------------------------------------------------------===//
 
-def Tile_MakeTensorOp : Tile_Op<"make_tensor", [Pure]> {
-  let summary = "Give a global address a shape";
+def Tile_MakeTensorOp : Tile_Op<"make_tensor", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Give a global address a shape (and strides)";
   let description = [{
     Binds each `?` extent of the result type to one `i32` operand, in order.
     Kernels receive tensors as an address plus their size variables; this op
-    joins them so that every access below can mask against the extents.
+    joins them so that every access below can mask against the extents. A
+    `strided` tensor also takes one `i64` stride per dimension, in elements;
+    any other tensor is row-major.
 
     ```mlir
     %q = tile.make_tensor %qptr[%z, %n] : !tile.ptr<bf16> -> !tile.tensor<?x8x?x64xbf16>
+    %w = tile.make_tensor %wptr[%k, %n] strides [%s0, %s1]
+        : !tile.ptr<bf16> -> !tile.tensor<?x?xbf16, strided>
     ```
   }];
-  let arguments = (ins Tile_PtrType:$base, Variadic<I32>:$dynamicDims);
+  let arguments = (ins Tile_PtrType:$base, Variadic<I32>:$dynamicDims,
+                   Variadic<I64>:$strides);
   let results = (outs Tile_TensorType:$result);
   let assemblyFormat = [{
-    $base `[` $dynamicDims `]` attr-dict `:` qualified(type($base)) `->`
-    qualified(type($result))
+    $base `[` $dynamicDims `]` (`strides` `[` $strides^ `]`)? attr-dict `:`
+    qualified(type($base)) `->` qualified(type($result))
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$base,
+                   "::mlir::ValueRange":$dynamicDims), [{
+      build($_builder, $_state, result, base, dynamicDims, ::mlir::ValueRange());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -32,23 +32,35 @@ def Tile_PtrType : Tile_Type<"Ptr", "ptr"> {
 }
 
 def Tile_TensorType : Tile_Type<"GlobalTensor", "tensor"> {
-  let summary = "A contiguous row-major tensor in global memory";
+  let summary = "A row-major or strided tensor in global memory";
   let description = [{
     A handle to a tensor in global memory: its element type, its extents
-    (static, or `?` when bound at launch by a size variable) and whether the
-    kernel may store to it (`mut`). Tensors are only ever accessed through
-    `tile.load`, `tile.store` and `tile.pipeline.push`.
+    (static, or `?` when bound at launch by a size variable), whether the
+    kernel may store to it (`mut`) and whether its strides come at launch
+    (`strided`; otherwise it is contiguous and row-major). Tensors are only
+    ever accessed through `tile.load`, `tile.store`, `tile.atomic_rmw` and
+    `tile.pipeline.push`.
 
     ```mlir
     !tile.tensor<?x?x?x128xbf16>        // read only
     !tile.tensor<?x128xf32, mut>        // loads and stores
+    !tile.tensor<?x?xbf16, strided>     // a view: strides in elements
     ```
   }];
   let parameters = (ins
     ArrayRefParameter<"int64_t">:$shape,
     "::mlir::Type":$elementType,
-    "bool":$isMutable
+    "bool":$isMutable,
+    "bool":$isStrided
   );
+  let builders = [
+    TypeBuilder<(ins "::llvm::ArrayRef<int64_t>":$shape,
+                     "::mlir::Type":$elementType, "bool":$isMutable,
+                     CArg<"bool", "false">:$isStrided), [{
+      return $_get($_ctxt, shape, elementType, isMutable, isStrided);
+    }]>
+  ];
+  let skipDefaultBuilders = 1;
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a declaration here changes meaning. */
-#define TEGULA_RT_ABI_VERSION 1
+#define TEGULA_RT_ABI_VERSION 2
 
 enum tegula_rt_status {
   TEGULA_RT_OK = 0,
@@ -117,6 +117,10 @@ const char *tegula_rt_kernel_param_name(const tegula_rt_kernel *kernel,
 /* 1 for a tensor, 0 for a scalar. */
 int tegula_rt_kernel_param_is_tensor(const tegula_rt_kernel *kernel, int param);
 int tegula_rt_kernel_param_dtype(const tegula_rt_kernel *kernel, int param);
+/* 1 when tensor `param` is declared `strided` (its strides are passed to
+ * the kernel), else 0. */
+int tegula_rt_kernel_param_is_strided(const tegula_rt_kernel *kernel,
+                                      int param);
 /* A tegula_rt_access (scalars: TEGULA_RT_READ). */
 int tegula_rt_kernel_param_access(const tegula_rt_kernel *kernel, int param);
 /* The number of dims of a tensor (0 for a scalar). */
@@ -157,7 +161,9 @@ void tegula_rt_binding_free(tegula_rt_binding *binding);
 int tegula_rt_binding_set_dim(tegula_rt_binding *binding, const char *name,
                               int64_t value);
 /* A tensor argument: its dtype, shape, strides in elements (NULL:
- * contiguous) and device address (0: none yet, see set_pointer). A write
+ * contiguous; other strides only for a tensor the kernel declares
+ * `strided`, whose strides are then passed to the kernel) and device
+ * address (0: none yet, see set_pointer). A write
  * tensor may be left out entirely: its shape then follows from the others
  * (tegula_rt_binding_param_shape) and only its pointer is set. */
 int tegula_rt_binding_set_tensor(tegula_rt_binding *binding, const char *name,
@@ -165,6 +171,12 @@ int tegula_rt_binding_set_tensor(tegula_rt_binding *binding, const char *name,
                                  const int64_t *strides, uint64_t pointer);
 int tegula_rt_binding_set_pointer(tegula_rt_binding *binding, const char *name,
                                   uint64_t pointer);
+/* The allocation tensor `name` lies in ([base, base + bytes) on the
+ * device), when the caller knows it (a torch tensor's storage): the check
+ * then refuses a view whose elements reach outside it. bytes 0: unknown. */
+int tegula_rt_binding_set_allocation(tegula_rt_binding *binding,
+                                     const char *name, uint64_t base,
+                                     uint64_t bytes);
 /* Scalars: any parameter dtype from an integer, or from a double (f32 only:
  * rounded to nearest; a finite value past f32's range is an error). */
 int tegula_rt_binding_set_scalar_int(tegula_rt_binding *binding,

@@ -238,7 +238,9 @@ unsigned tegula::tile::getAccessVectorWidth(Value tensor, ValueRange indices,
                                             Value mask,
                                             RankedTensorType blockType) {
   auto tensorType = cast<GlobalTensorType>(tensor.getType());
-  if (indices.empty())
+  // A strided tensor's elements are consecutive only if its last stride is
+  // 1, which is known at launch, not here.
+  if (indices.empty() || tensorType.getIsStrided())
     return 1;
   auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(blockType.getEncoding());
   if (!blocked)

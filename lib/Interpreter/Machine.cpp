@@ -14,6 +14,8 @@
 
 #include "llvm/Support/ErrorHandling.h"
 
+#include <map>
+
 using namespace mlir;
 
 namespace tegula::interp {
@@ -73,8 +75,9 @@ bool Machine::checkSupported(Operation *root) {
 
 bool Machine::bindArguments() {
   // Function arguments are the bundle's parameters in order, with the size
-  // variables (tile.size_var) taken out.
+  // variables (tile.size_var) and strides (tile.stride_of) taken out.
   size_t param = 0;
+  std::map<std::string, size_t> stridesTaken;
   for (unsigned a = 0, e = kernel.getNumArguments(); a < e; ++a) {
     BlockArgument arg = kernel.getArgument(a);
     RtValue v;
@@ -82,6 +85,23 @@ bool Machine::bindArguments() {
             a, tile::TileDialect::kSizeVarAttrName)) {
       Data d;
       d.i = {wrapInt(plan.env.at(sv.getValue().str()), 32)};
+      setData(arg, std::move(d));
+      continue;
+    }
+    // The interpreter addresses a strided tensor by its logical index, as
+    // its host tensor holds it; the strides only need a value.
+    if (auto of = kernel.getArgAttrOfType<StringAttr>(
+            a, tile::TileDialect::kStrideOfAttrName)) {
+      const rt::Param *p = bundle.findParam(of.getValue().str());
+      if (!p || !p->strided) {
+        error = "argument " + std::to_string(a) + " is a stride of '" +
+                of.getValue().str() + "', which is not a strided tensor";
+        return false;
+      }
+      size_t dim = stridesTaken[of.getValue().str()]++;
+      const auto &strides = plan.strides[size_t(p - bundle.params.data())];
+      Data d;
+      d.i = {dim < strides.size() ? strides[dim] : 0};
       setData(arg, std::move(d));
       continue;
     }

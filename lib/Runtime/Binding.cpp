@@ -2,6 +2,8 @@
 
 #include "tegula/Runtime/Binding.h"
 
+#include "tegula/Runtime/Strides.h"
+
 #include "tegula/Runtime/Tensor.h"
 #include "tegula/Runtime/Text.h"
 
@@ -99,6 +101,36 @@ bool parseDimsArg(const std::string &text, std::map<std::string, int64_t> &dims,
   return true;
 }
 
+bool parseStridesArg(const std::string &text,
+                     std::map<std::string, std::vector<int64_t>> &strides,
+                     std::string &error) {
+  std::string name, list;
+  if (!splitAssignment(text, name, list) || list.empty()) {
+    error = "--stride expects NAME=S0,S1,... (in elements), got '" +
+            abbreviate(text) + "'";
+    return false;
+  }
+  std::vector<int64_t> values;
+  size_t start = 0;
+  while (true) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma - start);
+    int64_t value;
+    bool overflow = false;
+    if (!parseInt(item, value, overflow)) {
+      error = "--stride " + name + ": '" + abbreviate(item) + "' is not " +
+              (overflow ? "a 64-bit integer" : "an integer");
+      return false;
+    }
+    values.push_back(value);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  strides[name] = std::move(values);
+  return true;
+}
+
 bool parseScalar(const std::string &text, DType type, ScalarValue &value,
                  std::string &error) {
   value.dtype = type;
@@ -137,6 +169,36 @@ bool parseScalar(const std::string &text, DType type, ScalarValue &value,
   value.i = v;
   return true;
 }
+
+namespace {
+/// Every strided tensor's strides: given, or row-major; then checked.
+bool bindStrides(const Bundle &bundle, const BindingInputs &inputs,
+                 LaunchPlan &p, std::string &error) {
+  const bool tileRun = inputs.caller == BindingInputs::Caller::TileRun;
+  for (const auto &[name, strides] : inputs.strides) {
+    const Param *param = bundle.findParam(name);
+    if (!param || !param->isTensor || !param->strided) {
+      error = (tileRun ? "--stride sets '" : "strides for '") + name +
+              "', which is not a strided tensor of '" + bundle.kernel +
+              "' (only a tensor declared 'strided' takes strides)";
+      return false;
+    }
+  }
+  p.strides.assign(bundle.params.size(), {});
+  for (size_t i = 0; i < bundle.params.size(); ++i) {
+    const Param &param = bundle.params[i];
+    if (!param.strided)
+      continue;
+    auto given = inputs.strides.find(param.name);
+    p.strides[i] = given != inputs.strides.end()
+                       ? given->second
+                       : rowMajorStrides(p.shapes[i]);
+    if (!checkView(param, p.shapes[i], p.strides[i], error))
+      return false;
+  }
+  return true;
+}
+} // namespace
 
 bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
                   LaunchPlan &plan, std::string &error) {
@@ -278,6 +340,8 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
     }
     p.shapes[i] = std::move(shape);
   }
+  if (!bindStrides(bundle, inputs, p, error))
+    return false;
 
   for (const Expr &req : bundle.requires_) {
     int64_t v;

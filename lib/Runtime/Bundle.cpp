@@ -75,6 +75,9 @@ std::vector<unsigned> Bundle::abiParamBits() const {
       bits.push_back(32);
   }
   bits.insert(bits.end(), sizeVars.size(), 32);
+  for (const Param &p : params)
+    if (p.strided)
+      bits.insert(bits.end(), p.dims.size(), 64);
   return bits;
 }
 
@@ -476,6 +479,12 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
       break;
     }
     p.isTensor = true;
+    if (auto strided = pj.find("strided"); strided != pj.end()) {
+      if (!strided->is_boolean())
+        v.fail(where + ": 'strided' must be true or false");
+      else
+        p.strided = strided->get<bool>();
+    }
     v.getString(pj, "access", access);
     if (access == "read")
       p.access = Access::Read;

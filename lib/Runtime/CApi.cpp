@@ -9,6 +9,7 @@
 
 #include "CApiInternal.h"
 
+#include "tegula/Runtime/Strides.h"
 #include "tegula/Runtime/File.h"
 #include "tegula/Runtime/Tensor.h"
 #include "tegula/Runtime/Text.h"
@@ -101,9 +102,35 @@ std::string formatStrides(const std::vector<int64_t> &strides) {
   return formatShape(strides);
 }
 
+/// A strided view given an allocation must lie inside it.
+bool checkAllocation(const Param &p, const tegula_rt_binding::Tensor &t,
+                     std::string &error) {
+  if (!t.allocationBytes || !t.pointer)
+    return true;
+  std::vector<int64_t> strides =
+      t.strides.empty() ? rowMajorStrides(t.shape) : t.strides;
+  for (int64_t s : strides)
+    if (s < 0)
+      return true; // checkView refuses it with its own message
+  uint64_t bytes = uint64_t(viewSpan(t.shape, strides)) * dtypeSize(p.dtype);
+  if (t.pointer < t.allocationBase ||
+      t.pointer - t.allocationBase > t.allocationBytes ||
+      bytes > t.allocationBytes - (t.pointer - t.allocationBase)) {
+    error = "argument '" + p.name + "' with shape " + formatShape(t.shape) +
+            " and strides " + formatStrides(strides) + " spans " +
+            std::to_string(bytes) + " bytes from byte " +
+            std::to_string(int64_t(t.pointer - t.allocationBase)) +
+            " of its allocation, which holds " +
+            std::to_string(t.allocationBytes) + " bytes";
+    return false;
+  }
+  return true;
+}
+
 /// The checks that a caller's memory needs beyond tile-run's: dtype,
-/// row-major contiguity (strides of size-1 dims do not matter) and the
-/// 16-byte alignment of a pointer given.
+/// row-major contiguity unless the tensor is strided (strides of size-1
+/// dims do not matter), the view inside its allocation when known, and the
+/// alignment of a pointer given (16 bytes; a strided view's element size).
 bool checkTensor(const Param &p, const tegula_rt_binding::Tensor &t,
                  std::string &error) {
   if (t.dtype != int(p.dtype)) {
@@ -111,7 +138,9 @@ bool checkTensor(const Param &p, const tegula_rt_binding::Tensor &t,
             " but the kernel expects " + dtypeName(p.dtype);
     return false;
   }
-  if (!t.strides.empty()) {
+  if (!checkAllocation(p, t, error))
+    return false;
+  if (!t.strides.empty() && !p.strided) {
     std::vector<int64_t> expected(t.shape.size());
     int64_t step = 1;
     bool contiguous = true, empty = false;
@@ -130,12 +159,12 @@ bool checkTensor(const Param &p, const tegula_rt_binding::Tensor &t,
       return false;
     }
   }
-  if (t.pointer % 16 != 0) {
+  uint64_t alignment = p.strided ? dtypeSize(p.dtype) : 16;
+  if (t.pointer % alignment != 0) {
     char address[32];
     std::snprintf(address, sizeof(address), "0x%" PRIx64, t.pointer);
-    error = "argument '" + p.name +
-            "' is at a device address that is not 16-byte aligned (" + address +
-            ")";
+    error = "argument '" + p.name + "' is at a device address that is not " +
+            std::to_string(alignment) + "-byte aligned (" + address + ")";
     return false;
   }
   return true;
@@ -182,7 +211,7 @@ extern "C" {
 
 int tegula_rt_abi_version(void) { return TEGULA_RT_ABI_VERSION; }
 
-const char *tegula_rt_version(void) { return "tegula_rt 0.1 (ABI 1)"; }
+const char *tegula_rt_version(void) { return "tegula_rt 0.1 (ABI 2)"; }
 
 const char *tegula_rt_last_error(void) { return lastError.c_str(); }
 
@@ -308,6 +337,12 @@ int tegula_rt_kernel_param_is_tensor(const tegula_rt_kernel *kernel,
 int tegula_rt_kernel_param_dtype(const tegula_rt_kernel *kernel, int param) {
   const Param *p = paramAt(kernel, param);
   return p ? int(p->dtype) : -1;
+}
+
+int tegula_rt_kernel_param_is_strided(const tegula_rt_kernel *kernel,
+                                      int param) {
+  const Param *p = paramAt(kernel, param);
+  return p ? int(p->strided) : -1;
 }
 
 int tegula_rt_kernel_param_access(const tegula_rt_kernel *kernel, int param) {
@@ -440,6 +475,23 @@ int tegula_rt_binding_set_tensor(tegula_rt_binding *binding, const char *name,
   });
 }
 
+int tegula_rt_binding_set_allocation(tegula_rt_binding *binding,
+                                     const char *name, uint64_t base,
+                                     uint64_t bytes) {
+  if (!binding)
+    return capi::fail(TEGULA_RT_ERROR_USAGE, "null binding");
+  return guarded([&] {
+    int index = tensorIndex(binding, name);
+    if (index < 0)
+      return int(TEGULA_RT_ERROR_LAUNCH_CHECK);
+    invalidate(binding);
+    tegula_rt_binding::Tensor &t = binding->tensors[size_t(index)];
+    t.allocationBase = base;
+    t.allocationBytes = bytes;
+    return capi::ok();
+  });
+}
+
 int tegula_rt_binding_set_pointer(tegula_rt_binding *binding, const char *name,
                                   uint64_t pointer) {
   if (!binding)
@@ -487,6 +539,7 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
     std::string error;
     binding->inputs.caller = BindingInputs::Caller::CApi;
     binding->inputs.fileShapes.clear();
+    binding->inputs.strides.clear();
     for (size_t i = 0; i < b.params.size(); ++i) {
       const tegula_rt_binding::Tensor &t = binding->tensors[i];
       if (!t.given)
@@ -494,6 +547,8 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
       if (!checkTensor(b.params[i], t, error))
         return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
       binding->inputs.fileShapes[b.params[i].name] = t.shape;
+      if (b.params[i].strided && !t.strides.empty())
+        binding->inputs.strides[b.params[i].name] = t.strides;
     }
     if (!bindAndCheck(b, binding->inputs, binding->plan, error))
       return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);

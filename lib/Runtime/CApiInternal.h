@@ -66,6 +66,8 @@ struct tegula_rt_binding {
     int dtype = 0;
     std::vector<int64_t> shape, strides; // strides empty: contiguous
     uint64_t pointer = 0;
+    /// The allocation the view must lie in (bytes 0: not known).
+    uint64_t allocationBase = 0, allocationBytes = 0;
   };
   tegula_rt_kernel *kernel = nullptr;
   std::vector<Tensor> tensors; // per parameter

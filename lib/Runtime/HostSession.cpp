@@ -2,6 +2,8 @@
 
 #include "tegula/Runtime/HostSession.h"
 
+#include "tegula/Runtime/Strides.h"
+
 #include "tegula/Runtime/File.h"
 #include "tegula/Runtime/References.h"
 #include "tegula/Runtime/Text.h"
@@ -86,6 +88,9 @@ bool HostSession::bind(const HostOptions &opts, std::string &error) {
   BindingInputs inputs;
   for (const std::string &d : options.dims)
     if (!parseDimsArg(d, inputs.dims, error))
+      return false;
+  for (const std::string &s : options.strides)
+    if (!parseStridesArg(s, inputs.strides, error))
       return false;
   std::map<std::string, std::string> inFiles;
   if (!parseFileArgs(options.scalars, "--scalar", inputs.scalars, error) ||
@@ -195,6 +200,18 @@ bool HostSession::prepareHostTensors(std::string &error) {
       fillPoison(host[i]);
     else
       fillRandom(host[i], tensorSeed(options.seed, i));
+  }
+  // A read-only view may alias itself (a stride of 0): its elements become
+  // what the kernel will read, the last one written to each address, so
+  // that references and the interpreter see the same values as the GPU.
+  for (size_t i = 0; i < bundle.params.size(); ++i) {
+    if (!bundle.params[i].strided)
+      continue;
+    std::vector<uint8_t> fill(dtypeSize(host[i].dtype), 0);
+    std::vector<uint8_t> spanned = scatterView(host[i], plan.strides[i], fill);
+    std::string ignored; // no gaps can have changed
+    gatherView(spanned, plan.strides[i], fill, bundle.params[i].name, host[i],
+               ignored);
   }
   return true;
 }

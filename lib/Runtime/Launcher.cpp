@@ -2,6 +2,8 @@
 
 #include "tegula/Runtime/Launcher.h"
 
+#include "tegula/Runtime/Strides.h"
+
 #include <algorithm>
 
 namespace tegula::rt {
@@ -13,19 +15,36 @@ Launcher::~Launcher() {
       d.memFree(p);
 }
 
+namespace {
+/// One element of the poison pattern: what a strided view's gaps hold, so
+/// that a write between its elements shows.
+std::vector<uint8_t> gapFill(DType dtype) {
+  HostTensor one(dtype, {1});
+  fillPoison(one);
+  return one.bytes;
+}
+} // namespace
+
 bool Launcher::upload(const std::vector<HostTensor> &tensors,
                       std::string &error) {
   buffers.assign(bundle.params.size(), 0);
   for (size_t i = 0; i < bundle.params.size(); ++i) {
-    if (!bundle.params[i].isTensor)
+    const Param &param = bundle.params[i];
+    if (!param.isTensor)
       continue;
+    // A strided tensor lives in the memory its view spans.
+    std::vector<uint8_t> spanned;
+    if (param.strided)
+      spanned =
+          scatterView(tensors[i], plan.strides[i], gapFill(param.dtype));
+    const std::vector<uint8_t> &bytes =
+        param.strided ? spanned : tensors[i].bytes;
     // cuMemAlloc rejects 0 bytes; a 16-byte buffer keeps the address valid.
-    size_t size = std::max<size_t>(tensors[i].bytes.size(), 16);
+    size_t size = std::max<size_t>(bytes.size(), 16);
     if (!d.check(d.memAlloc(&buffers[i], size), "cuMemAlloc", error))
       return false;
-    if (!tensors[i].bytes.empty() &&
-        !d.check(d.memcpyHtoD(buffers[i], tensors[i].bytes.data(),
-                              tensors[i].bytes.size()),
+    if (!bytes.empty() &&
+        !d.check(d.memcpyHtoD(buffers[i], bytes.data(), bytes.size()),
                  "cuMemcpyHtoD", error))
       return false;
   }
@@ -41,6 +60,16 @@ bool Launcher::launch(std::string &error) {
 bool Launcher::download(size_t index, HostTensor &tensor, std::string &error) {
   if (tensor.bytes.empty())
     return true;
+  const Param &param = bundle.params[index];
+  if (param.strided) {
+    std::vector<uint8_t> spanned(
+        size_t(viewSpan(tensor.shape, plan.strides[index])) *
+        dtypeSize(tensor.dtype));
+    return d.check(d.memcpyDtoH(spanned.data(), buffers[index], spanned.size()),
+                   "cuMemcpyDtoH", error) &&
+           gatherView(spanned, plan.strides[index], gapFill(param.dtype),
+                      param.name, tensor, error);
+  }
   return d.check(
       d.memcpyDtoH(tensor.bytes.data(), buffers[index], tensor.bytes.size()),
       "cuMemcpyDtoH", error);

@@ -131,9 +131,11 @@ bool LoadedKernel::pack(const LaunchPlan &plan,
     const Param &p = bundle.params[i];
     uint64_t slot = 0;
     if (p.isTensor) {
-      if (i >= pointers.size() || pointers[i] % 16 != 0) {
+      // A strided view may start at any element (a column slice).
+      uint64_t alignment = p.strided ? dtypeSize(p.dtype) : 16;
+      if (i >= pointers.size() || pointers[i] % alignment != 0) {
         error = "argument '" + p.name + "' is at a device address that is " +
-                "not 16-byte aligned";
+                "not " + std::to_string(alignment) + "-byte aligned";
         return false;
       }
       slot = pointers[i];
@@ -153,6 +155,9 @@ bool LoadedKernel::pack(const LaunchPlan &plan,
     std::memcpy(&slot, &v, 4);
     pack.slots.push_back(slot);
   }
+  for (const std::vector<int64_t> &strides : plan.strides)
+    for (int64_t stride : strides)
+      pack.slots.push_back(uint64_t(stride));
   // Little-endian: a pointer to the slot is a pointer to its low 32 bits.
   pack.args.clear();
   for (uint64_t &slot : pack.slots)

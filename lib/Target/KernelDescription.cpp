@@ -33,6 +33,16 @@ std::string dtypeName(Type type) {
   return "";
 }
 
+/// Whether the tensor parameter `name` takes strides at launch.
+bool hasStrides(func::FuncOp func, StringRef name) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto of = func.getArgAttrOfType<StringAttr>(
+            i, TileDialect::kStrideOfAttrName))
+      if (of.getValue() == name)
+        return true;
+  return false;
+}
+
 json attrToJson(Attribute attr) {
   if (auto integer = dyn_cast<IntegerAttr>(attr))
     return integer.getType().isInteger(1) ? json(integer.getInt() != 0)
@@ -97,6 +107,15 @@ std::optional<json> target::describeKernel(func::FuncOp func,
       sizeVars.push_back(sizeVar.getValue().str());
       continue;
     }
+    // A strided tensor's strides follow the size variables; the tensor's
+    // "strided" says they are there.
+    if (func.getArgAttr(i, TileDialect::kStrideOfAttrName)) {
+      if (!type.isInteger(64)) {
+        error = where + ": a stride must be i64";
+        return std::nullopt;
+      }
+      continue;
+    }
     json param;
     auto argName =
         func.getArgAttrOfType<StringAttr>(i, TileDialect::kArgNameAttrName);
@@ -121,6 +140,8 @@ std::optional<json> target::describeKernel(func::FuncOp func,
       auto access =
           func.getArgAttrOfType<StringAttr>(i, TileDialect::kArgAccessAttrName);
       param["access"] = access ? access.getValue().str() : "readwrite";
+      if (hasStrides(func, param["name"].get<std::string>()))
+        param["strided"] = true;
     } else {
       std::string dtype = dtypeName(type);
       if (dtype.empty() || dtype == "f16" || dtype == "bf16") {

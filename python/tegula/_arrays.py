@@ -84,6 +84,24 @@ def from_torch(value: Any) -> ArrayArg:
                     device, False, value)
 
 
+def torch_allocation(value: Any) -> Optional[Tuple[int, int]]:
+    """(device address, bytes) of a torch tensor's storage, which a strided
+    view must lie in; None for anything else."""
+    if not is_torch_tensor(value):
+        return None
+    storage = value.untyped_storage()
+    return storage.data_ptr(), storage.nbytes()
+
+
+def torch_allocation_key(value: Any) -> Optional[Tuple[int, int]]:
+    """What the allocation check depends on: the view's byte offset in its
+    storage and the storage's size."""
+    allocation = torch_allocation(value)
+    if allocation is None:
+        return None
+    return value.data_ptr() - allocation[0], allocation[1]
+
+
 def from_cuda_array_interface(value: Any, name: str) -> ArrayArg:
     cai = value.__cuda_array_interface__
     try:

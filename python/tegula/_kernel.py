@@ -10,7 +10,8 @@ from ctypes import c_int64, c_uint64, c_void_p
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from . import _lib
-from ._arrays import ArrayArg, is_array, is_torch_tensor, to_array
+from ._arrays import (ArrayArg, is_array, is_torch_tensor, to_array,
+                      torch_allocation, torch_allocation_key)
 from ._errors import BundleError, DriverError, Error, LaunchError
 
 # Bindings cached per kernel and thread, keyed by the arguments' shapes,
@@ -34,13 +35,14 @@ class Param:
     """One kernel parameter as the bundle declares it."""
 
     def __init__(self, index: int, name: str, is_tensor: bool, dtype: str,
-                 access: str, dims: Tuple[str, ...]):
+                 access: str, dims: Tuple[str, ...], strided: bool = False):
         self.index = index
         self.name = name
         self.is_tensor = is_tensor
         self.dtype = dtype
         self.access = access  # "read", "write" or "readwrite"
         self.dims = dims  # as the bundle writes them: "R", "64", "R / 2"
+        self.strided = strided  # takes any strides (a view), not row-major
 
     @property
     def mut(self) -> bool:
@@ -56,7 +58,8 @@ class Param:
         if not self.is_tensor:
             return self.dtype
         return ("mut " if self.mut else "") + \
-            f"{self.dtype}[{', '.join(self.dims)}]"
+            f"{self.dtype}[{', '.join(self.dims)}]" + \
+            (" strided" if self.strided else "")
 
     def __str__(self) -> str:
         return f"{self.name}: {self.type_text()}"
@@ -137,7 +140,8 @@ class Kernel:
                 _lib.DTYPES[rt.tegula_rt_kernel_param_dtype(handle, i)],
                 _lib.ACCESS[rt.tegula_rt_kernel_param_access(handle, i)],
                 tuple(_lib.text(rt.tegula_rt_kernel_param_dim(handle, i, d))
-                      for d in range(rank))))
+                      for d in range(rank)),
+                rt.tegula_rt_kernel_param_is_strided(handle, i) == 1))
         self.params: Tuple[Param, ...] = tuple(params)
         self._by_name = {p.name: p for p in params}
         self.size_vars: Tuple[str, ...] = tuple(
@@ -157,6 +161,7 @@ class Kernel:
         # tensors, and which positions return (write-only outputs).
         self._names = tuple(p.name for p in params)
         self._tensor_mask = tuple(p.is_tensor for p in params)
+        self._strided_mask = tuple(p.strided for p in params)
         self._output_positions = tuple(p.index for p in params if p.is_output)
 
     @property
@@ -277,6 +282,11 @@ class Kernel:
                 status = rt.tegula_rt_binding_set_tensor(
                     plan.handle, key, _lib.DTYPE_CODE[a.dtype], rank, shape,
                     strides, a.pointer)
+                allocation = torch_allocation(a.keep) if param.strided \
+                    else None
+                if not status and allocation is not None:
+                    status = rt.tegula_rt_binding_set_allocation(
+                        plan.handle, key, *allocation)
             else:
                 value = values[param.name]
                 if isinstance(value, (bool, numbers.Integral)):
@@ -339,9 +349,13 @@ class Kernel:
 
     def _plan(self, values: Dict[str, Any], arrays: Dict[str, ArrayArg],
               dims: Optional[Mapping[str, int]]) -> _Plan:
-        key = (tuple((a.shape, a.strides, a.dtype) if a is not None else None
-                     for a in (arrays.get(p.name) for p in self.params
-                               if p.is_tensor)),
+        # A strided view's check also depends on where it lies in its
+        # allocation.
+        key = (tuple((a.shape, a.strides, a.dtype,
+                      torch_allocation_key(a.keep) if p.strided else None)
+                     if a is not None else None
+                     for p, a in ((p, arrays.get(p.name)) for p in self.params
+                                  if p.is_tensor)),
                tuple((type(values[p.name]), values[p.name])
                      for p in self.params if not p.is_tensor),
                tuple(sorted(dims.items())) if dims else ())
@@ -379,7 +393,8 @@ class Kernel:
         tensor_type = torch.Tensor
         key: List[Any] = []
         device = -1
-        for is_tensor, v in zip(self._tensor_mask, values):
+        for is_tensor, strided, v in zip(self._tensor_mask, self._strided_mask,
+                                         values):
             if is_tensor:
                 if not isinstance(v, tensor_type):
                     return None
@@ -388,6 +403,8 @@ class Kernel:
                     return None
                 device = index
                 key += (v.shape, v.stride(), v.dtype)
+                if strided:
+                    key.append(torch_allocation_key(v))
             else:
                 key += (type(v), v)
         key.append(device)

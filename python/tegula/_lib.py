@@ -17,7 +17,7 @@ from typing import List, Optional
 
 from ._errors import Error
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # tegula_rt_status
 OK = 0
@@ -51,6 +51,7 @@ _SIGNATURES = {
     "tegula_rt_kernel_param_is_tensor": (c_int, [c_void_p, c_int]),
     "tegula_rt_kernel_param_dtype": (c_int, [c_void_p, c_int]),
     "tegula_rt_kernel_param_access": (c_int, [c_void_p, c_int]),
+    "tegula_rt_kernel_param_is_strided": (c_int, [c_void_p, c_int]),
     "tegula_rt_kernel_param_rank": (c_int, [c_void_p, c_int]),
     "tegula_rt_kernel_param_dim": (c_char_p, [c_void_p, c_int, c_int]),
     "tegula_rt_kernel_num_size_vars": (c_int, [c_void_p]),
@@ -68,6 +69,8 @@ _SIGNATURES = {
                                              POINTER(c_int64),
                                              POINTER(c_int64), c_uint64]),
     "tegula_rt_binding_set_pointer": (c_int, [c_void_p, c_char_p, c_uint64]),
+    "tegula_rt_binding_set_allocation": (c_int, [c_void_p, c_char_p, c_uint64,
+                                                 c_uint64]),
     "tegula_rt_binding_set_scalar_int": (c_int, [c_void_p, c_char_p, c_int64]),
     "tegula_rt_binding_set_scalar_float": (c_int,
                                            [c_void_p, c_char_p, c_double]),

@@ -75,6 +75,7 @@ struct TypeExpr {
   ExprPtr dtype;              ///< scalars: a Name holding the dtype name
   std::vector<ExprPtr> dims;  ///< tile, pipeline and tensor extents
   bool isMutable = false;     ///< `mut tensor`
+  bool isStrided = false;     ///< `tensor<...>[...] strided`
   std::vector<TypePtr> elements; ///< tuples
   TypeExpr(TypeKind kind, SourceRange range) : kind(kind), range(range) {}
 };

@@ -39,6 +39,9 @@ struct LaunchPlan {
   std::optional<int64_t> flops, bytes;
   /// The size variables in ABI order, as passed to the kernel.
   std::vector<int32_t> sizeVarValues;
+  /// Per parameter: a strided tensor's strides in elements (passed after
+  /// the size variables); empty for every other parameter.
+  std::vector<std::vector<int64_t>> strides;
   /// The bundle's config this launch runs (docs/tuning.md), and the
   /// variant of it (-1: the config's general code).
   int config = 0;
@@ -50,6 +53,8 @@ struct BindingInputs {
   std::map<std::string, std::string> scalars;
   /// Shapes of --in files by parameter name.
   std::map<std::string, std::vector<int64_t>> fileShapes;
+  /// Strides of strided tensors by parameter name (others: row-major).
+  std::map<std::string, std::vector<int64_t>> strides;
   /// Whose arguments these are, for the hint of a missing value: tile-run's
   /// flags, or the C ABI's calls (and the Python keyword over them).
   enum class Caller { TileRun, CApi } caller = Caller::TileRun;
@@ -58,6 +63,10 @@ struct BindingInputs {
 /// Parses "N=4096,Z=2" into `dims`.
 bool parseDimsArg(const std::string &text, std::map<std::string, int64_t> &dims,
                   std::string &error);
+/// Parses "x=4096,1" (--stride) into `strides`.
+bool parseStridesArg(const std::string &text,
+                     std::map<std::string, std::vector<int64_t>> &strides,
+                     std::string &error);
 /// Splits "NAME=VALUE".
 bool splitAssignment(const std::string &text, std::string &name,
                      std::string &value);

@@ -33,6 +33,8 @@ struct Param {
   DType dtype = DType::F32;
   Access access = Access::Read; // tensors only
   std::vector<Expr> dims;       // tensors only
+  /// Tensors: its strides come at launch, after the size variables.
+  bool strided = false;
 };
 
 /// A specialized build of the kernel, chosen at launch when every `when`

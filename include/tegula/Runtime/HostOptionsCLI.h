@@ -35,6 +35,9 @@ inline void addHostOptions(CLI::App &app, HostOptions &opts,
           ->allow_extra_args(false));
   add(app.add_option("--in", opts.ins, "input tensor from .npy, NAME=FILE")
           ->allow_extra_args(false));
+  add(app.add_option("--stride", opts.strides,
+                     "strides of a strided tensor in elements, NAME=S0,S1")
+          ->allow_extra_args(false));
   add(app.add_option("--out", opts.outs, "save a tensor as .npy, NAME=FILE")
           ->allow_extra_args(false));
   add(app.add_option("--ref", opts.refs, "reference output .npy, NAME=FILE")

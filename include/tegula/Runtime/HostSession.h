@@ -33,6 +33,8 @@ struct HostOptions {
   std::vector<std::string> dims;
   /// NAME=VALUE, NAME=FILE.npy.
   std::vector<std::string> scalars, ins, outs, refs;
+  /// NAME=S0,S1,...: a strided tensor's strides (default row-major).
+  std::vector<std::string> strides;
   bool check = false;
   bool dryRun = false;
   uint64_t seed = 0;

@@ -1,6 +1,8 @@
 //===- MemoryOpToNVVM.cpp - Loads and stores of global tensors ------------===//
 //
-// Each register's address is base + sum(index_d * stride_d) in 64 bits;
+// Each register's address is base + sum(index_d * stride_d) in 64 bits,
+// with row-major strides from the extents or, for a strided tensor, the
+// strides it carries;
 // its mask is every index within its extent (one unsigned compare covers
 // both ends) AND the user's mask. A masked-off load reads the tensor's first
 // element instead (always valid: extents are positive) and selects `other`,
@@ -30,13 +32,19 @@ AccessPlan tegula::tile::planAccess(OpBuilder &builder, Location loc,
   for (unsigned dim = 0; dim < rank; ++dim)
     extents.push_back(LLVM::ExtractValueOp::create(builder, loc, tensor,
                                                    ArrayRef<int64_t>{dim + 1}));
-  // Row-major strides in 64 bits: tensors may pass 2^31 elements.
-  Value stride = i64Const(builder, loc, 1);
-  for (int dim = rank - 1; dim >= 0; --dim) {
-    strides[dim] = stride;
-    Value extent = arith::ExtUIOp::create(builder, loc, builder.getI64Type(),
-                                          extents[dim]);
-    stride = arith::MulIOp::create(builder, loc, stride, extent);
+  // Strides in 64 bits: tensors may pass 2^31 elements.
+  if (type.getIsStrided()) {
+    for (unsigned dim = 0; dim < rank; ++dim)
+      strides[dim] = LLVM::ExtractValueOp::create(
+          builder, loc, tensor, ArrayRef<int64_t>{1 + rank + dim});
+  } else {
+    Value stride = i64Const(builder, loc, 1);
+    for (int dim = rank - 1; dim >= 0; --dim) {
+      strides[dim] = stride;
+      Value extent = arith::ExtUIOp::create(
+          builder, loc, builder.getI64Type(), extents[dim]);
+      stride = arith::MulIOp::create(builder, loc, stride, extent);
+    }
   }
   SmallVector<SmallVector<Value>> indexElements;
   for (Value index : indices)

@@ -43,11 +43,14 @@ void tegula::tile::populateTileToNVVMTypeConversions(TypeConverter &converter) {
   converter.addConversion([](PtrType type) -> Type {
     return LLVM::LLVMPointerType::get(type.getContext(), /*addressSpace=*/1);
   });
-  // A global tensor is its address and every extent.
+  // A global tensor is its address, every extent (i32) and, when strided,
+  // every stride (i64, in elements).
   converter.addConversion([](GlobalTensorType type) -> Type {
     MLIRContext *context = type.getContext();
     SmallVector<Type> fields = {LLVM::LLVMPointerType::get(context, 1)};
     fields.append(type.getRank(), IntegerType::get(context, 32));
+    if (type.getIsStrided())
+      fields.append(type.getRank(), IntegerType::get(context, 64));
     return LLVM::LLVMStructType::getLiteral(context, fields);
   });
   // A pipeline is the byte offset of its ring in shared memory and the
@@ -108,6 +111,11 @@ struct MakeTensorLowering : public OpConversionPattern<MakeTensorOp> {
           rewriter, loc, result, value,
           ArrayRef<int64_t>{static_cast<int64_t>(dim + 1)});
     }
+    int64_t rank = op.getType().getRank();
+    for (auto [dim, stride] : llvm::enumerate(adaptor.getStrides()))
+      result = LLVM::InsertValueOp::create(
+          rewriter, loc, result, stride,
+          ArrayRef<int64_t>{static_cast<int64_t>(1 + rank + dim)});
     rewriter.replaceOp(op, result);
     return success();
   }

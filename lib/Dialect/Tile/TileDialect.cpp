@@ -176,7 +176,7 @@ unsigned GlobalTensorType::getNumDynamicDims() const {
 LogicalResult
 GlobalTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                          ArrayRef<int64_t> shape, Type elementType,
-                         bool isMutable) {
+                         bool isMutable, bool isStrided) {
   if (shape.empty())
     return emitError() << "global tensor needs at least one dimension";
   for (auto [dim, extent] : llvm::enumerate(shape))
@@ -186,23 +186,28 @@ GlobalTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
   return verifyMemoryElementType(emitError, "global tensor", elementType);
 }
 
-/// `!tile.tensor<?x128xbf16>` or `!tile.tensor<?x128xbf16, mut>`.
+/// `!tile.tensor<?x128xbf16>`, then optionally `, mut` and `, strided`.
 Type GlobalTensorType::parse(AsmParser &parser) {
   SmallVector<int64_t> shape;
   Type elementType;
   if (parser.parseLess() || parser.parseDimensionList(shape) ||
       parser.parseType(elementType))
     return {};
-  bool isMutable = false;
-  if (succeeded(parser.parseOptionalComma())) {
-    if (parser.parseKeyword("mut"))
-      return {};
-    isMutable = true;
+  bool isMutable = false, isStrided = false;
+  while (succeeded(parser.parseOptionalComma())) {
+    if (!isMutable && !isStrided && succeeded(parser.parseOptionalKeyword("mut")))
+      isMutable = true;
+    else if (!isStrided && succeeded(parser.parseOptionalKeyword("strided")))
+      isStrided = true;
+    else
+      return parser.emitError(parser.getCurrentLocation(),
+                              "expected 'mut' or 'strided', in that order"),
+             Type();
   }
   if (parser.parseGreater())
     return {};
   return parser.getChecked<GlobalTensorType>(parser.getContext(), shape,
-                                             elementType, isMutable);
+                                             elementType, isMutable, isStrided);
 }
 
 static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape) {
@@ -221,6 +226,8 @@ void GlobalTensorType::print(AsmPrinter &printer) const {
   printer << getElementType();
   if (getIsMutable())
     printer << ", mut";
+  if (getIsStrided())
+    printer << ", strided";
   printer << ">";
 }
 
@@ -380,7 +387,8 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   Attribute value = attr.getValue();
-  if (name == kArgNameAttrName || name == kSizeVarAttrName) {
+  if (name == kArgNameAttrName || name == kSizeVarAttrName ||
+      name == kStrideOfAttrName) {
     if (!isa<StringAttr>(value))
       return op->emitError() << "'" << name << "' of argument " << argIndex
                              << " must be a string";

@@ -199,6 +199,14 @@ TypePtr Parser::parseType() {
     if (!expect(Tok::Comma, "between extents"))
       return nullptr;
   }
+  SourceLoc stridedLoc = cur().loc;
+  if (acceptIdent("strided")) {
+    if (kind != TypeKind::Tensor) {
+      error(stridedLoc, "'strided' applies only to tensor parameters");
+      return nullptr;
+    }
+    type->isStrided = true;
+  }
   type->range = rangeFrom(begin);
   return type;
 }

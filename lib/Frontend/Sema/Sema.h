@@ -115,6 +115,7 @@ struct Ty {
   std::vector<Origin> origins; ///< per extent; may be empty
   unsigned stages = 0;
   bool isMutable = false;
+  bool isStrided = false; ///< tensors: strides come at launch
 
   static Ty scalar(DT dt) {
     Ty t;
@@ -508,6 +509,7 @@ private:
                       std::map<int, int> &state);
   void addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what);
   void checkParamBytes(const Kernel &k, size_t numParams, size_t numSizeVars,
+                       size_t numStrides,
                        llvm::function_ref<int64_t(size_t)> paramBytes);
   void checkGridExtent(const Expr &extent, size_t axis);
   const TargetInfo &targetInfo() const { return options.target; }

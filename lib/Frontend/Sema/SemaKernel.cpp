@@ -67,24 +67,29 @@ void Sema::checkGridExtent(const Expr &extent, size_t axis) {
 }
 
 void Sema::checkParamBytes(const Kernel &k, size_t numParams,
-                           size_t numSizeVars,
+                           size_t numSizeVars, size_t numStrides,
                            llvm::function_ref<int64_t(size_t)> paramBytes) {
   // The kernel's PTX signature: each parameter in order, naturally aligned
   // (pointers and i64 take 8 bytes; i32, f32 and bool 4), then one i32 per
-  // size variable.
+  // size variable, then one i64 per stride of a strided tensor.
   int64_t bytes = 0;
   auto add = [&](int64_t size) { bytes = llvm::alignTo(bytes, size) + size; };
   for (size_t i = 0; i < numParams; ++i)
     add(paramBytes(i));
   for (size_t i = 0; i < numSizeVars; ++i)
     add(4);
+  for (size_t i = 0; i < numStrides; ++i)
+    add(8);
   int64_t limit = targetInfo().maxParamBytes;
   if (bytes > limit)
     diags.error(k.loc, "kernel '" + k.name + "' takes " +
                            std::to_string(bytes) + " bytes of parameters (" +
                            std::to_string(numParams) + " parameters and " +
-                           std::to_string(numSizeVars) +
-                           " size variables); a kernel may take at most " +
+                           std::to_string(numSizeVars) + " size variables" +
+                           (numStrides ? ", " + std::to_string(numStrides) +
+                                             " strides"
+                                       : std::string()) +
+                           "); a kernel may take at most " +
                            std::to_string(limit) + " bytes");
 }
 
@@ -427,6 +432,7 @@ void Sema::kernel(const Kernel &k) {
     info.ty.kind = Ty::Tensor;
     info.ty.dt = dt.value_or(DT::F32);
     info.ty.isMutable = p.type->isMutable;
+    info.ty.isStrided = p.type->isStrided;
     if (p.type->dims.empty()) {
       diags.error(p.type->range.begin,
                   "tensor '" + p.name + "' needs at least one dimension");
@@ -488,7 +494,12 @@ void Sema::kernel(const Kernel &k) {
   bool paramsOk = llvm::all_of(params, [](const ParamInfo &p) { return p.ok; });
   if (!paramsOk || diags.getNumErrors() != errorsBefore)
     return;
-  checkParamBytes(k, params.size(), sizeVarOrder.size(), [&](size_t i) {
+  size_t numStrides = 0;
+  for (const ParamInfo &p : params)
+    if (p.ty.kind == Ty::Tensor && p.ty.isStrided)
+      numStrides += p.ty.shape.size();
+  checkParamBytes(k, params.size(), sizeVarOrder.size(), numStrides,
+                  [&](size_t i) {
     const Ty &ty = params[i].ty;
     return ty.kind == Ty::Tensor || ty.dt == DT::I64 ? 8 : 4;
   });
@@ -499,6 +510,11 @@ void Sema::kernel(const Kernel &k) {
                            : mlirDT(p.ty.dt));
   for (size_t i = 0; i < sizeVarOrder.size(); ++i)
     argTypes.push_back(builder.getI32Type());
+  // Then every stride of every strided tensor, in elements (tools.md).
+  size_t firstStride = argTypes.size();
+  for (const ParamInfo &p : params)
+    if (p.ty.kind == Ty::Tensor && p.ty.isStrided)
+      argTypes.append(p.ty.shape.size(), builder.getI64Type());
   auto func = mlir::func::FuncOp::create(builder, loc(k.loc), k.name,
                                          builder.getFunctionType(argTypes, {}));
   module->push_back(func);
@@ -511,6 +527,7 @@ void Sema::kernel(const Kernel &k) {
     func.setArgAttr(params.size() + i, tl::TileDialect::kSizeVarAttrName,
                     builder.getStringAttr(sizeVarOrder[i]));
   }
+  size_t nextStride = firstStride;
   for (auto [i, p] : llvm::enumerate(params)) {
     mlir::Value arg = entry->getArgument(i);
     func.setArgAttr(i, tl::TileDialect::kArgNameAttrName,
@@ -525,10 +542,17 @@ void Sema::kernel(const Kernel &k) {
     for (int index : p.dimSizeVar)
       if (index >= 0)
         dynamic.push_back(entry->getArgument(params.size() + index));
+    llvm::SmallVector<mlir::Value> strides;
+    if (p.ty.isStrided)
+      for (size_t dim = 0; dim < p.ty.shape.size(); ++dim, ++nextStride) {
+        strides.push_back(entry->getArgument(nextStride));
+        func.setArgAttr(nextStride, tl::TileDialect::kStrideOfAttrName,
+                        builder.getStringAttr(p.param->name));
+      }
     auto type = tl::GlobalTensorType::get(ctx, p.ty.shape, mlirDT(p.ty.dt),
-                                          p.ty.isMutable);
-    mlir::Value tensor = tl::MakeTensorOp::create(builder, loc(p.param->loc),
-                                                  type, arg, dynamic);
+                                          p.ty.isMutable, p.ty.isStrided);
+    mlir::Value tensor = tl::MakeTensorOp::create(
+        builder, loc(p.param->loc), type, arg, dynamic, strides);
     Val v;
     v.kind = Val::Tensor;
     v.index = tensors.size();

@@ -1,0 +1,149 @@
+//===- Strides.cpp - Views of strided tensor parameters -------------------===//
+
+#include "tegula/Runtime/Strides.h"
+
+#include "tegula/Runtime/Text.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace tegula::rt {
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * std::max<int64_t>(shape[d], 1);
+  return strides;
+}
+
+int64_t viewSpan(const std::vector<int64_t> &shape,
+                 const std::vector<int64_t> &strides) {
+  int64_t last = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0)
+      return 0;
+    last += (shape[d] - 1) * strides[d];
+  }
+  return last + 1;
+}
+
+bool checkView(const Param &param, const std::vector<int64_t> &shape,
+               const std::vector<int64_t> &strides, std::string &error) {
+  std::string what = "argument '" + param.name + "' with shape " +
+                     formatShape(shape) + " has strides " +
+                     formatShape(strides);
+  if (strides.size() != shape.size()) {
+    error = what + ": a strided tensor takes one stride per dimension (" +
+            std::to_string(shape.size()) + ")";
+    return false;
+  }
+  // Spans past 2^40 bytes are refused like shapes that large.
+  int64_t bytes = int64_t(dtypeSize(param.dtype)), last = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t term;
+    if (strides[d] < 0) {
+      error = what + ": strides must not be negative";
+      return false;
+    }
+    if (shape[d] > 0 && (__builtin_mul_overflow(shape[d] - 1, strides[d],
+                                                &term) ||
+                         __builtin_add_overflow(last, term, &last) ||
+                         last > (int64_t(1) << 40) / bytes)) {
+      error = what + ", which spans too much memory";
+      return false;
+    }
+  }
+  if (param.access == Access::Read)
+    return true;
+  // Written views must not alias: sorted by stride, each dimension's stride
+  // must step past everything the smaller ones reach.
+  std::vector<size_t> order(shape.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return strides[a] < strides[b];
+  });
+  int64_t reach = 0; // the largest offset the smaller dimensions reach
+  for (size_t d : order) {
+    if (shape[d] <= 1)
+      continue;
+    if (strides[d] <= reach) {
+      error = what + ": the kernel writes it, and elements would overlap "
+                     "(dimension " +
+              std::to_string(d) + "'s stride " + std::to_string(strides[d]) +
+              " does not step past the smaller dimensions)";
+      return false;
+    }
+    reach += (shape[d] - 1) * strides[d];
+  }
+  return true;
+}
+
+namespace {
+/// Calls `visit(logical, offset)` for every element of a view, row-major.
+template <typename F>
+void forEachElement(const std::vector<int64_t> &shape,
+                    const std::vector<int64_t> &strides, F visit) {
+  int64_t n = 1;
+  for (int64_t e : shape)
+    n *= e;
+  std::vector<int64_t> index(shape.size(), 0);
+  int64_t offset = 0;
+  for (int64_t logical = 0; logical < n; ++logical) {
+    visit(logical, offset);
+    for (size_t d = shape.size(); d-- > 0;) {
+      offset += strides[d];
+      if (++index[d] < shape[d])
+        break;
+      offset -= shape[d] * strides[d];
+      index[d] = 0;
+    }
+  }
+}
+} // namespace
+
+std::vector<uint8_t> scatterView(const HostTensor &tensor,
+                                 const std::vector<int64_t> &strides,
+                                 const std::vector<uint8_t> &fill) {
+  size_t size = dtypeSize(tensor.dtype);
+  int64_t span = viewSpan(tensor.shape, strides);
+  std::vector<uint8_t> spanned(size_t(span) * size);
+  for (int64_t e = 0; e < span; ++e)
+    std::memcpy(&spanned[size_t(e) * size], fill.data(), size);
+  forEachElement(tensor.shape, strides, [&](int64_t logical, int64_t offset) {
+    std::memcpy(&spanned[size_t(offset) * size],
+                &tensor.bytes[size_t(logical) * size], size);
+  });
+  return spanned;
+}
+
+bool gatherView(const std::vector<uint8_t> &spanned,
+                const std::vector<int64_t> &strides,
+                const std::vector<uint8_t> &fill, const std::string &name,
+                HostTensor &tensor, std::string &error) {
+  size_t size = dtypeSize(tensor.dtype);
+  int64_t span = int64_t(spanned.size() / size);
+  std::vector<bool> inView(size_t(span), false);
+  forEachElement(tensor.shape, strides, [&](int64_t logical, int64_t offset) {
+    inView[size_t(offset)] = true;
+    std::memcpy(&tensor.bytes[size_t(logical) * size],
+                &spanned[size_t(offset) * size], size);
+  });
+  int64_t touched = 0, first = -1;
+  for (int64_t e = 0; e < span; ++e)
+    if (!inView[size_t(e)] &&
+        std::memcmp(&spanned[size_t(e) * size], fill.data(), size) != 0) {
+      first = first < 0 ? e : first;
+      ++touched;
+    }
+  if (touched) {
+    error = "output '" + name + "': " + std::to_string(touched) +
+            " elements between the elements of its view (strides " +
+            formatShape(strides) + ") were written (first at offset " +
+            std::to_string(first) + ")";
+    return false;
+  }
+  return true;
+}
+
+} // namespace tegula::rt
