@@ -7,6 +7,8 @@
  *   capi-test cubin PATH MAJ MIN  which image each variant would load
  *   capi-test configs PATH        configs and the one each check chooses
  *   capi-test launch PATH N       scale(x, y, N) on a (stand-in) driver
+ *   capi-test strided PATH        views of strided tensors (scale2 of
+ *                                 test/Frontend/strided.tile)
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "tegula/tegula_rt.h"
@@ -321,6 +323,50 @@ static int launchMode(const char *path, int64_t n) {
   return 0;
 }
 
+/* x: f32[M, N] strided (read), y: mut f32[M, N] strided: a 4 x 8 view. */
+static int stridedMode(const char *path) {
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_kernel *kernel = tegula_rt_library_find(library, "scale2");
+  if (!kernel)
+    return report("find", 1);
+  printf("strided: x %d, y %d, param 9 %d\n",
+         tegula_rt_kernel_param_is_strided(kernel, 0),
+         tegula_rt_kernel_param_is_strided(kernel, 1),
+         tegula_rt_kernel_param_is_strided(kernel, 9));
+  tegula_rt_binding *binding = NULL;
+  report("create", tegula_rt_binding_create(kernel, &binding));
+  int64_t shape[2] = {4, 8};
+  /* Columns 3..10 of a 4 x 16 matrix at 0x1000: 4-byte aligned is enough. */
+  int64_t slice[2] = {16, 1}, columnMajor[2] = {1, 4}, alias[2] = {4, 1};
+  uint64_t base = 0x1000, x = base + 3 * 4;
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 2, shape, slice, x);
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 2, shape,
+                               columnMajor, 0x9000);
+  report("slice", tegula_rt_binding_check(binding));
+  /* The slice ends at element 3 + 3 * 16 + 7 = 58 of 64: inside; one
+   * element short of that allocation, outside. */
+  tegula_rt_binding_set_allocation(binding, "x", base, 64 * 4);
+  report("inside", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_allocation(binding, "x", base, 58 * 4);
+  report("outside", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_allocation(binding, "x", base + 16, 1024);
+  report("before", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_allocation(binding, "x", base, 0);
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 2, shape, slice,
+                               x + 2);
+  report("misaligned", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 2, shape, alias, x);
+  report("aliased read", tegula_rt_binding_check(binding));
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 2, shape, alias,
+                               0x9000);
+  report("aliased write", tegula_rt_binding_check(binding));
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   printf("%s, abi %d\n", tegula_rt_version(), tegula_rt_abi_version());
   printf("dtypes: %s %d, %s %d, %s\n", tegula_rt_dtype_name(TEGULA_RT_BF16),
@@ -336,6 +382,8 @@ int main(int argc, char **argv) {
     return bindMode(argv[2]);
   if (argc == 4 && !strcmp(argv[1], "launch"))
     return launchMode(argv[2], atoll(argv[3]));
+  if (argc == 3 && !strcmp(argv[1], "strided"))
+    return stridedMode(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "configs"))
     return configsMode(argv[2]);
   if (argc == 5 && !strcmp(argv[1], "cubin"))

@@ -470,3 +470,29 @@ def test_fast_path(monkeypatch, runtime_inputs):
     for _ in range(2):
         e = launch_error(k, bad, bad, a=0.5, b=1)
         assert "N % 4 == 0" in str(e)
+
+
+# --- Strided tensors ---------------------------------------------------------
+
+def test_strided_views():
+    scale2 = tegula.load(os.path.join(BUNDLES, "strided")).scale2
+    assert scale2.signature == \
+        "scale2(x: f32[M, N] strided, y: mut f32[M, N] strided)"
+    assert scale2.param("x").strided and not scale2.param("x").is_output
+    # Columns 3..10 of a 4 x 16 matrix (strides in bytes), written into a
+    # column-major y: any strides, 4-byte alignment.
+    x = Fake((4, 8), "<f4", 0x100000 + 12, strides=(64, 4))
+    y = Fake((4, 8), "<f4", 0x200000, strides=(4, 16))
+    binding = scale2.bind(x, y)
+    assert binding.shapes["y"] == (4, 8)
+    # A written view may not alias itself; a read one may (a broadcast row).
+    scale2.bind(Fake((4, 8), "<f4", strides=(0, 4)), y)
+    error = launch_error(scale2.bind, x, Fake((4, 8), "<f4", 0x200000,
+                                              strides=(16, 4)))
+    assert str(error) == (
+        "argument 'y' with shape [4, 8] has strides [4, 1]: the kernel writes "
+        "it, and elements would overlap (dimension 0's stride 4 does not step "
+        "past the smaller dimensions)")
+    error = launch_error(scale2.bind, Fake((4, 8), "<f4", 0x100002,
+                                           strides=(64, 4)), y)
+    assert "not 4-byte aligned (0x100002)" in str(error)

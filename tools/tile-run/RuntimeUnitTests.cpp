@@ -12,6 +12,7 @@
 #include "tegula/Runtime/Expr.h"
 #include "tegula/Runtime/HostSession.h"
 #include "tegula/Runtime/References.h"
+#include "tegula/Runtime/Strides.h"
 #include "tegula/Runtime/Tensor.h"
 #include "tegula/Runtime/Tuning.h"
 
@@ -416,6 +417,43 @@ void testPtxParams() {
   EXPECT(!ptxEntryParams(ptx, "cop", bits));
 }
 
+void testStrides() {
+  EXPECT(rowMajorStrides({3, 4, 5}) == std::vector<int64_t>({20, 5, 1}));
+  EXPECT(viewSpan({3, 4}, {10, 2}) == 2 * 10 + 3 * 2 + 1);
+  EXPECT(viewSpan({3, 0}, {10, 2}) == 0);
+  // A 2 x 3 i32 tensor, column-major with a gap: offsets 0 2 4 / 1 3 5 + 7.
+  HostTensor t(DType::I32, {2, 3});
+  for (int64_t i = 0; i < 6; ++i)
+    t.set(i, double(i + 10));
+  std::vector<int64_t> strides = {1, 3};
+  std::vector<uint8_t> fill = {0xA5, 0xA5, 0xA5, 0xA5};
+  std::vector<uint8_t> spanned = scatterView(t, strides, fill);
+  EXPECT(spanned.size() == 8 * 4);
+  int32_t at3;
+  std::memcpy(&at3, &spanned[3 * 4], 4);
+  EXPECT(at3 == 11); // offset 3 holds element [0, 1]
+  HostTensor back(DType::I32, {2, 3});
+  std::string error;
+  EXPECT(gatherView(spanned, strides, fill, "y", back, error) &&
+         back.bytes == t.bytes);
+  // A write into the gap at offset 2 is reported.
+  spanned[2 * 4] = 0;
+  EXPECT(!gatherView(spanned, strides, fill, "y", back, error) &&
+         error == "output 'y': 1 elements between the elements of its view "
+                  "(strides [1, 3]) were written (first at offset 2)");
+  // Aliasing: allowed when only read, refused when written.
+  Param p;
+  p.name = "y";
+  p.dtype = DType::F32;
+  p.access = Access::Read;
+  EXPECT(checkView(p, {4, 8}, {0, 1}, error));
+  p.access = Access::Write;
+  EXPECT(!checkView(p, {4, 8}, {0, 1}, error));
+  EXPECT(checkView(p, {4, 8}, {1, 4}, error));
+  EXPECT(checkView(p, {1, 8}, {0, 1}, error)); // one row: nothing aliases
+  EXPECT(!checkView(p, {4, 8}, {8, 2}, error));
+}
+
 void testHostSession() {
   std::map<std::string, std::string> files;
   std::string error;
@@ -507,6 +545,7 @@ int main() {
   testRotary();
   testCompare();
   testPtxParams();
+  testStrides();
   testHostSession();
   std::printf("%d checks, %d failures\n", checks, failures);
   return failures ? 1 : 0;

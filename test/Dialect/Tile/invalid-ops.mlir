@@ -72,6 +72,22 @@ func.func @make_tensor_element(%p: !tile.ptr<f16>, %n: i32) {
 
 // -----
 
+func.func @make_tensor_strides(%p: !tile.ptr<f32>, %n: i32, %s: i64) {
+  // expected-error @+1 {{'tile.make_tensor' op takes 1 strides but '!tile.tensor<?x8xf32, strided>' needs 2}}
+  %t = tile.make_tensor %p[%n] strides [%s] : !tile.ptr<f32> -> !tile.tensor<?x8xf32, strided>
+  return
+}
+
+// -----
+
+func.func @make_tensor_row_major_strides(%p: !tile.ptr<f32>, %n: i32, %s: i64) {
+  // expected-error @+1 {{'tile.make_tensor' op takes 1 strides but '!tile.tensor<?xf32>' needs 0}}
+  %t = tile.make_tensor %p[%n] strides [%s] : !tile.ptr<f32> -> !tile.tensor<?xf32>
+  return
+}
+
+// -----
+
 func.func @make_tensor_dims(%p: !tile.ptr<f32>, %n: i32) {
   // expected-error @+1 {{'tile.make_tensor' op binds 1 dynamic extents but '!tile.tensor<?x?xf32>' has 2}}
   %t = tile.make_tensor %p[%n] : !tile.ptr<f32> -> !tile.tensor<?x?xf32>

@@ -45,7 +45,14 @@ func.func private @pipeline_rank0(!tile.pipeline<bf16, stages = 2>)
 
 // -----
 
+// expected-error @+1 {{expected 'mut' or 'strided', in that order}}
+func.func private @strided_then_mut(!tile.tensor<?xf32, strided, mut>)
+
+// -----
+
 // Good cases beside the bad ones: these all verify.
 func.func private @good_types(!tile.ptr<i1>, !tile.tensor<1x?xi64, mut>,
+                              !tile.tensor<?x8xf32, strided>,
+                              !tile.tensor<?xbf16, mut, strided>,
                               !tile.pipeline<1x1024xf32, stages = 1>,
                               !tile.pipeline<1024x1024xf16, stages = 4>)

@@ -58,6 +58,9 @@ func.func @memory(%qp: !tile.ptr<bf16>, %op: !tile.ptr<bf16>, %n: i32,
   %q = tile.make_tensor %qp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
   // CHECK: %[[O:.*]] = tile.make_tensor %{{.*}}[%{{.*}}] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16, mut>
   %o = tile.make_tensor %op[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16, mut>
+  // CHECK: tile.make_tensor %{{.*}}[%{{.*}}] strides[%[[S:.*]], %[[S]]] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16, mut, strided>
+  %s = arith.constant 7 : i64
+  %v = tile.make_tensor %op[%n] strides [%s, %s] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16, mut, strided>
   // CHECK: tile.dim %[[Q]], 0 : !tile.tensor<?x64xbf16>
   %d = tile.dim %q, 0 : !tile.tensor<?x64xbf16>
   // CHECK: %[[B:.*]] = tile.load %[[Q]][%{{.*}}, %{{.*}}] : !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>] -> tensor<32x64xbf16>
