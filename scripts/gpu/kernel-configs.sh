@@ -63,6 +63,13 @@ for_each_kernel_run() {
     $fn atomics-fmax-$target $k/atomics-$target/fmax.json --check --in y=$k/atomics-inputs/fmax-y.npy --in m=$k/atomics-inputs/fmax-m.npy --ref m=$k/atomics-inputs/fmax-ref.npy
     $fn atomics-imax-$target $k/atomics-$target/imax.json --check --in g=$k/atomics-inputs/imax-g.npy --ref g=$k/atomics-inputs/imax-ref.npy
     $fn atomics-hadd-$target $k/atomics-$target/hadd.json --check --in a=$k/atomics-inputs/hadd-a.npy --ref a=$k/atomics-inputs/hadd-ref.npy
+    # Strided views: A a column slice of a wider matrix, B transposed (and
+    # the reverse); y column-major with gaps that must stay untouched; a
+    # broadcast row (stride 0).
+    $fn strided-gemm-$target $k/strided-$target/gemm.json --check --dims M=200,K=150,N=90 --stride a=160,1 --stride b=1,150 --seed 50
+    $fn strided-gemm-t-$target $k/strided-$target/gemm.json --check --dims M=333,K=256,N=130 --stride a=1,333 --stride b=136,1 --seed 51
+    $fn strided-scale-$target $k/strided-$target/scale2.json --check --in x=$k/strided-inputs/x.npy --stride x=80,1 --stride y=1,7 --ref y=$k/strided-inputs/y.npy
+    $fn strided-bcast-$target $k/strided-$target/scale2.json --check --in x=$k/strided-inputs/bx.npy --stride x=0,1 --ref y=$k/strided-inputs/by.npy
     # device_assert (-g) on inputs that hold.
     $fn assert-holds-$target $k/assert-$target/positive.json --in x=$k/assert-inputs/good.npy
     $fn matmul-ragged-$target $k/matmul-$target/matmul.json --check --dims M=333,N=190,K=271 --seed 19

@@ -58,10 +58,21 @@ for target in sm_80 sm_90a; do
   mkdir -p "$stage/kernels/atomics-$target" "$stage/kernels/assert-$target"
   "$tilec" "$root/test/Frontend/atomics.tile" --target "$target" -o "$stage/kernels/atomics-$target"
   "$tilec" "$root/test/Frontend/device-assert.tile" -k positive -g --target "$target" -o "$stage/kernels/assert-$target"
+  # Strided views (slices, transposes, broadcasts) through tile-run --stride.
+  mkdir -p "$stage/kernels/strided-$target"
+  "$tilec" "$root/test/Frontend/strided.tile" -k gemm --reference matmul --target "$target" -o "$stage/kernels/strided-$target"
+  "$tilec" "$root/test/Frontend/strided.tile" -k scale2 --target "$target" -o "$stage/kernels/strided-$target"
 done
 /usr/bin/python3 "$root/test/Kernels/Inputs/argmax_inputs.py" "$stage/kernels/argmax-inputs"
 /usr/bin/python3 "$root/test/Kernels/Inputs/atomics_inputs.py" "$stage/kernels/atomics-inputs"
-mkdir -p "$stage/kernels/assert-inputs"
+mkdir -p "$stage/kernels/assert-inputs" "$stage/kernels/strided-inputs"
+/usr/bin/python3 -c "
+import numpy as np, sys
+g = np.random.default_rng(21)
+x = g.standard_normal((5, 70)).astype(np.float32)
+b = np.repeat(x[-1:], 5, axis=0)
+for name, v in (('x', x), ('y', 2 * x), ('bx', b), ('by', 2 * b)):
+    np.save(sys.argv[1] + '/' + name + '.npy', v)" "$stage/kernels/strided-inputs"
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1] + '/bad.npy', (90 - np.arange(100)).astype(np.float32)); np.save(sys.argv[1] + '/good.npy', np.arange(100, dtype=np.float32))" "$stage/kernels/assert-inputs"
 python3 "$root/test/Kernels/Inputs/cross_entropy_inputs.py" "$stage/kernels/ce-inputs"
 # The cu_seqlens, block tables and sequence lengths of the varlen and paged
