@@ -87,17 +87,34 @@ def scalar_value(text, dtype):
     return int(text)
 
 
+def strided_copy(t, strides):
+    """`t` as a view with these element strides, 3 elements into a fresh
+    buffer (so not 16-byte aligned); elements that alias get one of their
+    values, as tile-run's view does (its inputs make them equal)."""
+    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, strides))
+    base = torch.zeros(span + 3, dtype=t.dtype)
+    offsets = torch.zeros((), dtype=torch.long)
+    for n, s in zip(t.shape, strides):
+        offsets = offsets.unsqueeze(-1) + torch.arange(n) * s
+    base[offsets.flatten() + 3] = t.cpu().flatten()
+    base = base.to(t.device)
+    return torch.as_strided(base, t.shape, strides, 3)
+
+
 def check_run(name, bundle, args):
     spec = json.load(open(bundle))
     params = spec["params"]
     work = os.path.join(out, name)
     os.makedirs(work, exist_ok=True)
-    scalars, dims = {}, {}
+    scalars, dims, strides = {}, {}, {}
     it = iter(args)
     for a in it:
         if a == "--scalar":
             k, v = next(it).split("=", 1)
             scalars[k] = v
+        elif a == "--stride":
+            k, v = next(it).split("=", 1)
+            strides[k] = tuple(int(s) for s in v.split(","))
         elif a == "--dims":
             # Sizes no tensor given carries (an output's own size variable).
             dims.update((k, int(v)) for k, v in
@@ -136,10 +153,17 @@ def check_run(name, bundle, args):
             call[p["name"]] = scalar_value(scalars[p["name"]], p["dtype"])
         elif p["access"] != "write":
             call[p["name"]] = to_torch(f"{work}/in-{p['name']}.npy", p["dtype"])
+            if p["name"] in strides:
+                call[p["name"]] = strided_copy(call[p["name"]], strides[p["name"]])
+        elif p["name"] in strides:
+            want = to_torch(f"{work}/out-{p['name']}.npy", p["dtype"])
+            call[p["name"]] = strided_copy(torch.zeros_like(want), strides[p["name"]])
     result = kernel(**call, dims=dims)
     torch.cuda.synchronize()
     got = {p["name"]: call[p["name"]] for p in outputs if p["access"] == "readwrite"}
-    written = [p for p in outputs if p["access"] == "write"]
+    got.update({p["name"]: call[p["name"]] for p in outputs if p["name"] in strides
+                and p["access"] == "write"})
+    written = [p for p in outputs if p["access"] == "write" and p["name"] not in strides]
     if written:
         values = result if isinstance(result, tuple) else (result,)
         got.update({p["name"]: v for p, v in zip(written, values)})
