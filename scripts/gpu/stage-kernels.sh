@@ -58,6 +58,11 @@ for target in sm_80 sm_90a; do
   mkdir -p "$stage/kernels/atomics-$target" "$stage/kernels/assert-$target"
   "$tilec" "$root/test/Frontend/atomics.tile" --target "$target" -o "$stage/kernels/atomics-$target"
   "$tilec" "$root/test/Frontend/device-assert.tile" -k positive -g --target "$target" -o "$stage/kernels/assert-$target"
+  # 2-D index tiles: a 2-D gather from a 1-D tensor, an embedding lookup.
+  mkdir -p "$stage/kernels/gather-$target"
+  for k in gather2 emb; do
+    "$tilec" "$root/test/Frontend/gather2d.tile" -k $k --target "$target" -o "$stage/kernels/gather-$target"
+  done
   # Strided views (slices, transposes, broadcasts) through tile-run --stride.
   mkdir -p "$stage/kernels/strided-$target"
   "$tilec" "$root/test/Frontend/strided.tile" -k gemm --reference matmul --target "$target" -o "$stage/kernels/strided-$target"
@@ -65,6 +70,7 @@ for target in sm_80 sm_90a; do
 done
 /usr/bin/python3 "$root/test/Kernels/Inputs/argmax_inputs.py" "$stage/kernels/argmax-inputs"
 /usr/bin/python3 "$root/test/Kernels/Inputs/atomics_inputs.py" "$stage/kernels/atomics-inputs"
+/usr/bin/python3 "$root/test/Kernels/Inputs/gather_inputs.py" "$stage/kernels/gather-inputs"
 mkdir -p "$stage/kernels/assert-inputs" "$stage/kernels/strided-inputs"
 /usr/bin/python3 -c "
 import numpy as np, sys

@@ -407,8 +407,8 @@ private:
   Val toRuntime(const Val &v, SourceLoc l, std::optional<DT> dt = std::nullopt);
   mlir::Value broadcastTo(mlir::Value v, const Ty &from,
                           llvm::ArrayRef<int64_t> shape, SourceLoc l);
-  /// The 1-D tile `v` of `dt` laid along dimension `axis` of `shape` and
-  /// broadcast over the others.
+  /// The tile `v` of `dt` laid along dimensions `axis`, `axis + 1`, ... of
+  /// `shape` (one per dimension of `v`) and broadcast over the others.
   mlir::Value spreadAlong(mlir::Value v, DT dt, size_t axis,
                           llvm::ArrayRef<int64_t> shape, SourceLoc l);
   std::optional<Ty> broadcastShapes(const Ty &a, const Ty &b, SourceLoc l,

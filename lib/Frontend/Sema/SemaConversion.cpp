@@ -63,7 +63,8 @@ mlir::Value Sema::broadcastTo(mlir::Value v, const Ty &from,
 
 mlir::Value Sema::spreadAlong(mlir::Value v, DT dt, size_t axis,
                               llvm::ArrayRef<int64_t> shape, SourceLoc l) {
-  llvm::SmallVector<int64_t> cur{shape[axis]};
+  size_t rank = mlir::cast<mlir::RankedTensorType>(v.getType()).getRank();
+  llvm::SmallVector<int64_t> cur(shape.slice(axis, rank));
   for (size_t d = 0; d < axis; ++d) {
     cur.insert(cur.begin(), 1);
     v = tl::ExpandDimsOp::create(builder, loc(l), tileType(cur, dt), v, 0u);

@@ -227,8 +227,8 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
       if (!v.ok())
         return std::nullopt;
     }
-    if (v.kind != Val::Runtime || !isInt(v.ty.dt) || v.ty.rank() > 1) {
-      diags.error(ix.loc(), "a tensor index must be a scalar integer, a 1-D "
+    if (v.kind != Val::Runtime || !isInt(v.ty.dt)) {
+      diags.error(ix.loc(), "a tensor index must be a scalar integer, an "
                             "integer tile or a slice 'START : END', but '" +
                                 src(ix) + "' is " +
                                 (v.kind == Val::Runtime ? v.ty.str() : std::string("not an integer")));
@@ -236,10 +236,14 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
     }
     items.push_back({v, v.ty.isTile()});
   }
+  // Each tile index contributes its extents, in order: a 2-D index tile on
+  // one dimension gathers a 2-D block from it.
   for (const Item &item : items)
-    if (item.tile) {
-      block.shape.push_back(item.v.ty.shape[0]);
-      block.origins.push_back(item.v.ty.origins[0]);
+    for (size_t d = 0; item.tile && d < item.v.ty.shape.size(); ++d) {
+      block.shape.push_back(item.v.ty.shape[d]);
+      block.origins.push_back(d < item.v.ty.origins.size()
+                                  ? item.v.ty.origins[d]
+                                  : Origin());
     }
   if (!checkShape(block.shape, e.loc()))
     return std::nullopt;
@@ -252,7 +256,7 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
     }
     block.indices.push_back(
         spreadAlong(v, item.v.ty.dt, position, block.shape, e.loc()));
-    ++position;
+    position += item.v.ty.shape.size();
   }
   return block;
 }
