@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <new>
+#include <set>
 #include <unistd.h>
 
 namespace tegula::rt {
@@ -174,6 +175,9 @@ bool HostSession::prepareHostTensors(std::string &error) {
             std::to_string(memory);
     return false;
   }
+  std::set<std::string> fromFiles;
+  for (const auto &[name, tensor] : inTensors)
+    fromFiles.insert(name);
   host.assign(bundle.params.size(), HostTensor());
   for (size_t i = 0; i < bundle.params.size(); ++i) {
     const Param &p = bundle.params[i];
@@ -196,6 +200,12 @@ bool HostSession::prepareHostTensors(std::string &error) {
     else
       fillRandom(host[i], tensorSeed(options.seed, i));
   }
+  // Inputs the reference needs consistent with the others (the attention
+  // backward's o, lse, delta): only for --check, as the float64 forward
+  // they take costs about as much as the reference itself.
+  if (options.check &&
+      !deriveReferenceInputs(bundle, plan, host, fromFiles, error))
+    return false;
   return true;
 }
 
