@@ -52,7 +52,7 @@ for_each_kernel_run() {
     # float64 gradients; with --check tile-run derives the forward's o, lse
     # and delta from the random q, k, v, do. Ragged N, and a multiple of 16
     # (the div16 variant) for f16.
-    local cfg b
+    local cfg b name dims scale
     for cfg in d64:Z=2,H=3,N=333:0.125 d64-causal:Z=2,H=2,N=299:0.125 d128:Z=1,H=2,N=1000:0.088 d128-causal:Z=1,H=3,N=517:-0.088 d64-causal-f16:Z=2,H=2,N=320:0.125; do
       IFS=: read -r name dims scale <<<"$cfg"
       b=$k/attn-bwd-$name-$target
