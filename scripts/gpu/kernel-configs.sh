@@ -60,6 +60,10 @@ for_each_kernel_run() {
       $fn attn-bwd-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims --scalar scale=$scale --seed 46
       $fn attn-bwd-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims --scalar scale=$scale --seed 47
     done
+    # Every score -100 (Inputs/attention_inputs.py): keys past N would
+    # weigh exp(96) = inf in f32 unless dQ masks them.
+    $fn attn-bwd-dq-masked-$target $k/attn-bwd-d64-$target/attention_bwd_dq.json --check --dims Z=1,H=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 50
+    $fn attn-bwd-dq-masked-causal-$target $k/attn-bwd-d64-causal-$target/attention_bwd_dq.json --check --dims Z=1,H=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 51
     # sm_90a's larger blocks (stage-kernels.sh).
     if [ $target = sm_90a ]; then
       for cfg in d64:Z=2,H=3,N=333:0.125 d64-causal:Z=2,H=2,N=299:0.125 d128:Z=1,H=2,N=1000:0.088 d128-causal:Z=1,H=3,N=517:-0.088; do
