@@ -23,6 +23,8 @@ event pair per call, 10 warm-up calls, the median of 100. Peers:
   it, else K/V repeated once, untimed) and the Triton kernel on repeated
   K/V; varlen against one SDPA call per sequence; paged decode against
   gather-then-SDPA and the Triton paged kernel of bench/baselines.py;
+- attention_bwd (kernels/attention_bwd.tile): dQ, dK, dV from the forward's
+  lse against the backward of SDPA cuDNN and flash (bench/attention_bwd.py);
 - chunked linear attention: eager PyTorch, a Triton kernel
   (bench/baselines.py), and flash-linear-attention's chunk_linear_attn when
   its wheel was carried (.whl/, see bench/stage.sh).
@@ -193,6 +195,13 @@ def attention_family(tile, rows, checks):
     and checked with this file's helpers."""
     import attention_family as family
     family.section(tile, rows, checks, time_cuda, record, checked)
+
+
+def attention_bwd(tile, rows, checks):
+    """Attention backward (dQ, dK, dV) against SDPA's backward:
+    bench/attention_bwd.py, timed and checked with this file's helpers."""
+    import attention_bwd as bwd
+    bwd.section(tile, rows, checks, time_cuda, record, checked)
 
 
 def rotary(tile, rows, checks):
@@ -425,8 +434,8 @@ def main():
     parser.add_argument("--only", nargs="+",
                         choices=["launch", "attention", "rotary",
                                  "linear_attention", "gemm", "rmsnorm",
-                                 "attention_family", "gemm_gelu",
-                                 "cross_entropy"],
+                                 "attention_family", "attention_bwd",
+                                 "gemm_gelu", "cross_entropy"],
                         help="run these sections only (one run of the "
                              "whole set takes more than a device call's "
                              "10 minutes)")
@@ -441,6 +450,7 @@ def main():
                      ("linear_attention", linear_attention),
                      ("attention", attention),
                      ("attention_family", attention_family),
+                     ("attention_bwd", attention_bwd),
                      ("gemm_gelu", gemm_gelu),
                      ("cross_entropy", cross_entropy)):
         if args.only and name not in args.only:

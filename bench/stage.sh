@@ -36,6 +36,14 @@ compile attn-d64 attention_fwd.tile -k attention_fwd -D D=64 -D BLOCK_N=64
 compile attn-d64-causal attention_fwd.tile -k attention_fwd -D D=64 -D CAUSAL=true
 compile attn-d128 attention_fwd.tile -k attention_fwd -D D=128 -D BLOCK_M=128 -D BLOCK_N=64
 compile attn-d128-causal attention_fwd.tile -k attention_fwd -D D=128 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=true
+# Attention backward (bench/attention_bwd.py): the forward with lse, which
+# feeds it, at the forward's bench blocks above; the backward's kernels are
+# the checked sm_90a builds of scripts/gpu/stage-kernels.sh (the defaults
+# and the larger blocks only sm_90a takes).
+compile attn-fwd-lse-d64 attention_fwd.tile -k attention_fwd_lse -D D=64 -D BLOCK_N=64
+compile attn-fwd-lse-d64-causal attention_fwd.tile -k attention_fwd_lse -D D=64 -D CAUSAL=true
+compile attn-fwd-lse-d128 attention_fwd.tile -k attention_fwd_lse -D D=128 -D BLOCK_M=128 -D BLOCK_N=64
+compile attn-fwd-lse-d128-causal attention_fwd.tile -k attention_fwd_lse -D D=128 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=true
 compile rotary rotary.tile -k rotary -D D=128
 # Linear attention at D = 128: the spill-free block shapes (BLOCK_V = 64
 # with 64-row chunks spills on sm_90a).

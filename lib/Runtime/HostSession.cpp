@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <new>
+#include <set>
 #include <unistd.h>
 
 namespace tegula::rt {
@@ -179,6 +180,9 @@ bool HostSession::prepareHostTensors(std::string &error) {
             std::to_string(memory);
     return false;
   }
+  std::set<std::string> fromFiles;
+  for (const auto &[name, tensor] : inTensors)
+    fromFiles.insert(name);
   host.assign(bundle.params.size(), HostTensor());
   for (size_t i = 0; i < bundle.params.size(); ++i) {
     const Param &p = bundle.params[i];
@@ -213,6 +217,12 @@ bool HostSession::prepareHostTensors(std::string &error) {
     gatherView(spanned, plan.strides[i], fill, bundle.params[i].name, host[i],
                ignored);
   }
+  // Inputs the reference needs consistent with the others (the attention
+  // backward's o, lse, delta): only for --check, as the float64 forward
+  // they take costs about as much as the reference itself.
+  if (options.check &&
+      !deriveReferenceInputs(bundle, plan, host, fromFiles, error))
+    return false;
   return true;
 }
 

@@ -145,7 +145,8 @@ bool rmsNormRef(RefContext &c,
 bool isKnownReference(const std::string &name) {
   return isAttentionReference(name) || name == "linear_attention" ||
          name == "rotary" || name == "matmul" || name == "rmsnorm" ||
-         name == "matmul_bias_gelu" || name == "cross_entropy";
+         name == "matmul_bias_gelu" || name == "cross_entropy" ||
+         name == "attention_bwd";
 }
 
 bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
@@ -175,12 +176,14 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
     ok = matmulBiasGeluRef(c, outputs);
   else if (name == "cross_entropy")
     ok = crossEntropyRef(c, outputs);
+  else if (name == "attention_bwd")
+    ok = attentionBackwardRef(c, outputs);
   else
     ok = c.fail("unknown reference (expected attention_fwd, attention_gqa, "
                 "attention_split, attention_combine, attention_varlen, "
-                "attention_paged, attention_paged_split, linear_attention, "
-                "rotary, matmul, matmul_bias_gelu, cross_entropy or "
-                "rmsnorm)");
+                "attention_paged, attention_paged_split, attention_bwd, "
+                "linear_attention, rotary, matmul, matmul_bias_gelu, "
+                "cross_entropy or rmsnorm)");
   if (!ok)
     error = c.error;
   return ok;

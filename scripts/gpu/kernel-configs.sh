@@ -48,6 +48,31 @@ for_each_kernel_run() {
     $fn attn-paged-flat-p256-$target $k/attn-paged-flat-p256-$target/attention_paged_flat.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 38
     $fn attn-paged-split-p16-$target $k/attn-paged-split-p16-$target/attention_paged_split.json --check --dims B=6,H=32,HKV=8,SLOTS=2880,MAX_PAGES=64,SPLITS=4 --in block_table=$k/attn-inputs/table-p16-gpu.npy --in seq_lens=$k/attn-inputs/lens-p16-gpu.npy --scalar scale=0.088 --seed 42
     $fn attn-paged-split-p256-$target $k/attn-paged-split-p256-$target/attention_paged_split.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8,SPLITS=7 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 43
+    # Attention backward: the preprocess, dK/dV and dQ, each against the
+    # float64 gradients; with --check tile-run derives the forward's o, lse
+    # and delta from the random q, k, v, do. Ragged N, and a multiple of 16
+    # (the div16 variant) for f16.
+    local cfg b name dims scale
+    for cfg in d64:Z=2,H=3,N=333:0.125 d64-causal:Z=2,H=2,N=299:0.125 d128:Z=1,H=2,N=1000:0.088 d128-causal:Z=1,H=3,N=517:-0.088 d64-causal-f16:Z=2,H=2,N=320:0.125; do
+      IFS=: read -r name dims scale <<<"$cfg"
+      b=$k/attn-bwd-$name-$target
+      $fn attn-bwd-delta-$name-$target $b/attention_bwd_preprocess.json --check --dims $dims --seed 45
+      $fn attn-bwd-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims --scalar scale=$scale --seed 46
+      $fn attn-bwd-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims --scalar scale=$scale --seed 47
+    done
+    # Every score -100 (Inputs/attention_inputs.py): keys past N would
+    # weigh exp(96) = inf in f32 unless dQ masks them.
+    $fn attn-bwd-dq-masked-$target $k/attn-bwd-d64-$target/attention_bwd_dq.json --check --dims Z=1,H=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 50
+    $fn attn-bwd-dq-masked-causal-$target $k/attn-bwd-d64-causal-$target/attention_bwd_dq.json --check --dims Z=1,H=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 51
+    # sm_90a's larger blocks (stage-kernels.sh).
+    if [ $target = sm_90a ]; then
+      for cfg in d64:Z=2,H=3,N=333:0.125 d64-causal:Z=2,H=2,N=299:0.125 d128:Z=1,H=2,N=1000:0.088 d128-causal:Z=1,H=3,N=517:-0.088; do
+        IFS=: read -r name dims scale <<<"$cfg"
+        b=$k/attn-bwd-large-$name-$target
+        $fn attn-bwd-large-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims --scalar scale=$scale --seed 48
+        $fn attn-bwd-large-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims --scalar scale=$scale --seed 49
+      done
+    fi
     $fn rotary-$target $k/rotary-$target/rotary.json --check --dims B=2,T=37,H=3 --seed 6
     $fn rotary-inplace-$target $k/rotary-$target/rotary_inplace.json --check --dims B=2,T=37,H=3 --seed 7
     $fn rotary-partial-pairs-$target $k/rotary-partial-pairs-$target/rotary.json --check --dims B=2,T=45,H=2 --seed 8

@@ -40,6 +40,25 @@ for target in sm_80 sm_90a; do
     compile attn-paged-flat-p$page-$target attention_paged.tile $target -k attention_paged_flat -D D=128 -D PAGE=$page --reference attention_paged
     compile attn-paged-split-p$page-$target attention_paged.tile $target -k attention_paged_split -D D=128 -D PAGE=$page --reference attention_paged_split
   done
+  # attention_bwd.tile: its three kernels in one directory (one reference,
+  # attention_bwd, checks them all); bench/run.py (attention_bwd) times the
+  # sm_90a builds.
+  compile attn-bwd-d64-$target attention_bwd.tile $target -D D=64 --reference attention_bwd
+  compile attn-bwd-d64-causal-$target attention_bwd.tile $target -D D=64 -D CAUSAL=true --reference attention_bwd
+  compile attn-bwd-d128-$target attention_bwd.tile $target -D D=128 --reference attention_bwd
+  compile attn-bwd-d128-causal-$target attention_bwd.tile $target -D D=128 -D CAUSAL=true --reference attention_bwd
+  compile attn-bwd-d64-causal-f16-$target attention_bwd.tile $target -D D=64 -D CAUSAL=true -D DT=f16 --reference attention_bwd
+  # Larger blocks that only sm_90a (wgmma, fewer registers) takes without
+  # spills; bench/run.py times them beside the defaults.
+  if [ $target = sm_90a ]; then
+    for causal in false true; do
+      c=$([ $causal = true ] && echo -causal || true)
+      compile attn-bwd-large-d64$c-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=64 -D BLOCK_N=128 -D BLOCK_M=32 -D CAUSAL=$causal --reference attention_bwd
+      compile attn-bwd-large-d64$c-$target attention_bwd.tile $target -k attention_bwd_dq -D D=64 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=$causal --reference attention_bwd
+      compile attn-bwd-large-d128$c-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=128 -D BLOCK_N=64 -D BLOCK_M=64 -D CAUSAL=$causal --reference attention_bwd
+      compile attn-bwd-large-d128$c-$target attention_bwd.tile $target -k attention_bwd_dq -D D=128 -D BLOCK_M=128 -D BLOCK_N=32 -D CAUSAL=$causal --reference attention_bwd
+    done
+  fi
   compile rotary-$target rotary.tile $target -D D=128 --reference rotary
   compile rotary-partial-pairs-$target rotary.tile $target -D D=128 -D R=64 -D INTERLEAVED=true --reference rotary
   compile linattn-$target linear_attention.tile $target -D D=128

@@ -329,6 +329,50 @@ void testAttention() {
   EXPECT_NEAR(oh[2], 7);
 }
 
+void testAttentionBackward() {
+  // The first case of testAttention with do = [1, 2]: both rows have
+  // P = [1/4, 3/4] and o = 7. dP_ij = do_i v_j: [4, 8] and [8, 16]; delta =
+  // rowsum(P dP) = [7, 14] = do * o. dS = P (dP - delta): [-3/4, 3/4] and
+  // [-3/2, 3/2]. dq_i = sum_j dS_ij k_j = [3/4 ln 3, 3/2 ln 3]; dk_j =
+  // sum_i dS_ij q_i = [-9/4, 9/4]; dv_j = sum_i P_ij do_i = [3/4, 9/4].
+  double q[] = {1, 1}, k[] = {0, std::log(3.0)}, v[] = {4, 8}, g[] = {1, 2};
+  double dq[2], dk[2], dv[2], o[2], lse[2], delta[2];
+  attentionBackward(q, k, v, g, 1, 1, 2, 1, false, 1.0, dq, dk, dv, o, lse,
+                    delta);
+  EXPECT_NEAR(dq[0], 0.75 * std::log(3.0));
+  EXPECT_NEAR(dq[1], 1.5 * std::log(3.0));
+  EXPECT_NEAR(dk[0], -2.25);
+  EXPECT_NEAR(dk[1], 2.25);
+  EXPECT_NEAR(dv[0], 0.75);
+  EXPECT_NEAR(dv[1], 2.25);
+  EXPECT_NEAR(o[1], 7);
+  EXPECT_NEAR(lse[0], std::log(4.0));
+  EXPECT_NEAR(delta[0], 7);
+  EXPECT_NEAR(delta[1], 14);
+  // Causal: row 0 sees key 0 alone, P = [1, 0], o = 4, delta = 4 = dP_00,
+  // so its dS is 0; row 1 is unchanged. dq = [0, 3/2 ln 3], dk = [-3/2,
+  // 3/2], dv = [1 + 2/4, 2 * 3/4] = [3/2, 3/2].
+  attentionBackward(q, k, v, g, 1, 1, 2, 1, true, 1.0, dq, dk, dv, o, lse,
+                    delta);
+  EXPECT_NEAR(dq[0], 0);
+  EXPECT_NEAR(dq[1], 1.5 * std::log(3.0));
+  EXPECT_NEAR(dk[0], -1.5);
+  EXPECT_NEAR(dk[1], 1.5);
+  EXPECT_NEAR(dv[0], 1.5);
+  EXPECT_NEAR(dv[1], 1.5);
+  EXPECT_NEAR(o[0], 4);
+  EXPECT_NEAR(lse[0], 0);
+  EXPECT_NEAR(delta[0], 4);
+  // Scale 1/2 on q = [2, 2] gives the same scores, so the same P and dS:
+  // dq carries the scale (halved), dk = scale * dS^T q is unchanged.
+  double q2[] = {2, 2};
+  attentionBackward(q2, k, v, g, 1, 1, 2, 1, false, 0.5, dq, dk, dv, nullptr,
+                    nullptr, nullptr);
+  EXPECT_NEAR(dq[0], 0.375 * std::log(3.0));
+  EXPECT_NEAR(dk[1], 2.25);
+  EXPECT_NEAR(dv[1], 2.25);
+}
+
 void testLinearAttention() {
   // [B=1, T=2, H=1, D=1], scale 0.5, q = [1, 2], k = [3, 4], v = [5, 6]:
   // o0 = 0.5 * (1*3) * 5 = 7.5; o1 = 0.5 * ((2*3) * 5 + (2*4) * 6) = 39.
@@ -541,6 +585,7 @@ int main() {
   testNpy();
   testFill();
   testAttention();
+  testAttentionBackward();
   testLinearAttention();
   testRotary();
   testCompare();

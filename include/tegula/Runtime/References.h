@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,26 @@ bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
                         const nlohmann::json &options,
                         std::map<std::string, std::vector<double>> &outputs,
                         std::string &error);
+
+/// The backward of attentionForward with M = N = rows and Dv = D, for the
+/// output gradient `dout` [Z, H, N, D]: dq, dk, dv [Z, H, N, D]. Also gives
+/// the forward's o [Z, H, N, D], lse [Z, H, N] (natural log) and delta =
+/// rowsum(dout o) [Z, H, N] where non-null. Causal is aligned top-left.
+void attentionBackward(const double *q, const double *k, const double *v,
+                       const double *dout, int64_t Z, int64_t H, int64_t N,
+                       int64_t D, bool causal, double scale, double *dq,
+                       double *dk, double *dv, double *o, double *lse,
+                       double *delta);
+
+/// Inputs a reference needs to be consistent with the others, computed
+/// from them in float64 (rounded to their dtypes) into `host`: for
+/// "attention_bwd", the forward's o and lse and delta = rowsum(do o) from q,
+/// k, v and do, where the kernel reads them and `fromFiles` (the --in names)
+/// does not give them. Other references derive nothing.
+bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
+                           std::vector<HostTensor> &host,
+                           const std::set<std::string> &fromFiles,
+                           std::string &error);
 
 /// Causal linear attention in its quadratic form on [B, T, H, D] inputs:
 /// o_t = scale * sum_{s <= t} (q_t . k_s) v_s; v and o are [B, T, H, Dv].

@@ -128,6 +128,11 @@ struct RefContext {
   }
 };
 
+/// "attention_bwd" (References/AttentionBackward.cpp): whichever of delta,
+/// dq, dk, dv the kernel writes.
+bool attentionBackwardRef(RefContext &c,
+                          std::map<std::string, std::vector<double>> &outputs);
+
 } // namespace tegula::rt
 
 #endif // TEGULA_LIB_RUNTIME_REFERENCES_REFCONTEXT_H

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the index inputs of the varlen and paged attention checks as .npy
-files (int32) into DIR: test/Kernels/attention-varlen.test and
-attention-paged.test read them in the interpreter, and
+files (int32), and a few float inputs, into DIR:
+test/Kernels/attention-varlen.test, attention-paged.test and
+attention-bwd.test read them in the interpreter, and
 scripts/gpu/stage-kernels.sh stages them for the GPU runs of
 scripts/gpu/kernel-configs.sh. Plain Python, no numpy.
 
@@ -107,6 +108,23 @@ def main():
     table, lens = paged(180, 16, [1000, 15, 16, 0, 333, 1], 64, 7)
     write_npy(os.path.join(out, "table-p16-gpu.npy"), table)
     write_npy(os.path.join(out, "lens-p16-gpu.npy"), lens)
+    # attention_bwd, [1, 1, 70, D] for D = 32 (interpreter) and 64 (GPU):
+    # q = e_0 and k with k[:, 0] = 1 and the other features in [-1, 1].
+    # With scale -100 every score is -100 and lse about -96, so a key past N
+    # (score 0) would weigh exp(96), which f32 cannot hold: dQ must mask it.
+    # (P is uniform; dq is not 0.)
+    for d in (32, 64):
+        e0 = [1.0 if f == 0 else 0.0 for _ in range(70) for f in range(d)]
+        write_npy(os.path.join(out, f"bwd-q-e0-d{d}.npy"), e0,
+                  (1, 1, 70, d), "<f4")
+        state, k = 3, []
+        for _ in range(70):
+            for f in range(d):
+                state = (state * 6364136223846793005 +
+                         1442695040888963407) % 2**64
+                k.append(1.0 if f == 0 else ((state >> 11) / 2**53) * 2 - 1)
+        write_npy(os.path.join(out, f"bwd-k-d{d}.npy"), k, (1, 1, 70, d),
+                  "<f4")
 
 
 if __name__ == "__main__":
