@@ -143,7 +143,11 @@ def plot(result, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    attn = [r for r in result["rows"] if r["work"] == "attention"]
+    # The forward's panels, or the backward's when a run timed only it.
+    work = "attention"
+    if not any(r["work"] == work for r in result["rows"]):
+        work = "attention_bwd"
+    attn = [r for r in result["rows"] if r["work"] == work]
     fig, axes = plt.subplots(1, 4, figsize=(18, 4.2), sharey=True)
     panels = [(d, c) for d in (64, 128) for c in (False, True)]
     impls = list(dict.fromkeys(r["impl"] for r in attn))
@@ -162,7 +166,8 @@ def plot(result, path):
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("TFLOP/s")
     axes[0].legend()
-    fig.suptitle(f"Attention forward, bf16, {result['gpu']}, "
+    what = "forward" if work == "attention" else "backward (dQ, dK, dV)"
+    fig.suptitle(f"Attention {what}, bf16, {result['gpu']}, "
                  f"{result['date']}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
