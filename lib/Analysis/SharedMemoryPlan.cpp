@@ -19,14 +19,22 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
     return type.getNumElements() * getStoredBytes(type.getElementType());
   };
   if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
+    // Registers loaded from a stage read in place need no scratch.
+    if (isa_and_nonnull<SharedLayoutAttr>(
+            convert.getSource().getType().getEncoding()))
+      return 0;
     auto mapping = getRegisterMapping(
         getLinearLayout(convert.getSource().getType()),
         getLinearLayout(convert.getResult().getType()),
         [](const LinearLayout::Coords &coords) { return coords; });
     return mapping ? 0 : bytesOf(convert.getSource().getType());
   }
+  // A transpose of a tile read in place only flips how wgmma reads it.
   if (auto trans = dyn_cast<TransOp>(op))
-    return bytesOf(trans.getSource().getType());
+    return isa_and_nonnull<SharedLayoutAttr>(
+               trans.getSource().getType().getEncoding())
+               ? 0
+               : bytesOf(trans.getSource().getType());
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
     // Before layout assignment no reduction is known to cross warps.
     if (!reduce.getSource().getType().getEncoding())

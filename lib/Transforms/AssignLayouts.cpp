@@ -10,7 +10,9 @@
 //
 // On targets with warpgroup dots, a dot operand popped from a pipeline
 // whose stage wgmma can read in place takes the shared layout instead of
-// registers (readsInPlace).
+// registers (planInPlaceReads): a pop read by several dots, directly or
+// transposed, stays in its stage for those that can read it there, and
+// the other readers get registers loaded from the stage (a conversion).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,25 +38,33 @@ namespace {
 
 bool isTile(Type type) { return isa<RankedTensorType>(type); }
 
-/// Whether operand `index` (0 for A, 1 for B) of `dot`, split over warps as
-/// `mma`, can be read by wgmma where its pipeline stage holds it: popped
-/// (or popped and transposed) for this dot alone from a swizzled stage of
-/// whole 8-row swizzle atoms, and laid out as a matrix descriptor can say. A
-/// stage read K-major (A as pushed, B transposed) needs K across whole 128-byte
-/// panels; B read N-major needs each warpgroup's columns to start and end on
-/// panels. A pushed transposed (M-major) stays in registers.
-bool readsInPlace(DotOp dot, unsigned index, MmaLayoutAttr mma) {
-  Value operand = dot->getOperand(index);
-  // A transpose of a pop folds into the pop (FoldTransposeIntoPop).
-  bool transposed = false;
+/// The pop that dot operand `operand` is, directly or through one
+/// transpose (a pop's only transpose folds into it: FoldTransposeIntoPop;
+/// one it shares with other readers stays).
+PipelinePopOp stagedPop(Value operand, bool &transposed) {
+  transposed = false;
   if (auto trans = operand.getDefiningOp<TransOp>()) {
-    if (!trans->hasOneUse())
-      return false;
     operand = trans.getSource();
     transposed = true;
   }
   auto pop = operand.getDefiningOp<PipelinePopOp>();
-  if (!pop || !pop->hasOneUse())
+  if (pop)
+    transposed ^= pop.getTranspose();
+  return pop;
+}
+
+/// Whether operand `index` (0 for A, 1 for B) of `dot`, split over warps as
+/// `mma`, can be read by wgmma where its pipeline stage holds it: popped
+/// (or popped and transposed) from a swizzled stage of whole 8-row swizzle
+/// atoms, and laid out as a matrix descriptor can say. A stage read K-major
+/// (A as pushed, B transposed) needs K across whole 128-byte panels; B read
+/// N-major needs each warpgroup's columns to start and end on panels. A
+/// pushed transposed (M-major) stays in registers. Other readers of the pop
+/// are planInPlaceReads' business.
+bool readsInPlace(DotOp dot, unsigned index, MmaLayoutAttr mma) {
+  bool transposed;
+  PipelinePopOp pop = stagedPop(dot->getOperand(index), transposed);
+  if (!pop)
     return false;
   PipelineType stage = pop.getPipeline().getType();
   ArrayRef<int64_t> shape = stage.getShape();
@@ -62,7 +72,6 @@ bool readsInPlace(DotOp dot, unsigned index, MmaLayoutAttr mma) {
   if (shape.size() != 2 || shape[0] % 8 != 0 ||
       !isSwizzledShared(shape, element))
     return false;
-  transposed ^= pop.getTranspose();
   if (index == 0)
     return !transposed;
   if (transposed)
@@ -131,6 +140,7 @@ public:
                    : tegula::TargetInfo::DotUse::Balanced) {}
 
   LogicalResult run() {
+    planInPlaceReads();
     for (BlockArgument arg : func.getArguments())
       if (isTile(arg.getType()))
         (void)layoutOf(arg);
@@ -183,6 +193,81 @@ private:
                               [&] { return dot.emitOpError(); })))
       return failure();
     return Attribute(MmaLayoutAttr::get(context, warps));
+  }
+
+  /// Which dots become warpgroup instructions, and which of their operands
+  /// they read in place. A pop stays in its stage when some warpgroup dot
+  /// reads it there (through a transpose or not) and every other reader is
+  /// a dot, which takes registers loaded from the stage;
+  /// dropping a pop can turn a dot back to mma.sync, which can drop other
+  /// pops: repeat until nothing changes.
+  void planInPlaceReads() {
+    SmallVector<std::pair<DotOp, MmaLayoutAttr>> dots;
+    func.walk([&](DotOp dot) {
+      FailureOr<Attribute> mma = mmaFor(dot);
+      if (succeeded(mma))
+        dots.push_back({dot, cast<MmaLayoutAttr>(*mma)});
+    });
+    llvm::DenseSet<Operation *> staged;
+    llvm::DenseSet<std::pair<Operation *, unsigned>> readable;
+    for (auto [dot, mma] : dots)
+      for (unsigned index : {0u, 1u})
+        if (readsInPlace(dot, index, mma)) {
+          bool transposed;
+          staged.insert(stagedPop(dot->getOperand(index), transposed));
+          readable.insert({dot, index});
+        }
+    auto inPlace = [&](DotOp dot, unsigned index) {
+      bool transposed;
+      return readable.contains({dot, index}) &&
+             staged.contains(stagedPop(dot->getOperand(index), transposed));
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      warpgroupDots.clear();
+      for (auto [dot, mma] : dots) {
+        bool aInPlace = inPlace(dot, 0);
+        if (inPlace(dot, 1) && usesWarpgroupDot(dot, mma, aInPlace))
+          warpgroupDots[dot] = aInPlace;
+      }
+      for (Operation *pop : llvm::to_vector(staged)) {
+        bool inPlaceReader = false, othersTakeRegisters = true;
+        for (OpOperand &use : pop->getUses()) {
+          SmallVector<OpOperand *> reads = {&use};
+          if (auto trans = dyn_cast<TransOp>(use.getOwner()))
+            reads = llvm::map_to_vector(
+                trans->getUses(), [](OpOperand &u) { return &u; });
+          for (OpOperand *read : reads) {
+            if (readsStageInPlace(*read))
+              inPlaceReader = true;
+            // Other dots take their operand in registers (requiredLayout
+            // converts it); other ops might adopt the shared layout.
+            else if (!isa<DotOp>(read->getOwner()))
+              othersTakeRegisters = false;
+          }
+        }
+        if (!inPlaceReader || !othersTakeRegisters) {
+          staged.erase(pop);
+          changed = true;
+        }
+      }
+    }
+  }
+
+  /// Whether `use` is an operand that a warpgroup dot reads in place.
+  bool readsStageInPlace(OpOperand &use) {
+    auto dot = dyn_cast<DotOp>(use.getOwner());
+    auto it = dot ? warpgroupDots.find(dot) : warpgroupDots.end();
+    return it != warpgroupDots.end() &&
+           (use.getOperandNumber() == 1 ||
+            (use.getOperandNumber() == 0 && it->second));
+  }
+
+  /// `value`, a dot operand read in place, and the pop it transposes.
+  void setShared(Value value) {
+    layouts[value] = SharedLayoutAttr::get(context);
+    if (auto trans = value.getDefiningOp<TransOp>())
+      layouts[trans.getSource()] = SharedLayoutAttr::get(context);
   }
 
   /// Whether `dot`, whose B can be read in place (and A when `aInPlace`),
@@ -297,13 +382,10 @@ private:
       if (failed(mma))
         return failure();
       layouts[result] = *mma;
-      auto split = cast<MmaLayoutAttr>(*mma);
-      bool aInPlace = readsInPlace(dot, 0, split);
-      if (readsInPlace(dot, 1, split) &&
-          usesWarpgroupDot(dot, split, aInPlace)) {
-        layouts[dot.getB()] = SharedLayoutAttr::get(context);
-        if (aInPlace)
-          layouts[dot.getA()] = SharedLayoutAttr::get(context);
+      if (auto it = warpgroupDots.find(dot); it != warpgroupDots.end()) {
+        setShared(dot.getB());
+        if (it->second)
+          setShared(dot.getA());
       }
       return success();
     }
@@ -376,10 +458,16 @@ private:
       Attribute mma = layoutOf(dot.getResult());
       if (index == 2)
         return mma;
-      if (isa<SharedLayoutAttr>(layoutOf(dot->getOperand(index))))
-        return layoutOf(dot->getOperand(index));
+      if (readsStageInPlace(dot->getOpOperand(index)))
+        return SharedLayoutAttr::get(context);
       return DotOperandLayoutAttr::get(context, index, mma);
     }
+    // A transpose of a stage that no warpgroup dot reads through it works
+    // on registers loaded from the stage.
+    if (auto trans = dyn_cast<TransOp>(op))
+      if (isa<SharedLayoutAttr>(layoutOf(trans.getSource())) &&
+          !isa<SharedLayoutAttr>(layoutOf(trans.getResult())))
+        return defaultBlocked(trans.getSource().getType());
     if (auto expand = dyn_cast<ExpandDimsOp>(op))
       return SliceLayoutAttr::get(context, expand.getAxis(),
                                   layoutOf(expand.getResult()));
@@ -437,6 +525,9 @@ private:
   /// How every dot of the function splits over warps.
   tegula::TargetInfo::DotUse dotUse;
   llvm::MapVector<Value, Attribute> layouts;
+  /// The dots that become warpgroup instructions, each with whether it
+  /// reads A in place too (planInPlaceReads).
+  llvm::DenseMap<Operation *, bool> warpgroupDots;
 };
 
 struct AssignLayoutsPass

@@ -79,6 +79,8 @@ struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
   LogicalResult
   matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (isa<SharedLayoutAttr>(op.getSource().getType().getEncoding()))
+      return readStage(op, adaptor, rewriter);
     LinearLayout from = getLinearLayout(op.getSource().getType());
     LinearLayout to = getLinearLayout(op.getType());
     Type resultType = getTypeConverter()->convertType(op.getType());
@@ -97,6 +99,35 @@ struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
                                takeScratch(rewriter, op.getLoc(), op, state)));
     return success();
   }
+
+  /// Registers of a tile that warpgroup dots read in place, for a reader
+  /// that needs them: loaded from the stage as a pop would (the pop's wait
+  /// and barrier came first).
+  LogicalResult readStage(ConvertLayoutOp op, OpAdaptor adaptor,
+                          ConversionPatternRewriter &rewriter) const {
+    Value source = op.getSource();
+    bool transposed = false;
+    if (auto trans = source.getDefiningOp<TransOp>()) {
+      source = trans.getSource();
+      transposed = true;
+    }
+    auto pop = source.getDefiningOp<PipelinePopOp>();
+    if (!pop)
+      return rewriter.notifyMatchFailure(op, "shared source is not a pop");
+    PipelineType stage = pop.getPipeline().getType();
+    LinearLayout layout = getLinearLayout(op.getType());
+    // The result's layout in the stage's coordinates.
+    if (transposed != pop.getTranspose())
+      layout = layout.transposed();
+    SmallVector<Value> values = readTileFromShared(
+        state.target, rewriter, op.getLoc(), op, stage.getShape(), layout,
+        stage.getElementType(), stage.getElementType(), adaptor.getSource());
+    rewriter.replaceOp(op, packVector(rewriter, op.getLoc(),
+                                      getTypeConverter()->convertType(
+                                          op.getType()),
+                                      values));
+    return success();
+  }
 };
 
 struct TransLowering : public StatefulPattern<TransOp> {
@@ -105,6 +136,12 @@ struct TransLowering : public StatefulPattern<TransOp> {
   LogicalResult
   matchAndRewrite(TransOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    // A stage read in place (its offset) is transposed by how the dot's
+    // descriptor reads it.
+    if (isa<SharedLayoutAttr>(op.getSource().getType().getEncoding())) {
+      rewriter.replaceOp(op, adaptor.getSource());
+      return success();
+    }
     LinearLayout from = getLinearLayout(op.getSource().getType());
     LinearLayout result = getLinearLayout(op.getType());
     // The result's layout, in the source's coordinates.

@@ -147,7 +147,15 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     RankedTensorType accType = op.getAcc().getType();
     auto mma = dyn_cast<MmaLayoutAttr>(accType.getEncoding());
     bool aInPlace = isa<SharedLayoutAttr>(op.getA().getType().getEncoding());
-    auto bPop = op.getB().getDefiningOp<PipelinePopOp>();
+    // B popped (and perhaps transposed after the pop, when other dots read
+    // the stage too).
+    Value bSource = op.getB();
+    bool bFlipped = false;
+    if (auto trans = bSource.getDefiningOp<TransOp>()) {
+      bSource = trans.getSource();
+      bFlipped = true;
+    }
+    auto bPop = bSource.getDefiningOp<PipelinePopOp>();
     if (!mma || !bPop ||
         !isa<SharedLayoutAttr>(op.getB().getType().getEncoding()))
       return rewriter.notifyMatchFailure(op, "B is not read in place");
@@ -188,8 +196,9 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     };
     // A as pushed: [M, K] rows along K. B as pushed: [K, N], N-major;
     // popped transposed the stage is [N, K], K-major.
-    StageOperand b = bPop.getTranspose() ? stageOf(adaptor.getB(), n, true)
-                                         : stageOf(adaptor.getB(), k, false);
+    StageOperand b = bPop.getTranspose() != bFlipped
+                         ? stageOf(adaptor.getB(), n, true)
+                         : stageOf(adaptor.getB(), k, false);
     std::optional<StageOperand> a;
     SmallVector<Value> aRegisters;
     if (aInPlace)
