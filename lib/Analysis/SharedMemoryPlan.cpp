@@ -18,15 +18,44 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
   auto bytesOf = [](RankedTensorType type) {
     return type.getNumElements() * getStoredBytes(type.getElementType());
   };
-  if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
+  // A move whose lanes and warps already hold the right elements stays in
+  // registers (LayoutOpToNVVM.cpp).
+  auto moveBytes = [&](RankedTensorType source, const LinearLayout &to) {
     auto mapping = getRegisterMapping(
-        getLinearLayout(convert.getSource().getType()),
-        getLinearLayout(convert.getResult().getType()),
+        getLinearLayout(source), to,
         [](const LinearLayout::Coords &coords) { return coords; });
-    return mapping ? 0 : bytesOf(convert.getSource().getType());
-  }
+    return mapping ? 0 : bytesOf(source);
+  };
+  if (auto convert = dyn_cast<ConvertLayoutOp>(op))
+    return moveBytes(convert.getSource().getType(),
+                     getLinearLayout(convert.getResult().getType()));
+  // Before layout assignment there is nothing to plan.
+  if (auto permute = dyn_cast<PermuteOp>(op))
+    return permute.getSource().getType().getEncoding()
+               ? moveBytes(permute.getSource().getType(),
+                           permute.getResultLayoutInSource())
+               : 0;
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return reshape.getSource().getType().getEncoding()
+               ? moveBytes(reshape.getSource().getType(),
+                           reshape.getResultLayoutInSource())
+               : 0;
   if (auto trans = dyn_cast<TransOp>(op))
     return bytesOf(trans.getSource().getType());
+  if (auto cumsum = dyn_cast<CumsumOp>(op)) {
+    if (!cumsum.getSource().getType().getEncoding())
+      return 0;
+    // Across warps, 32-bit partial sums are exchanged through one slot per
+    // register, lane and warp (CumsumOpToNVVM.cpp).
+    LinearLayout layout = getLinearLayout(cumsum.getSource().getType());
+    unsigned axis = cumsum.getAxis();
+    if (llvm::none_of(layout.getWarpBases(),
+                      [&](const LinearLayout::Coords &basis) {
+                        return basis[axis] != 0;
+                      }))
+      return 0;
+    return layout.getNumRegs() * 32 * layout.getNumWarps() * 4;
+  }
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
     // Before layout assignment no reduction is known to cross warps.
     if (!reduce.getSource().getType().getEncoding())

@@ -53,8 +53,19 @@ for target in sm_80 sm_90a; do
   # argmax/argmin (a test kernel), checked against numpy's indices.
   mkdir -p "$stage/kernels/argmax-$target"
   "$tilec" "$root/test/Frontend/argmax.tile" --target "$target" -o "$stage/kernels/argmax-$target"
+  # cumsum, reshape/permute and tf32 dot (test kernels and an f32 matmul),
+  # checked against numpy (tile_ops_inputs.py).
+  for t in cumsum:scans-f32: cumsum:scans-i32:"-D DT=i32 -D OUT=i32" \
+           reshape-permute:shapes: dot-tf32:mm-tf32:; do
+    IFS=: read -r file name defines <<<"$t"
+    mkdir -p "$stage/kernels/$name-$target"
+    # shellcheck disable=SC2086
+    "$tilec" "$root/test/Frontend/$file.tile" --target "$target" $defines -o "$stage/kernels/$name-$target"
+  done
+  compile matmul-f32-$target matmul.tile $target -D DT=f32 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
 done
 /usr/bin/python3 "$root/test/Kernels/Inputs/argmax_inputs.py" "$stage/kernels/argmax-inputs"
+/usr/bin/python3 "$root/test/Kernels/Inputs/tile_ops_inputs.py" "$stage/kernels/tile-ops-inputs"
 python3 "$root/test/Kernels/Inputs/cross_entropy_inputs.py" "$stage/kernels/ce-inputs"
 # The cu_seqlens, block tables and sequence lengths of the varlen and paged
 # attention runs (random integers would not be valid ones).

@@ -6,7 +6,8 @@
 //   accumulator  [n+1, m+8, n-tiles, m-tiles]
 //   A            [k+1, m+8, k+8, k-tiles, m-tiles]
 //   B            [k+1, k+8, k-tiles, n-tiles]
-// so fragment (mi, ni, ki) is a fixed set of register indices.
+// so fragment (mi, ni, ki) is a fixed set of register indices. f32
+// operands keep these layouts and run as two m16n8k8 .tf32 steps per 16 K.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +73,19 @@ struct DotLowering : public OpConversionPattern<DotOp> {
       ptxTypes = {NVVM::MMATypes::f16, NVVM::MMATypes::f16};
     std::array<NVVM::MMALayout, 2> layouts = {NVVM::MMALayout::row,
                                               NVVM::MMALayout::col};
+    bool isTf32 = element.isF32();
+    if (isTf32) {
+      // Every operand register rounded once: cvt.rna.tf32.f32.
+      auto toTf32 = [&](SmallVector<Value> &values) {
+        for (Value &value : values)
+          value = NVVM::ConvertFloatToTF32Op::create(
+              rewriter, loc, i32, value, NVVM::FPRoundingMode::RNA,
+              NVVM::SaturationMode::NONE, /*relu=*/false);
+      };
+      toTf32(a);
+      toTf32(b);
+      ptxTypes = {NVVM::MMATypes::tf32, NVVM::MMATypes::tf32};
+    }
 
     for (int64_t mi = 0; mi < mTiles; ++mi) {
       for (int64_t ni = 0; ni < nTiles; ++ni) {
@@ -81,6 +95,25 @@ struct DotLowering : public OpConversionPattern<DotOp> {
         for (int64_t ki = 0; ki < kTiles; ++ki) {
           int64_t aBase = (ki << 3) | (mi << (3 + kBits));
           int64_t bBase = (ki << 2) | (ni << (2 + kBits));
+          if (isTf32) {
+            // The fragments of m16n8k16 hold K = 2t, 2t+1, 2t+8, 2t+9 where
+            // m16n8k8.tf32 wants t, t+4: one k8 step takes the even K of
+            // the 16 (2t as t, 2t+8 as t+4), the next the odd. A and B
+            // agree on the order, so the products are the same.
+            for (int64_t half = 0; half < 2; ++half) {
+              SmallVector<Value> fragA = {a[aBase + half], a[aBase + 2 + half],
+                                          a[aBase + 4 + half],
+                                          a[aBase + 6 + half]};
+              SmallVector<Value> fragB = {b[bBase + half], b[bBase + 2 + half]};
+              Value d = NVVM::MmaOp::create(
+                  rewriter, loc, resultStruct, fragA, fragB, c,
+                  ArrayRef<int64_t>{16, 8, 8}, std::nullopt, std::nullopt,
+                  ptxTypes, layouts);
+              for (int64_t e = 0; e < 4; ++e)
+                c[e] = LLVM::ExtractValueOp::create(rewriter, loc, d, e);
+            }
+            continue;
+          }
           SmallVector<Value> fragA = {pack(a[aBase], a[aBase + 1]),
                                       pack(a[aBase + 2], a[aBase + 3]),
                                       pack(a[aBase + 4], a[aBase + 5]),

@@ -233,10 +233,11 @@ Val Sema::dot(const Expr &e) {
     if (x.kind != Val::Runtime || x.ty.rank() != 2)
       return error(ex.loc(), "dot needs 2-D tiles, but '" + src(ex) + "' is " +
                                  (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
-    if (x.ty.dt != DT::F16 && x.ty.dt != DT::BF16)
-      return error(ex.loc(), "dot operands must be f16 or bf16, but '" +
-                                 src(ex) + "' is " + x.ty.str() +
-                                 "; convert it with cast<bf16>(...) or cast<f16>(...)");
+    if (x.ty.dt != DT::F16 && x.ty.dt != DT::BF16 && x.ty.dt != DT::F32)
+      return error(ex.loc(),
+                   "dot operands must be f16, bf16 or f32, but '" + src(ex) +
+                       "' is " + x.ty.str() +
+                       "; convert it with cast<bf16>(...) or cast<f32>(...)");
   }
   if (a.ty.dt != b.ty.dt)
     return error(e.loc(), "dot operands must have one dtype, but '" +
@@ -695,12 +696,15 @@ const Builtin kBuiltins[] = {
     {{"cast", Tmpl::DType, 1, 1, {}}, &Sema::builtinCast, true},
     {{"dot", Tmpl::None, 2, 3, {}}, &Sema::dot},
     {{"trans", Tmpl::None, 1, 1, {}}, &Sema::builtinTrans},
+    {{"permute", Tmpl::None, 2, 2, {}}, &Sema::builtinPermute},
+    {{"reshape", Tmpl::None, 2, 2, {}}, &Sema::builtinReshape},
     {{"where", Tmpl::None, 3, 3, {}}, &Sema::builtinWhere},
     {{"sum", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"max", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"min", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"argmax", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinArgExtreme, true},
     {{"argmin", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinArgExtreme, true},
+    {{"cumsum", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinCumsum, true},
     {{"exp", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"exp2", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"log", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
