@@ -332,18 +332,23 @@ def Tile_DotOp : Tile_TileOp<"dot", [Pure,
     the f32 accumulator and result are [M, N]. Tensor cores need M, N and K
     of at least 16. f32 operands are rounded to tf32 (cvt.rna: to nearest,
     ties away from zero, 10 mantissa bits) and multiplied on tf32 tensor
-    cores (mma.sync m16n8k8); f16 and bf16 products are exact.
+    cores (mma.sync m16n8k8); f16 and bf16 products are exact. With `ieee`
+    (f32 operands only) each element is instead a chain of f32 FMAs in
+    order of k, without tensor cores.
 
     ```mlir
     %s = tile.dot %q, %kt, %acc
         : tensor<64x128xbf16>, tensor<128x64xbf16> -> tensor<64x64xf32>
+    %e = tile.dot %x, %y, %acc ieee
+        : tensor<64x32xf32>, tensor<32x64xf32> -> tensor<64x64xf32>
     ```
   }];
   let arguments = (ins Tile_DotOperand:$a, Tile_DotOperand:$b,
-                   Tile_Accumulator:$acc);
+                   Tile_Accumulator:$acc, UnitAttr:$ieee);
   let results = (outs Tile_Accumulator:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+    $a `,` $b `,` $acc (`ieee` $ieee^)? attr-dict `:` type($a) `,` type($b)
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -29,22 +29,24 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
   if (auto convert = dyn_cast<ConvertLayoutOp>(op))
     return moveBytes(convert.getSource().getType(),
                      getLinearLayout(convert.getResult().getType()));
-  // Before layout assignment there is nothing to plan.
+  // Before layout assignment, as for a transpose, the most they may take.
   if (auto permute = dyn_cast<PermuteOp>(op))
     return permute.getSource().getType().getEncoding()
                ? moveBytes(permute.getSource().getType(),
                            permute.getResultLayoutInSource())
-               : 0;
+               : bytesOf(permute.getSource().getType());
   if (auto reshape = dyn_cast<ReshapeOp>(op))
     return reshape.getSource().getType().getEncoding()
                ? moveBytes(reshape.getSource().getType(),
                            reshape.getResultLayoutInSource())
-               : 0;
+               : bytesOf(reshape.getSource().getType());
   if (auto trans = dyn_cast<TransOp>(op))
     return bytesOf(trans.getSource().getType());
   if (auto cumsum = dyn_cast<CumsumOp>(op)) {
+    // Before layout assignment, a slot per element (the blocked layout's
+    // count without replication).
     if (!cumsum.getSource().getType().getEncoding())
-      return 0;
+      return cumsum.getSource().getType().getNumElements() * 4;
     // Across warps, 32-bit partial sums are exchanged through one slot per
     // register, lane and warp (CumsumOpToNVVM.cpp).
     LinearLayout layout = getLinearLayout(cumsum.getSource().getType());

@@ -234,17 +234,21 @@ bool execDot(Machine &m, tile::DotOp op) {
   d.isFloat = true;
   d.f.resize(size_t(M * N));
   // f16/bf16 products are exact in f32; f32 operands are rounded to tf32
-  // first, whose products are exact too; the sum accumulates in f32.
-  bool tf32 = getElementTypeOrSelf(op.getA().getType()).isF32();
+  // first, whose products are exact too; the sum accumulates in f32. An
+  // ieee dot is one f32 FMA per k, in order, as its GPU code.
+  bool ieee = op.getIeee();
+  bool tf32 = !ieee && getElementTypeOrSelf(op.getA().getType()).isF32();
   auto operand = [&](double v) {
     return tf32 ? roundToTf32(float(v)) : float(v);
   };
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       float acc = float(c.f[size_t(i * N + j)]);
-      for (int64_t k = 0; k < K; ++k)
-        acc +=
-            operand(a.f[size_t(i * K + k)]) * operand(b.f[size_t(k * N + j)]);
+      for (int64_t k = 0; k < K; ++k) {
+        float x = operand(a.f[size_t(i * K + k)]);
+        float y = operand(b.f[size_t(k * N + j)]);
+        acc = ieee ? std::fma(x, y, acc) : acc + x * y;
+      }
       d.f[size_t(i * N + j)] = acc;
     }
   m.setData(op.getResult(), std::move(d));

@@ -53,10 +53,10 @@ for target in sm_80 sm_90a; do
   # argmax/argmin (a test kernel), checked against numpy's indices.
   mkdir -p "$stage/kernels/argmax-$target"
   "$tilec" "$root/test/Frontend/argmax.tile" --target "$target" -o "$stage/kernels/argmax-$target"
-  # cumsum, reshape/permute and tf32 dot (test kernels and an f32 matmul),
+  # cumsum, reshape/permute and f32 dots (test kernels and an f32 matmul),
   # checked against numpy (tile_ops_inputs.py).
   for t in cumsum:scans-f32: cumsum:scans-i32:"-D DT=i32 -D OUT=i32" \
-           reshape-permute:shapes: dot-tf32:mm-tf32:; do
+           reshape-permute:shapes: dot-tf32:mm-tf32: dot-tf32:mm-ieee:"-D IEEE=true"; do
     IFS=: read -r file name defines <<<"$t"
     mkdir -p "$stage/kernels/$name-$target"
     # shellcheck disable=SC2086

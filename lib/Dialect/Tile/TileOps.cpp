@@ -417,6 +417,10 @@ LogicalResult DotOp::verify() {
     return emitOpError() << "operands have different element types ("
                          << a.getElementType() << " and " << b.getElementType()
                          << "); cast one to the other";
+  if (getIeee() && !a.getElementType().isF32())
+    return emitOpError() << "ieee applies to f32 operands, not "
+                         << a.getElementType()
+                         << " (whose products are exact already)";
   int64_t m = a.getDimSize(0), k = a.getDimSize(1);
   int64_t kb = b.getDimSize(0), n = b.getDimSize(1);
   if (k != kb)

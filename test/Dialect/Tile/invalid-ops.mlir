@@ -364,3 +364,11 @@ func.func @cumsum_type(%x: tensor<64xbf16>) {
   %c = tile.cumsum %x, 0 : tensor<64xbf16>
   return
 }
+
+// -----
+
+func.func @dot_ieee_bf16(%a: tensor<16x16xbf16>, %acc: tensor<16x16xf32>) {
+  // expected-error @+1 {{'tile.dot' op ieee applies to f32 operands, not 'bf16' (whose products are exact already)}}
+  %d = tile.dot %a, %a, %acc ieee : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xf32>
+  return
+}

@@ -9,7 +9,8 @@ writes, under OUT_DIR:
   scan-f32/, scan-i32/  x.npy [R, 64], v.npy [1024], rows, cols, flat
                         (R = 1000; cols is the scan of each 16-row block)
   shapes/               x, y and the six reshaped or permuted outputs
-  dot-ragged/           a, b, c (tf32-emulated), M, N, K = 333, 190, 271
+  dot-ragged/           a, b, c (tf32-emulated), ieee (one float32 FMA per
+                        k, in order), M, N, K = 333, 190, 271
   dot-eye/              a [333, 64], eye [64, 64], rounded (= tf32(a))
   matmul/               a, b, c for M, N, K = 256, 192, 320"""
 import os
@@ -19,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "Frontend", "Inputs"))
-from tf32_ref import to_tf32  # noqa: E402
+from tf32_ref import fma_product, to_tf32  # noqa: E402
 
 
 def save(directory, **arrays):
@@ -68,7 +69,8 @@ def dots(out, rng):
     m, n, k = 333, 190, 271
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
-    save(os.path.join(out, "dot-ragged"), a=a, b=b, c=tf32_product(a, b))
+    save(os.path.join(out, "dot-ragged"), a=a, b=b, c=tf32_product(a, b),
+         ieee=fma_product(a, b))
     a = rng.standard_normal((m, 64)).astype(np.float32)
     bits = a.view(np.uint32)
     # Exact ties (low 13 bits 0x1000) round away from zero.
