@@ -103,8 +103,6 @@ struct CumsumLowering : public StatefulPattern<CumsumOp> {
     int64_t numRegs = pre.size();
     ThreadPosition position = getThreadPosition(rewriter, op);
     std::optional<int64_t> scratch;
-    // Merges with the partner's totals `other`; `later` says whether this
-    // element lies in the upper block.
     // Registers with one total (merged across other bits already) add the
     // partner's once, so later steps shuffle and store one value.
     using Totals = DenseMap<std::pair<Value, Value>, Value>;
@@ -114,6 +112,8 @@ struct CumsumLowering : public StatefulPattern<CumsumOp> {
         total = add(rewriter, loc, mine, other);
       return total;
     };
+    // Merges with the partner's totals `other`; `later` says whether this
+    // element lies in the upper block.
     auto merge = [&](Totals &totals, int64_t reg, Value other, Value later) {
       Value sum = add(rewriter, loc, pre[reg], other);
       pre[reg] = arith::SelectOp::create(rewriter, loc, later, sum, pre[reg]);
