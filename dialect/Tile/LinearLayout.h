@@ -65,6 +65,18 @@ public:
   /// The same distribution of a 2-D tile's transpose: coordinates swapped.
   LinearLayout transposed() const;
 
+  /// The same distribution of the tile with its dimensions reordered:
+  /// dimension i of the result is dimension order[i] of this one.
+  LinearLayout permuted(llvm::ArrayRef<int32_t> order) const;
+
+  /// The same distribution of the tile reshaped to `newShape` (the same
+  /// element count; elements keep their row-major position).
+  LinearLayout reshaped(llvm::ArrayRef<int64_t> newShape) const;
+
+  /// Every basis mapped by `map`, a linear map into a tile of `newShape`.
+  LinearLayout remapped(llvm::ArrayRef<int64_t> newShape,
+                        llvm::function_ref<Coords(const Coords &)> map) const;
+
   /// Drops register bases that are zero (pure duplicates).
   LinearLayout withoutDuplicateRegs() const;
 

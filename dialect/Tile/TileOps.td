@@ -125,6 +125,50 @@ def Tile_TransOp : Tile_TileOp<"trans", [Pure,
   let hasCanonicalizer = 1;
 }
 
+def Tile_PermuteOp : Tile_TileOp<"permute", [Pure,
+    AllElementTypesMatch<["source", "result"]>]> {
+  let summary = "Reorder the dimensions of a tile";
+  let description = [{
+    Result dimension `i` is source dimension `order[i]`: element
+    `r[c0, ..., cn]` is `s` at the coordinates that put `ci` on dimension
+    `order[i]`. `tile.trans` is the 2-D case `order = [1, 0]`.
+
+    ```mlir
+    %p = tile.permute %x, [2, 0, 1] : tensor<4x8x16xf32> -> tensor<16x4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$source, DenseI32ArrayAttr:$order);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat =
+      "$source `,` $order attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The result's layout in the source's coordinates (both laid out).
+    ::tegula::tile::LinearLayout getResultLayoutInSource();
+  }];
+}
+
+def Tile_ReshapeOp : Tile_TileOp<"reshape", [Pure,
+    AllElementTypesMatch<["source", "result"]>]> {
+  let summary = "The same elements, in row-major order, in another shape";
+  let description = [{
+    The element count is unchanged; the element at row-major position `p`
+    of the source is the element at row-major position `p` of the result.
+
+    ```mlir
+    %r = tile.reshape %x : tensor<16x64xf32> -> tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$source);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The result's layout in the source's coordinates (both laid out).
+    ::tegula::tile::LinearLayout getResultLayoutInSource();
+  }];
+}
+
 def Tile_ConvertLayoutOp : Tile_TileOp<"convert_layout", [Pure,
     SameOperandsAndResultShape, SameOperandsAndResultElementType]> {
   let summary = "Move a tile's elements to another layout";
@@ -295,20 +339,27 @@ def Tile_DotOp : Tile_TileOp<"dot", [Pure,
     AllTypesMatch<["acc", "result"]>]> {
   let summary = "Matrix product on tensor cores: acc + a @ b";
   let description = [{
-    `a` is [M, K], `b` is [K, N], both f16 or both bf16, and the f32
-    accumulator and result are [M, N]. Tensor cores need M, N and K of at
-    least 16.
+    `a` is [M, K], `b` is [K, N], both f16, both bf16 or both f32, and
+    the f32 accumulator and result are [M, N]. Tensor cores need M, N and K
+    of at least 16. f32 operands are rounded to tf32 (cvt.rna: to nearest,
+    ties away from zero, 10 mantissa bits) and multiplied on tf32 tensor
+    cores (mma.sync m16n8k8); f16 and bf16 products are exact. With `ieee`
+    (f32 operands only) each element is instead a chain of f32 FMAs in
+    order of k, without tensor cores.
 
     ```mlir
     %s = tile.dot %q, %kt, %acc
         : tensor<64x128xbf16>, tensor<128x64xbf16> -> tensor<64x64xf32>
+    %e = tile.dot %x, %y, %acc ieee
+        : tensor<64x32xf32>, tensor<32x64xf32> -> tensor<64x64xf32>
     ```
   }];
   let arguments = (ins Tile_DotOperand:$a, Tile_DotOperand:$b,
-                   Tile_Accumulator:$acc);
+                   Tile_Accumulator:$acc, UnitAttr:$ieee);
   let results = (outs Tile_Accumulator:$result);
   let assemblyFormat = [{
-    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+    $a `,` $b `,` $acc (`ieee` $ieee^)? attr-dict `:` type($a) `,` type($b)
+    `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -365,6 +416,25 @@ def Tile_AssertOp : Tile_Op<"assert", [MemoryEffects<[MemWrite]>]> {
   let assemblyFormat = [{
     $condition `,` $message `text` $text attr-dict `:` type($condition)
   }];
+}
+
+def Tile_CumsumOp : Tile_TileOp<"cumsum", [Pure,
+    AllTypesMatch<["source", "result"]>]> {
+  let summary = "Inclusive prefix sum along one axis of a tile";
+  let description = [{
+    `r[..., i, ...] = s[..., 0, ...] + ... + s[..., i, ...]` along `axis`,
+    for f32 and i32 tiles (i32 sums wrap). The interpreter adds in index
+    order; the GPU in a scan tree over the axis index's bits, so f32
+    results may differ by rounding.
+
+    ```mlir
+    %c = tile.cumsum %x, 1 : tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32, I32]>:$source, I32Attr:$axis);
+  let results = (outs RankedTensorOf<[F32, I32]>:$result);
+  let assemblyFormat = "$source `,` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction combiner", [

@@ -105,7 +105,7 @@ def Tile_Tile : RankedTensorOf<[Tile_ElementType]>;
 def Tile_IntTile : RankedTensorOf<[I32, I64]>;
 def Tile_BoolTile : RankedTensorOf<[I1]>;
 def Tile_FloatTile : RankedTensorOf<[F16, BF16, F32]>;
-def Tile_DotOperand : RankedTensorOf<[F16, BF16]>;
+def Tile_DotOperand : RankedTensorOf<[F16, BF16, F32]>;
 def Tile_Accumulator : RankedTensorOf<[F32]>;
 
 #endif // TEGULA_TILE_TYPES

@@ -18,23 +18,55 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
   auto bytesOf = [](RankedTensorType type) {
     return type.getNumElements() * getStoredBytes(type.getElementType());
   };
+  // A move whose lanes and warps already hold the right elements stays in
+  // registers (LayoutOpToNVVM.cpp).
+  auto moveBytes = [&](RankedTensorType source, const LinearLayout &to) {
+    auto mapping = getRegisterMapping(
+        getLinearLayout(source), to,
+        [](const LinearLayout::Coords &coords) { return coords; });
+    return mapping ? 0 : bytesOf(source);
+  };
   if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
     // Registers loaded from a stage read in place need no scratch.
     if (isa_and_nonnull<SharedLayoutAttr>(
             convert.getSource().getType().getEncoding()))
       return 0;
-    auto mapping = getRegisterMapping(
-        getLinearLayout(convert.getSource().getType()),
-        getLinearLayout(convert.getResult().getType()),
-        [](const LinearLayout::Coords &coords) { return coords; });
-    return mapping ? 0 : bytesOf(convert.getSource().getType());
+    return moveBytes(convert.getSource().getType(),
+                     getLinearLayout(convert.getResult().getType()));
   }
+  // Before layout assignment, as for a transpose, the most they may take.
+  if (auto permute = dyn_cast<PermuteOp>(op))
+    return permute.getSource().getType().getEncoding()
+               ? moveBytes(permute.getSource().getType(),
+                           permute.getResultLayoutInSource())
+               : bytesOf(permute.getSource().getType());
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return reshape.getSource().getType().getEncoding()
+               ? moveBytes(reshape.getSource().getType(),
+                           reshape.getResultLayoutInSource())
+               : bytesOf(reshape.getSource().getType());
   // A transpose of a tile read in place only flips how wgmma reads it.
   if (auto trans = dyn_cast<TransOp>(op))
     return isa_and_nonnull<SharedLayoutAttr>(
                trans.getSource().getType().getEncoding())
                ? 0
                : bytesOf(trans.getSource().getType());
+  if (auto cumsum = dyn_cast<CumsumOp>(op)) {
+    // Before layout assignment, a slot per element (the blocked layout's
+    // count without replication).
+    if (!cumsum.getSource().getType().getEncoding())
+      return cumsum.getSource().getType().getNumElements() * 4;
+    // Across warps, 32-bit partial sums are exchanged through one slot per
+    // register, lane and warp (CumsumOpToNVVM.cpp).
+    LinearLayout layout = getLinearLayout(cumsum.getSource().getType());
+    unsigned axis = cumsum.getAxis();
+    if (llvm::none_of(layout.getWarpBases(),
+                      [&](const LinearLayout::Coords &basis) {
+                        return basis[axis] != 0;
+                      }))
+      return 0;
+    return layout.getNumRegs() * 32 * layout.getNumWarps() * 4;
+  }
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
     // Before layout assignment no reduction is known to cross warps.
     if (!reduce.getSource().getType().getEncoding())

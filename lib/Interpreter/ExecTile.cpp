@@ -2,9 +2,10 @@
 //
 // The tile ops that compute on values already in registers: program ids,
 // arange and splat, the shape and layout ops (broadcast, expand_dims,
-// trans, convert_layout, which ignores layouts), tile.reduce (in double,
-// rounded once) and tile.dot (f16/bf16 products exact in f32, summed in f32
-// in order of k, as the tensor cores do).
+// trans, permute, reshape, convert_layout, which ignores layouts),
+// tile.cumsum (rounded after every add), tile.reduce (in double, rounded
+// once) and tile.dot (f16/bf16 and tf32 products exact in f32, summed in
+// f32 in order of k).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,8 @@
 #include "Tile/TileOps.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 using namespace mlir;
 
@@ -88,8 +91,8 @@ bool execBroadcast(Machine &m, tile::BroadcastOp op) {
   return true;
 }
 
-/// tile.expand_dims, tile.convert_layout: the same elements in the same
-/// order; only the shape or the layout changes.
+/// tile.expand_dims, tile.reshape, tile.convert_layout: the same elements
+/// in the same order; only the shape or the layout changes.
 bool execReshape(Machine &m, Operation &op) {
   Data d = m.data(op.getOperand(0));
   d.shape = shapeOf(op.getResult(0).getType());
@@ -99,6 +102,64 @@ bool execReshape(Machine &m, Operation &op) {
 
 bool execTrans(Machine &m, tile::TransOp op) {
   m.setData(op.getResult(), transposeData(m.data(op.getSource())));
+  return true;
+}
+
+bool execPermute(Machine &m, tile::PermuteOp op) {
+  const Data &a = m.data(op.getSource());
+  ArrayRef<int32_t> order = op.getOrder();
+  size_t rank = a.shape.size();
+  // The source's row-major strides, taken in the result's dimension order.
+  std::vector<int64_t> stride(rank), srcStride(rank);
+  for (size_t d = rank, step = 1; d-- > 0; step *= size_t(a.shape[d]))
+    srcStride[d] = int64_t(step);
+  Data d;
+  d.shape = shapeOf(op.getResult().getType());
+  d.isFloat = a.isFloat;
+  for (size_t k = 0; k < rank; ++k)
+    stride[k] = srcStride[size_t(order[k])];
+  std::vector<int64_t> counter(rank, 0);
+  for (int64_t e = 0, n = product(d.shape); e < n; ++e) {
+    int64_t src = 0;
+    for (size_t k = 0; k < rank; ++k)
+      src += counter[k] * stride[k];
+    if (d.isFloat)
+      d.f.push_back(a.f[size_t(src)]);
+    else
+      d.i.push_back(a.i[size_t(src)]);
+    for (size_t k = rank; k-- > 0;) {
+      if (++counter[k] < d.shape[k])
+        break;
+      counter[k] = 0;
+    }
+  }
+  m.setData(op.getResult(), std::move(d));
+  return true;
+}
+
+/// Sums in index order, rounding to f32 (or wrapping to i32) after every
+/// add, as each step of the GPU's scan does.
+bool execCumsum(Machine &m, tile::CumsumOp op) {
+  Data d = m.data(op.getSource());
+  Type elt = getElementTypeOrSelf(op.getSource().getType());
+  unsigned axis = op.getAxis();
+  int64_t outer = 1, inner = 1, len = d.shape[axis];
+  for (unsigned k = 0; k < axis; ++k)
+    outer *= d.shape[k];
+  for (size_t k = axis + 1; k < d.shape.size(); ++k)
+    inner *= d.shape[k];
+  unsigned w = d.isFloat ? 0 : intWidth(elt);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in)
+      for (int64_t k = 1; k < len; ++k) {
+        size_t at = size_t((o * len + k) * inner + in), prev = at - inner;
+        if (d.isFloat)
+          d.f[at] = roundFloat(d.f[prev] + d.f[at], elt);
+        else
+          d.i[at] =
+              wrapInt(int64_t(uint64_t(d.i[prev]) + uint64_t(d.i[at])), w);
+      }
+  m.setData(op.getResult(), std::move(d));
   return true;
 }
 
@@ -150,6 +211,20 @@ bool execReduce(Machine &m, tile::ReduceOp op) {
   return true;
 }
 
+/// cvt.rna.tf32.f32: to the nearest value with 10 mantissa bits, ties away
+/// from zero (adding half of the dropped bits' range to the magnitude, then
+/// clearing them; an overflow carries into the exponent and gives inf).
+/// NaN and inf pass through.
+float roundToTf32(float x) {
+  if (std::isnan(x) || std::isinf(x))
+    return x;
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = (bits + 0x1000u) & ~0x1fffu;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
 bool execDot(Machine &m, tile::DotOp op) {
   const Data &a = m.data(op.getA()), &b = m.data(op.getB()),
              &c = m.data(op.getAcc());
@@ -158,12 +233,22 @@ bool execDot(Machine &m, tile::DotOp op) {
   d.shape = {M, N};
   d.isFloat = true;
   d.f.resize(size_t(M * N));
-  // f16/bf16 products are exact in f32; the sum accumulates in f32.
+  // f16/bf16 products are exact in f32; f32 operands are rounded to tf32
+  // first, whose products are exact too; the sum accumulates in f32. An
+  // ieee dot is one f32 FMA per k, in order, as its GPU code.
+  bool ieee = op.getIeee();
+  bool tf32 = !ieee && getElementTypeOrSelf(op.getA().getType()).isF32();
+  auto operand = [&](double v) {
+    return tf32 ? roundToTf32(float(v)) : float(v);
+  };
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       float acc = float(c.f[size_t(i * N + j)]);
-      for (int64_t k = 0; k < K; ++k)
-        acc += float(a.f[size_t(i * K + k)]) * float(b.f[size_t(k * N + j)]);
+      for (int64_t k = 0; k < K; ++k) {
+        float x = operand(a.f[size_t(i * K + k)]);
+        float y = operand(b.f[size_t(k * N + j)]);
+        acc = ieee ? std::fma(x, y, acc) : acc + x * y;
+      }
       d.f[size_t(i * N + j)] = acc;
     }
   m.setData(op.getResult(), std::move(d));
@@ -181,6 +266,9 @@ void registerTileOps(OpTable &table) {
   table.add<tile::ExpandDimsOp>(execReshape);
   table.add<tile::ConvertLayoutOp>(execReshape);
   table.add<tile::TransOp>(execTrans);
+  table.add<tile::PermuteOp>(execPermute);
+  table.add<tile::ReshapeOp>(execReshape);
+  table.add<tile::CumsumOp>(execCumsum);
   table.add<tile::ReduceOp>(execReduce);
   table.add<tile::DotOp>(execDot);
 }

@@ -409,8 +409,10 @@ private:
       layouts[result] = layoutOf(result);
       return success();
     }
-    if (isa<LoadOp, TransOp, PipelinePopOp, ArangeOp, SplatOp,
-            arith::ConstantOp>(op)) {
+    // A scan runs over a blocked layout, whose bases each step one
+    // dimension by a power of two (CumsumOpToNVVM.cpp).
+    if (isa<LoadOp, TransOp, PermuteOp, ReshapeOp, CumsumOp, PipelinePopOp,
+            ArangeOp, SplatOp, arith::ConstantOp>(op)) {
       layouts[result] = defaultBlocked(type);
       return success();
     }
@@ -473,8 +475,11 @@ private:
                                   layoutOf(expand.getResult()));
     if (auto broadcast = dyn_cast<BroadcastOp>(op))
       return layoutOf(broadcast.getResult());
-    if (isa<ReduceOp, TransOp, ConvertLayoutOp, func::ReturnOp>(op))
+    if (isa<ReduceOp, TransOp, PermuteOp, ReshapeOp, ConvertLayoutOp,
+            func::ReturnOp>(op))
       return {};
+    if (auto cumsum = dyn_cast<CumsumOp>(op))
+      return layoutOf(cumsum.getResult());
     if (auto load = dyn_cast<LoadOp>(op))
       return layoutOf(load.getResult());
     if (auto store = dyn_cast<StoreOp>(op))

@@ -1,5 +1,6 @@
 //===- TestLinearLayout.cpp - Print linear layouts for lit tests ----------===//
 
+#include "Tile/TileOps.h"
 #include "Tile/TilePasses.h"
 
 using namespace mlir;
@@ -29,6 +30,13 @@ struct TestLinearLayoutPass
         if (succeeded(linear))
           op->emitRemark() << "layout: " << linear->str();
       }
+      // What the lowering compares with the source's layout.
+      if (auto permute = dyn_cast<PermuteOp>(op))
+        op->emitRemark() << "result in source: "
+                         << permute.getResultLayoutInSource().str();
+      if (auto reshape = dyn_cast<ReshapeOp>(op))
+        op->emitRemark() << "result in source: "
+                         << reshape.getResultLayoutInSource().str();
     });
   }
 };

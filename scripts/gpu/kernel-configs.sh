@@ -100,6 +100,16 @@ for_each_kernel_run() {
     $fn gather-emb-$target $k/gather-$target/emb.json --check --in w=$k/gather-inputs/w.npy --in idx=$k/gather-inputs/ids.npy --ref y=$k/gather-inputs/e.npy
     # device_assert (-g) on inputs that hold.
     $fn assert-holds-$target $k/assert-$target/positive.json --in x=$k/assert-inputs/good.npy
+    local i=$k/tile-ops-inputs dt
+    for dt in f32 i32; do
+      $fn scans-$dt-$target $k/scans-$dt-$target/scans.json --check --dims R=1000,L=1024 --in x=$i/scan-$dt/x.npy --in v=$i/scan-$dt/v.npy --ref rows=$i/scan-$dt/rows.npy --ref cols=$i/scan-$dt/cols.npy --ref flat=$i/scan-$dt/flat.npy
+    done
+    $fn shapes-$target $k/shapes-$target/shapes.json --check --tol 0 --in x=$i/shapes/x.npy --in y=$i/shapes/y.npy --ref flat=$i/shapes/flat.npy --ref square=$i/shapes/square.npy --ref tr=$i/shapes/tr.npy --ref p3=$i/shapes/p3.npy --ref r3=$i/shapes/r3.npy --ref back=$i/shapes/back.npy
+    $fn mm-tf32-ragged-$target $k/mm-tf32-$target/mm.json --check --dims M=333,N=190,K=271 --in a=$i/dot-ragged/a.npy --in b=$i/dot-ragged/b.npy --ref c=$i/dot-ragged/c.npy
+    # An ieee dot is the same FMA chain as numpy's emulation: bit for bit.
+    $fn mm-ieee-ragged-$target $k/mm-ieee-$target/mm.json --check --tol 0 --dims M=333,N=190,K=271 --in a=$i/dot-ragged/a.npy --in b=$i/dot-ragged/b.npy --ref c=$i/dot-ragged/ieee.npy
+    $fn mm-tf32-eye-$target $k/mm-tf32-$target/mm.json --check --tol 0 --dims M=333,N=64,K=64 --in a=$i/dot-eye/a.npy --in b=$i/dot-eye/eye.npy --ref c=$i/dot-eye/rounded.npy
+    $fn matmul-f32-$target $k/matmul-f32-$target/matmul.json --check --dims M=256,N=192,K=320 --in a=$i/matmul/a.npy --in b=$i/matmul/b.npy --ref c=$i/matmul/c.npy
     $fn matmul-ragged-$target $k/matmul-$target/matmul.json --check --dims M=333,N=190,K=271 --seed 19
     $fn matmul-div16-$target $k/matmul-$target/matmul.json --check --dims M=256,N=384,K=512 --seed 20
     $fn matmul-f16-$target $k/matmul-f16-small-$target/matmul.json --check --dims M=200,N=96,K=80 --seed 21

@@ -86,6 +86,16 @@ for target in sm_80 sm_90a; do
   mkdir -p "$stage/kernels/strided-$target"
   "$tilec" "$root/test/Frontend/strided.tile" -k gemm --reference matmul --target "$target" -o "$stage/kernels/strided-$target"
   "$tilec" "$root/test/Frontend/strided.tile" -k scale2 --target "$target" -o "$stage/kernels/strided-$target"
+  # cumsum, reshape/permute and f32 dots (test kernels and an f32 matmul),
+  # checked against numpy (tile_ops_inputs.py).
+  for t in cumsum:scans-f32: cumsum:scans-i32:"-D DT=i32 -D OUT=i32" \
+           reshape-permute:shapes: dot-tf32:mm-tf32: dot-tf32:mm-ieee:"-D IEEE=true"; do
+    IFS=: read -r file name defines <<<"$t"
+    mkdir -p "$stage/kernels/$name-$target"
+    # shellcheck disable=SC2086
+    "$tilec" "$root/test/Frontend/$file.tile" --target "$target" $defines -o "$stage/kernels/$name-$target"
+  done
+  compile matmul-f32-$target matmul.tile $target -D DT=f32 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
 done
 /usr/bin/python3 "$root/test/Kernels/Inputs/argmax_inputs.py" "$stage/kernels/argmax-inputs"
 /usr/bin/python3 "$root/test/Kernels/Inputs/atomics_inputs.py" "$stage/kernels/atomics-inputs"
@@ -99,6 +109,7 @@ b = np.repeat(x[-1:], 5, axis=0)
 for name, v in (('x', x), ('y', 2 * x), ('bx', b), ('by', 2 * b)):
     np.save(sys.argv[1] + '/' + name + '.npy', v)" "$stage/kernels/strided-inputs"
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1] + '/bad.npy', (90 - np.arange(100)).astype(np.float32)); np.save(sys.argv[1] + '/good.npy', np.arange(100, dtype=np.float32))" "$stage/kernels/assert-inputs"
+/usr/bin/python3 "$root/test/Kernels/Inputs/tile_ops_inputs.py" "$stage/kernels/tile-ops-inputs"
 python3 "$root/test/Kernels/Inputs/cross_entropy_inputs.py" "$stage/kernels/ce-inputs"
 # The cu_seqlens, block tables and sequence lengths of the varlen and paged
 # attention runs (random integers would not be valid ones).

@@ -280,3 +280,28 @@ SmallVector<Value> tegula::tile::readTileFromShared(
   }
   return results;
 }
+
+Value tegula::tile::shuffleXor(OpBuilder &builder, Location loc, Value value,
+                               int64_t mask) {
+  Type type = value.getType();
+  Value all = i32Const(builder, loc, -1);
+  Value clamp = i32Const(builder, loc, 31);
+  auto shuffle = [&](Value word) -> Value {
+    return NVVM::ShflOp::create(builder, loc, word.getType(), all, word,
+                                i32Const(builder, loc, mask), clamp,
+                                NVVM::ShflKind::bfly, UnitAttr());
+  };
+  if (type.getIntOrFloatBitWidth() == 32)
+    return shuffle(value);
+  assert(type.isInteger(64) && "reductions work on 32- or 64-bit values");
+  Type i32 = builder.getI32Type();
+  Value shift = i64Const(builder, loc, 32);
+  Value low = arith::TruncIOp::create(builder, loc, i32, value);
+  Value high = arith::TruncIOp::create(
+      builder, loc, i32, arith::ShRUIOp::create(builder, loc, value, shift));
+  Value lowBack = arith::ExtUIOp::create(builder, loc, type, shuffle(low));
+  Value highBack = arith::ExtUIOp::create(builder, loc, type, shuffle(high));
+  return arith::OrIOp::create(
+      builder, loc, lowBack,
+      arith::ShLIOp::create(builder, loc, highBack, shift));
+}

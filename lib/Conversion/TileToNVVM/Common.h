@@ -126,6 +126,11 @@ mlir::Value getSharedElementAddress(mlir::OpBuilder &builder,
                                     mlir::Type storedType,
                                     mlir::Value byteOffset);
 
+/// Butterfly shuffle of a 32- or 64-bit value with the lane `mask` away;
+/// shfl moves 32 bits, so a 64-bit value goes as its two halves.
+mlir::Value shuffleXor(mlir::OpBuilder &builder, mlir::Location loc,
+                       mlir::Value value, int64_t mask);
+
 /// A thread-block barrier.
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
 

@@ -2,7 +2,9 @@
 //
 // When two layouts agree on what each lane and warp holds, moving between
 // them is a register permutation (a vector.shuffle, free after register
-// allocation); otherwise the tile goes through shared memory.
+// allocation); otherwise the tile goes through shared memory. Conversions,
+// permutes and reshapes all compare the result's layout, mapped into the
+// source's coordinates, with the source's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,17 +75,25 @@ struct ExpandDimsLowering : public OpConversionPattern<ExpandDimsOp> {
   }
 };
 
-struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
-  using StatefulPattern::StatefulPattern;
+/// The source's registers in layout `to` (the result's distribution in the
+/// source's coordinates): a register permutation where lanes and warps
+/// already hold the right elements, else through shared memory.
+template <typename SourceOp>
+struct MoveLowering : public StatefulPattern<SourceOp> {
+  using StatefulPattern<SourceOp>::StatefulPattern;
+  using OpAdaptor = typename SourceOp::Adaptor;
+
+  /// The result's layout in the source's coordinates.
+  virtual LinearLayout resultInSource(SourceOp op) const = 0;
 
   LogicalResult
-  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+  matchAndRewrite(SourceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (isa<SharedLayoutAttr>(op.getSource().getType().getEncoding()))
       return readStage(op, adaptor, rewriter);
     LinearLayout from = getLinearLayout(op.getSource().getType());
-    LinearLayout to = getLinearLayout(op.getType());
-    Type resultType = getTypeConverter()->convertType(op.getType());
+    LinearLayout to = resultInSource(op);
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
     auto mapping = getRegisterMapping(
         from, to, [](const Coords &coords) { return coords; });
     if (mapping) {
@@ -92,11 +102,12 @@ struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
                                               *mapping));
       return success();
     }
-    rewriter.replaceOp(op, convertThroughShared(
-                               state.target, rewriter, op.getLoc(), op,
-                               adaptor.getSource(), from, to,
-                               op.getType().getElementType(), resultType,
-                               takeScratch(rewriter, op.getLoc(), op, state)));
+    rewriter.replaceOp(
+        op,
+        convertThroughShared(
+            this->state.target, rewriter, op.getLoc(), op, adaptor.getSource(),
+            from, to, op.getType().getElementType(), resultType,
+            takeScratch(rewriter, op.getLoc(), op, this->state)));
     return success();
   }
 
@@ -127,6 +138,27 @@ struct ConvertLayoutLowering : public StatefulPattern<ConvertLayoutOp> {
                                           op.getType()),
                                       values));
     return success();
+  }
+};
+
+struct ConvertLayoutLowering : public MoveLowering<ConvertLayoutOp> {
+  using MoveLowering::MoveLowering;
+  LinearLayout resultInSource(ConvertLayoutOp op) const override {
+    return getLinearLayout(op.getType());
+  }
+};
+
+struct PermuteLowering : public MoveLowering<PermuteOp> {
+  using MoveLowering::MoveLowering;
+  LinearLayout resultInSource(PermuteOp op) const override {
+    return op.getResultLayoutInSource();
+  }
+};
+
+struct ReshapeLowering : public MoveLowering<ReshapeOp> {
+  using MoveLowering::MoveLowering;
+  LinearLayout resultInSource(ReshapeOp op) const override {
+    return op.getResultLayoutInSource();
   }
 };
 
@@ -162,6 +194,6 @@ void tegula::tile::populateLayoutOpToNVVMPatterns(
     LoweringState &state) {
   patterns.add<BroadcastLowering, ExpandDimsLowering>(converter,
                                                       patterns.getContext());
-  patterns.add<ConvertLayoutLowering, TransLowering>(
-      converter, patterns.getContext(), state);
+  patterns.add<ConvertLayoutLowering, TransLowering, PermuteLowering,
+               ReshapeLowering>(converter, patterns.getContext(), state);
 }

@@ -6,7 +6,9 @@
 //   accumulator  [n+1, m+8, n-tiles, m-tiles]
 //   A            [k+1, m+8, k+8, k-tiles, m-tiles]
 //   B            [k+1, k+8, k-tiles, n-tiles]
-// so fragment (mi, ni, ki) is a fixed set of register indices.
+// so fragment (mi, ni, ki) is a fixed set of register indices. f32
+// operands keep these layouts and run as two m16n8k8 .tf32 steps per 16 K,
+// or, for `ieee` dots, as FMAs on operands fetched with shuffles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,75 @@ using namespace mlir;
 using namespace tegula::tile;
 
 namespace {
+
+/// Fragment counts of one warp's part of a dot (see the register order).
+struct FragmentCounts {
+  int64_t mTiles, nTiles, kTiles;
+  unsigned nBits, kBits;
+};
+
+/// `ieee` f32 dot: acc = fma(a[i][k], b[k][j], acc) for k = 0, 1, ... in
+/// order, on the operands where the mma.sync layouts hold them. Lane
+/// 4g + t holds the accumulators of rows g, g+8 and columns 2t, 2t+1; the
+/// A elements of row g lie in lanes 4g .. 4g+3 and the B elements of
+/// column c in lanes 4c .. 4c+3, so for each k every thread fetches its
+/// two rows' A and two columns' B with an indexed shuffle (the register is
+/// the same in every lane, the source lane its own).
+void emitFmaDot(OpBuilder &builder, Location loc, DotOp op, ArrayRef<Value> a,
+                ArrayRef<Value> b, MutableArrayRef<Value> acc,
+                FragmentCounts counts) {
+  ThreadPosition position = getThreadPosition(builder, op);
+  Value all = i32Const(builder, loc, -1);
+  Value clamp = i32Const(builder, loc, 31);
+  auto fetch = [&](Value value, Value lane) -> Value {
+    return NVVM::ShflOp::create(builder, loc, value.getType(), all, value, lane,
+                                clamp, NVVM::ShflKind::idx, UnitAttr());
+  };
+  // 4g, and 4 (2t + c) for columns c = 0, 1.
+  Value rowLanes = arith::AndIOp::create(builder, loc, position.lane,
+                                         i32Const(builder, loc, 0x1c));
+  Value t = arith::AndIOp::create(builder, loc, position.lane,
+                                  i32Const(builder, loc, 3));
+  Value colLanes[2];
+  colLanes[0] =
+      arith::ShLIOp::create(builder, loc, t, i32Const(builder, loc, 3));
+  colLanes[1] = arith::OrIOp::create(builder, loc, colLanes[0],
+                                     i32Const(builder, loc, 4));
+  for (int64_t ki = 0; ki < counts.kTiles; ++ki) {
+    for (int64_t kk = 0; kk < 16; ++kk) {
+      // K = 2t' + (kk & 1) + 8 (kk >= 8) lies in lane t' = (kk % 8) / 2 of
+      // the group, register bit 0 (A and B) and bit 2 (A) or 1 (B).
+      Value quad = i32Const(builder, loc, (kk % 8) / 2);
+      int64_t odd = kk & 1, high = kk >= 8;
+      SmallVector<std::array<Value, 2>> rows(counts.mTiles),
+          cols(counts.nTiles);
+      Value aLane = arith::OrIOp::create(builder, loc, rowLanes, quad);
+      for (int64_t mi = 0; mi < counts.mTiles; ++mi) {
+        int64_t base = (ki << 3) | (mi << (3 + counts.kBits));
+        for (int64_t half = 0; half < 2; ++half)
+          rows[mi][half] = fetch(a[base + odd + 2 * half + 4 * high], aLane);
+      }
+      for (int64_t ni = 0; ni < counts.nTiles; ++ni) {
+        int64_t base = (ki << 2) | (ni << (2 + counts.kBits));
+        for (int64_t c = 0; c < 2; ++c)
+          cols[ni][c] =
+              fetch(b[base + odd + 2 * high],
+                    arith::OrIOp::create(builder, loc, colLanes[c], quad));
+      }
+      for (int64_t mi = 0; mi < counts.mTiles; ++mi)
+        for (int64_t ni = 0; ni < counts.nTiles; ++ni) {
+          // Accumulator registers [n+1, m+8, n-tiles, m-tiles].
+          int64_t base = (ni << 2) | (mi << (2 + counts.nBits));
+          for (int64_t half = 0; half < 2; ++half)
+            for (int64_t c = 0; c < 2; ++c) {
+              Value &value = acc[base + 2 * half + c];
+              value = LLVM::FMAOp::create(builder, loc, rows[mi][half],
+                                          cols[ni][c], value);
+            }
+        }
+    }
+  }
+}
 
 struct DotLowering : public OpConversionPattern<DotOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -53,6 +124,14 @@ struct DotLowering : public OpConversionPattern<DotOp> {
     SmallVector<Value> a = unpackVector(rewriter, loc, adaptor.getA());
     SmallVector<Value> b = unpackVector(rewriter, loc, adaptor.getB());
     SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    if (op.getIeee()) {
+      emitFmaDot(rewriter, loc, op, a, b, acc,
+                 {mTiles, nTiles, kTiles, nBits, kBits});
+      rewriter.replaceOp(
+          op, packVector(rewriter, loc,
+                         getTypeConverter()->convertType(accType), acc));
+      return success();
+    }
     // Two 16-bit elements per 32-bit register; bf16 fragments go as i32.
     auto pack = [&](Value lo, Value hi) -> Value {
       Value pair =
@@ -72,6 +151,19 @@ struct DotLowering : public OpConversionPattern<DotOp> {
       ptxTypes = {NVVM::MMATypes::f16, NVVM::MMATypes::f16};
     std::array<NVVM::MMALayout, 2> layouts = {NVVM::MMALayout::row,
                                               NVVM::MMALayout::col};
+    bool isTf32 = element.isF32();
+    if (isTf32) {
+      // Every operand register rounded once: cvt.rna.tf32.f32.
+      auto toTf32 = [&](SmallVector<Value> &values) {
+        for (Value &value : values)
+          value = NVVM::ConvertFloatToTF32Op::create(
+              rewriter, loc, i32, value, NVVM::FPRoundingMode::RNA,
+              NVVM::SaturationMode::NONE, /*relu=*/false);
+      };
+      toTf32(a);
+      toTf32(b);
+      ptxTypes = {NVVM::MMATypes::tf32, NVVM::MMATypes::tf32};
+    }
 
     for (int64_t mi = 0; mi < mTiles; ++mi) {
       for (int64_t ni = 0; ni < nTiles; ++ni) {
@@ -81,6 +173,25 @@ struct DotLowering : public OpConversionPattern<DotOp> {
         for (int64_t ki = 0; ki < kTiles; ++ki) {
           int64_t aBase = (ki << 3) | (mi << (3 + kBits));
           int64_t bBase = (ki << 2) | (ni << (2 + kBits));
+          if (isTf32) {
+            // The fragments of m16n8k16 hold K = 2t, 2t+1, 2t+8, 2t+9 where
+            // m16n8k8.tf32 wants t, t+4: one k8 step takes the even K of
+            // the 16 (2t as t, 2t+8 as t+4), the next the odd. A and B
+            // agree on the order, so the products are the same.
+            for (int64_t half = 0; half < 2; ++half) {
+              SmallVector<Value> fragA = {a[aBase + half], a[aBase + 2 + half],
+                                          a[aBase + 4 + half],
+                                          a[aBase + 6 + half]};
+              SmallVector<Value> fragB = {b[bBase + half], b[bBase + 2 + half]};
+              Value d = NVVM::MmaOp::create(
+                  rewriter, loc, resultStruct, fragA, fragB, c,
+                  ArrayRef<int64_t>{16, 8, 8}, std::nullopt, std::nullopt,
+                  ptxTypes, layouts);
+              for (int64_t e = 0; e < 4; ++e)
+                c[e] = LLVM::ExtractValueOp::create(rewriter, loc, d, e);
+            }
+            continue;
+          }
           SmallVector<Value> fragA = {pack(a[aBase], a[aBase + 1]),
                                       pack(a[aBase + 2], a[aBase + 3]),
                                       pack(a[aBase + 4], a[aBase + 5]),

@@ -25,6 +25,9 @@ void populateLayoutOpToNVVMPatterns(const mlir::TypeConverter &converter,
 void populateReduceOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns,
                                     LoweringState &state);
+void populateCumsumOpToNVVMPatterns(const mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns,
+                                    LoweringState &state);
 void populateAccurateMathToNVVMPatterns(const mlir::TypeConverter &converter,
                                         mlir::RewritePatternSet &patterns);
 void populateAssertOpToNVVMPatterns(const mlir::TypeConverter &converter,

@@ -318,6 +318,7 @@ struct ConvertTileToNVVMPass
     populateAtomicOpToNVVMPatterns(converter, patterns, state);
     populateLayoutOpToNVVMPatterns(converter, patterns, state);
     populateReduceOpToNVVMPatterns(converter, patterns, state);
+    populateCumsumOpToNVVMPatterns(converter, patterns, state);
     populateDotPatterns(state.target, converter, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
     populateAccurateMathToNVVMPatterns(converter, patterns);

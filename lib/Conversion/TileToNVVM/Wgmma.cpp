@@ -168,6 +168,10 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     int64_t k = op.getA().getType().getDimSize(1);
     int64_t columns = n / warps[1];
     Type element = op.getA().getType().getElementType();
+    // f32 (tf32) dots are mma.sync's (AssignLayouts never reads them in
+    // place).
+    if (!element.isBF16() && !element.isF16())
+      return rewriter.notifyMatchFailure(op, "operands are not f16 or bf16");
     int64_t elementBytes = getStoredBytes(element);
     std::string ptxType = element.isBF16() ? "bf16" : "f16";
 

@@ -94,6 +94,48 @@ LinearLayout LinearLayout::transposed() const {
   return result;
 }
 
+LinearLayout LinearLayout::permuted(llvm::ArrayRef<int32_t> order) const {
+  assert(order.size() == shape.size() && "one entry per dimension");
+  Coords permutedShape;
+  for (int32_t dim : order)
+    permutedShape.push_back(shape[dim]);
+  return remapped(permutedShape, [&](const Coords &c) {
+    Coords out;
+    for (int32_t dim : order)
+      out.push_back(c[dim]);
+    return out;
+  });
+}
+
+LinearLayout LinearLayout::reshaped(llvm::ArrayRef<int64_t> newShape) const {
+  // Power-of-two extents make the row-major position the concatenation of
+  // the coordinates' bits, so it maps XORs of bases to XORs.
+  return remapped(newShape, [&](const Coords &c) {
+    int64_t flat = 0;
+    for (auto [extent, coord] : llvm::zip(shape, c))
+      flat = flat * extent + coord;
+    Coords out(newShape.size());
+    for (size_t d = newShape.size(); d-- > 0;) {
+      out[d] = flat % newShape[d];
+      flat /= newShape[d];
+    }
+    return out;
+  });
+}
+
+LinearLayout
+LinearLayout::remapped(llvm::ArrayRef<int64_t> newShape,
+                       llvm::function_ref<Coords(const Coords &)> map) const {
+  LinearLayout result(newShape);
+  for (const Coords &basis : regBases)
+    result.addRegBasis(map(basis));
+  for (const Coords &basis : laneBases)
+    result.addLaneBasis(map(basis));
+  for (const Coords &basis : warpBases)
+    result.addWarpBasis(map(basis));
+  return result;
+}
+
 std::string LinearLayout::str() const {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -104,6 +104,55 @@ LogicalResult TransOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// PermuteOp, ReshapeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PermuteOp::verify() {
+  ArrayRef<int64_t> from = getSource().getType().getShape();
+  ArrayRef<int64_t> to = getResult().getType().getShape();
+  ArrayRef<int32_t> order = getOrder();
+  if (order.size() != from.size() || to.size() != from.size())
+    return emitOpError() << "order has " << order.size()
+                         << " entries for a rank-" << from.size()
+                         << " source and a rank-" << to.size() << " result";
+  SmallVector<bool> seen(from.size(), false);
+  for (auto [i, dim] : llvm::enumerate(order)) {
+    if (dim < 0 || dim >= int32_t(from.size()) || seen[dim])
+      return emitOpError() << "order is not a permutation of 0 to "
+                           << from.size() - 1;
+    seen[dim] = true;
+    if (to[i] != from[dim])
+      return emitOpError() << "result shape " << shapeString(to) << " is not "
+                           << shapeString(from) << " permuted by the order";
+  }
+  return success();
+}
+
+LinearLayout PermuteOp::getResultLayoutInSource() {
+  ArrayRef<int32_t> order = getOrder();
+  SmallVector<int32_t> inverse(order.size());
+  for (auto [i, dim] : llvm::enumerate(order))
+    inverse[dim] = i;
+  return getLinearLayout(getResult().getType()).permuted(inverse);
+}
+
+LinearLayout ReshapeOp::getResultLayoutInSource() {
+  return getLinearLayout(getResult().getType())
+      .reshaped(getSource().getType().getShape());
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType from = getSource().getType();
+  RankedTensorType to = getResult().getType();
+  if (from.getNumElements() != to.getNumElements())
+    return emitOpError() << "reshapes " << shapeString(from.getShape()) << " ("
+                         << from.getNumElements() << " elements) to "
+                         << shapeString(to.getShape()) << " ("
+                         << to.getNumElements() << " elements)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ConvertLayoutOp
 //===----------------------------------------------------------------------===//
 
@@ -372,6 +421,10 @@ LogicalResult DotOp::verify() {
     return emitOpError() << "operands have different element types ("
                          << a.getElementType() << " and " << b.getElementType()
                          << "); cast one to the other";
+  if (getIeee() && !a.getElementType().isF32())
+    return emitOpError() << "ieee applies to f32 operands, not "
+                         << a.getElementType()
+                         << " (whose products are exact already)";
   int64_t m = a.getDimSize(0), k = a.getDimSize(1);
   int64_t kb = b.getDimSize(0), n = b.getDimSize(1);
   if (k != kb)
@@ -415,6 +468,15 @@ LogicalResult ReduceOp::verify() {
     return emitOpError() << "result " << getResult().getType()
                          << " is not the source with axis " << axis
                          << " removed (" << shapeString(expected) << ")";
+  return success();
+}
+
+LogicalResult CumsumOp::verify() {
+  int64_t axis = getAxis();
+  int64_t rank = getSource().getType().getRank();
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for a rank-"
+                         << rank << " tile";
   return success();
 }
 

@@ -443,6 +443,14 @@ private:
   /// scalar.
   Val reduceAlong(const Val &x, int64_t axis, tile::ReduceKind kind,
                   SourceLoc l);
+  /// The tile operand of builtin `name` ("'name' VERB a tile, but ...").
+  std::optional<Val> tileOperand(llvm::StringRef name, const Expr &e,
+                                 llvm::StringRef verb);
+  /// The integers of a parenthesized list of constants, `what` of `name`.
+  std::optional<llvm::SmallVector<int64_t>> constList(const Expr &list,
+                                                      llvm::StringRef name,
+                                                      llvm::StringRef what,
+                                                      llvm::StringRef example);
   Val callFunction(const Function &fn, const Expr &e);
   /// The block T[...] names; `writer` names what writes it (for the error
   /// when T is read-only).
@@ -469,6 +477,9 @@ public:
   Val builtinWhere(const Expr &e);
   Val builtinReduceOrMinMax(const Expr &e);
   Val builtinArgExtreme(const Expr &e);
+  Val builtinCumsum(const Expr &e);
+  Val builtinReshape(const Expr &e);
+  Val builtinPermute(const Expr &e);
   Val builtinMath(const Expr &e);
   Val builtinPow(const Expr &e);
   Val builtinCdiv(const Expr &e);

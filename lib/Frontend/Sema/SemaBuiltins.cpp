@@ -233,10 +233,28 @@ Val Sema::dot(const Expr &e) {
     if (x.kind != Val::Runtime || x.ty.rank() != 2)
       return error(ex.loc(), "dot needs 2-D tiles, but '" + src(ex) + "' is " +
                                  (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
-    if (x.ty.dt != DT::F16 && x.ty.dt != DT::BF16)
-      return error(ex.loc(), "dot operands must be f16 or bf16, but '" +
-                                 src(ex) + "' is " + x.ty.str() +
-                                 "; convert it with cast<bf16>(...) or cast<f16>(...)");
+    if (x.ty.dt != DT::F16 && x.ty.dt != DT::BF16 && x.ty.dt != DT::F32)
+      return error(ex.loc(),
+                   "dot operands must be f16, bf16 or f32, but '" + src(ex) +
+                       "' is " + x.ty.str() +
+                       "; convert it with cast<bf16>(...) or cast<f32>(...)");
+  }
+  // precision = tf32 (the default) or ieee, for f32 operands.
+  bool ieee = false;
+  if (const NamedArg *precision = namedArg(e, "precision")) {
+    const Expr &value = *precision->value;
+    if (value.kind != ExprKind::Name ||
+        (value.name != "tf32" && value.name != "ieee"))
+      return error(value.loc(), "the precision of 'dot' is tf32 or ieee, "
+                                "but '" +
+                                    src(value) + "' was given");
+    if (a.ty.dt != DT::F32 || b.ty.dt != DT::F32)
+      return error(precision->loc,
+                   "'precision' chooses how f32 operands multiply, but '" +
+                       src(*e.operands[a.ty.dt != DT::F32 ? 0 : 1]) + "' is " +
+                       (a.ty.dt != DT::F32 ? a : b).ty.str() +
+                       "; f16 and bf16 products are exact");
+    ieee = value.name == "ieee";
   }
   if (a.ty.dt != b.ty.dt)
     return error(e.loc(), "dot operands must have one dtype, but '" +
@@ -317,8 +335,8 @@ Val Sema::dot(const Expr &e) {
   } else {
     acc = materialize(Val::cint(0), accTy, e.loc());
   }
-  mlir::Value r = tl::DotOp::create(builder, loc(e.loc()), mlirType(accTy),
-                                    a.v, b.v, acc);
+  mlir::Value r = tl::DotOp::create(builder, loc(e.loc()), mlirType(accTy), a.v,
+                                    b.v, acc, ieee);
   return Val::runtime(r, accTy);
 }
 
@@ -693,14 +711,17 @@ const Builtin kBuiltins[] = {
      &Sema::builtinPipeline,
      true},
     {{"cast", Tmpl::DType, 1, 1, {}}, &Sema::builtinCast, true},
-    {{"dot", Tmpl::None, 2, 3, {}}, &Sema::dot},
+    {{"dot", Tmpl::None, 2, 3, {"precision"}}, &Sema::dot},
     {{"trans", Tmpl::None, 1, 1, {}}, &Sema::builtinTrans},
+    {{"permute", Tmpl::None, 2, 2, {}}, &Sema::builtinPermute},
+    {{"reshape", Tmpl::None, 2, 2, {}}, &Sema::builtinReshape},
     {{"where", Tmpl::None, 3, 3, {}}, &Sema::builtinWhere},
     {{"sum", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"max", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"min", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"argmax", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinArgExtreme, true},
     {{"argmin", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinArgExtreme, true},
+    {{"cumsum", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinCumsum, true},
     {{"exp", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"exp2", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"log", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},

@@ -332,3 +332,59 @@ func.func @push_other_type(%k: !tile.tensor<?x64xbf16>, %i: tensor<32x64xi32>, %
   tile.pipeline.push %p, %k[%i, %i] other(%o : tensor<32x64xf32>) : !tile.pipeline<32x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<32x64xi32>, tensor<32x64xi32>]
   return
 }
+
+// -----
+
+func.func @permute_not_permutation(%x: tensor<4x8x16xf32>) {
+  // expected-error @+1 {{'tile.permute' op order is not a permutation of 0 to 2}}
+  %p = tile.permute %x, [0, 0, 1] : tensor<4x8x16xf32> -> tensor<4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @permute_order_rank(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tile.permute' op order has 3 entries for a rank-2 source and a rank-2 result}}
+  %p = tile.permute %x, [0, 1, 2] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @permute_shape(%x: tensor<4x8x16xf32>) {
+  // expected-error @+1 {{'tile.permute' op result shape 16x8x4 is not 4x8x16 permuted by the order}}
+  %p = tile.permute %x, [2, 0, 1] : tensor<4x8x16xf32> -> tensor<16x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<16x64xf32>) {
+  // expected-error @+1 {{'tile.reshape' op reshapes 16x64 (1024 elements) to 2048 (2048 elements)}}
+  %r = tile.reshape %x : tensor<16x64xf32> -> tensor<2048xf32>
+  return
+}
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<16x64xf32>) {
+  // expected-error @+1 {{'tile.cumsum' op axis 2 is out of range for a rank-2 tile}}
+  %c = tile.cumsum %x, 2 : tensor<16x64xf32>
+  return
+}
+
+// -----
+
+func.func @cumsum_type(%x: tensor<64xbf16>) {
+  // expected-error @+1 {{'tile.cumsum' op operand #0 must be ranked tensor of 32-bit float or 32-bit signless integer values}}
+  %c = tile.cumsum %x, 0 : tensor<64xbf16>
+  return
+}
+
+// -----
+
+func.func @dot_ieee_bf16(%a: tensor<16x16xbf16>, %acc: tensor<16x16xf32>) {
+  // expected-error @+1 {{'tile.dot' op ieee applies to f32 operands, not 'bf16' (whose products are exact already)}}
+  %d = tile.dot %a, %a, %acc ieee : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xf32>
+  return
+}

@@ -74,3 +74,27 @@ func.func @mma_column(%x: f32) {
   %t = tile.splat %x : tensor<128x1xf32, #tile.mma<warpsPerCTA = [4, 1]>>
   return
 }
+
+// -----
+
+// A reshape's result layout in the source's coordinates (what the lowering
+// compares): flat position 512 is row 8, 64 is row 1. Here it equals the
+// source's blocked layout (reg [0, 1], [0, 2], [8, 0]; lanes along the row
+// then one row; warps rows 2 and 4), so the reshape stays in registers.
+func.func @reshape_flat(%x: tensor<16x64xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>>) {
+  // expected-remark @+2 {{layout: reg = [[1], [2], [512]], lane = [[4], [8], [16], [32], [64]], warp = [[128], [256]]}}
+  // expected-remark @+1 {{result in source: reg = [[0, 1], [0, 2], [8, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]}}
+  %r = tile.reshape %x : tensor<16x64xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>> -> tensor<1024xf32, #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>>
+  return
+}
+
+// -----
+
+// A permute's: result dimension i is source dimension order[i], so a
+// result basis [a, b, c] is [b, c, a] in the source.
+func.func @permute3(%x: tensor<4x8x16xf32, #tile.blocked<sizePerThread = [1, 1, 4], threadsPerWarp = [1, 8, 4], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]>>) {
+  // expected-remark @+2 {{layout: reg = [[0, 0, 1], [0, 0, 2]], lane = [[0, 0, 4], [0, 1, 0], [0, 2, 0], [1, 0, 0], [2, 0, 0]], warp = [[4, 0, 0], [8, 0, 0]]}}
+  // expected-remark @+1 {{result in source: reg = [[0, 1, 0], [0, 2, 0]], lane = [[0, 4, 0], [1, 0, 0], [2, 0, 0], [0, 0, 1], [0, 0, 2]], warp = [[0, 0, 4], [0, 0, 8]]}}
+  %p = tile.permute %x, [2, 0, 1] : tensor<4x8x16xf32, #tile.blocked<sizePerThread = [1, 1, 4], threadsPerWarp = [1, 8, 4], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]>> -> tensor<16x4x8xf32, #tile.blocked<sizePerThread = [1, 1, 4], threadsPerWarp = [4, 4, 2], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]>>
+  return
+}

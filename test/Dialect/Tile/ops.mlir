@@ -151,3 +151,19 @@ func.func @layouts(%x: tensor<64x64xf32, #tile.blocked<sizePerThread = [1, 4], t
   %r = tile.reduce sum %m, 1 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>> -> tensor<64xf32, #tile.slice<dim = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
   return %r, %a : tensor<64xf32, #tile.slice<dim = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>, tensor<64x64xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
 }
+
+// CHECK-LABEL: func.func @tile_ops
+// CHECK: tile.permute %{{.*}}, [2, 0, 1] : tensor<4x8x16xf32> -> tensor<16x4x8xf32>
+// CHECK: tile.reshape %{{.*}} : tensor<4x8x16xf32> -> tensor<32x16xf32>
+// CHECK: tile.cumsum %{{.*}}, 1 : tensor<32x16xf32>
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x16xf32> -> tensor<32x16xf32>
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} ieee : tensor<32x16xf32>, tensor<16x16xf32> -> tensor<32x16xf32>
+func.func @tile_ops(%x: tensor<4x8x16xf32>, %b: tensor<16x16xf32>)
+    -> (tensor<16x4x8xf32>, tensor<32x16xf32>, tensor<32x16xf32>) {
+  %p = tile.permute %x, [2, 0, 1] : tensor<4x8x16xf32> -> tensor<16x4x8xf32>
+  %r = tile.reshape %x : tensor<4x8x16xf32> -> tensor<32x16xf32>
+  %c = tile.cumsum %r, 1 : tensor<32x16xf32>
+  %d = tile.dot %r, %b, %c : tensor<32x16xf32>, tensor<16x16xf32> -> tensor<32x16xf32>
+  %e = tile.dot %r, %b, %d ieee : tensor<32x16xf32>, tensor<16x16xf32> -> tensor<32x16xf32>
+  return %p, %c, %e : tensor<16x4x8xf32>, tensor<32x16xf32>, tensor<32x16xf32>
+}
