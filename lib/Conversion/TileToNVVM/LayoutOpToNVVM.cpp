@@ -89,8 +89,6 @@ struct MoveLowering : public StatefulPattern<SourceOp> {
   LogicalResult
   matchAndRewrite(SourceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (isa<SharedLayoutAttr>(op.getSource().getType().getEncoding()))
-      return readStage(op, adaptor, rewriter);
     LinearLayout from = getLinearLayout(op.getSource().getType());
     LinearLayout to = resultInSource(op);
     Type resultType = this->getTypeConverter()->convertType(op.getType());
@@ -109,6 +107,22 @@ struct MoveLowering : public StatefulPattern<SourceOp> {
             from, to, op.getType().getElementType(), resultType,
             takeScratch(rewriter, op.getLoc(), op, this->state)));
     return success();
+  }
+
+};
+
+struct ConvertLayoutLowering : public MoveLowering<ConvertLayoutOp> {
+  using MoveLowering::MoveLowering;
+  LinearLayout resultInSource(ConvertLayoutOp op) const override {
+    return getLinearLayout(op.getType());
+  }
+
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (isa<SharedLayoutAttr>(op.getSource().getType().getEncoding()))
+      return readStage(op, adaptor, rewriter);
+    return MoveLowering::matchAndRewrite(op, adaptor, rewriter);
   }
 
   /// Registers of a tile that warpgroup dots read in place, for a reader
@@ -131,20 +145,13 @@ struct MoveLowering : public StatefulPattern<SourceOp> {
     if (transposed != pop.getTranspose())
       layout = layout.transposed();
     SmallVector<Value> values = readTileFromShared(
-        state.target, rewriter, op.getLoc(), op, stage.getShape(), layout,
+        this->state.target, rewriter, op.getLoc(), op, stage.getShape(), layout,
         stage.getElementType(), stage.getElementType(), adaptor.getSource());
     rewriter.replaceOp(op, packVector(rewriter, op.getLoc(),
-                                      getTypeConverter()->convertType(
+                                      this->getTypeConverter()->convertType(
                                           op.getType()),
                                       values));
     return success();
-  }
-};
-
-struct ConvertLayoutLowering : public MoveLowering<ConvertLayoutOp> {
-  using MoveLowering::MoveLowering;
-  LinearLayout resultInSource(ConvertLayoutOp op) const override {
-    return getLinearLayout(op.getType());
   }
 };
 
