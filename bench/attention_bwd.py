@@ -39,8 +39,9 @@ def bundle(tile, d, causal, kernel, large=False):
 
 
 # Tegula's builds: the defaults (spill-free on sm_80 and sm_90a) and
-# sm_90a's larger blocks (128 x 32 and 128 x 64 at D = 64, 64 x 64 and
-# 128 x 32 at D = 128, for dK/dV and dQ).
+# sm_90a's larger blocks (dK/dV 128 keys x 64 queries, dQ 128 x 128 at
+# D = 64 and 128 x 64 at D = 128; chosen by the block sweep in
+# docs/measurements/2026-11-25-h100-language.log).
 BUILDS = {"tegula": False, "tegula-large-blocks": True}
 
 
