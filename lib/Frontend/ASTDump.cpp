@@ -55,8 +55,9 @@ public:
 
   void type(const TypeExpr &t, unsigned indent) {
     const char *kinds[] = {"Scalar", "Tile", "Pipeline", "Tensor", "Tuple"};
-    line(indent, llvm::Twine("Type ") + kinds[(int)t.kind] + (t.isMutable ? " mut" : "") +
-             (t.isStrided ? " strided" : ""),
+    line(indent,
+         llvm::Twine("Type ") + kinds[(int)t.kind] +
+             (t.isMutable ? " mut" : "") + (t.isStrided ? " strided" : ""),
          t.range.begin);
     if (t.dtype)
       expr(*t.dtype, indent + 1);

@@ -190,9 +190,8 @@ bool bindStrides(const Bundle &bundle, const BindingInputs &inputs,
     if (!param.strided)
       continue;
     auto given = inputs.strides.find(param.name);
-    p.strides[i] = given != inputs.strides.end()
-                       ? given->second
-                       : rowMajorStrides(p.shapes[i]);
+    p.strides[i] = given != inputs.strides.end() ? given->second
+                                                 : rowMajorStrides(p.shapes[i]);
     if (!checkView(param, p.shapes[i], p.strides[i], error))
       return false;
   }

@@ -9,8 +9,8 @@
 
 #include "CApiInternal.h"
 
-#include "tegula/Runtime/Strides.h"
 #include "tegula/Runtime/File.h"
+#include "tegula/Runtime/Strides.h"
 #include "tegula/Runtime/Tensor.h"
 #include "tegula/Runtime/Text.h"
 

@@ -35,8 +35,7 @@ bool Launcher::upload(const std::vector<HostTensor> &tensors,
     // A strided tensor lives in the memory its view spans.
     std::vector<uint8_t> spanned;
     if (param.strided)
-      spanned =
-          scatterView(tensors[i], plan.strides[i], gapFill(param.dtype));
+      spanned = scatterView(tensors[i], plan.strides[i], gapFill(param.dtype));
     const std::vector<uint8_t> &bytes =
         param.strided ? spanned : tensors[i].bytes;
     // cuMemAlloc rejects 0 bytes; a 16-byte buffer keeps the address valid.

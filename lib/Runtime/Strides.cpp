@@ -46,10 +46,10 @@ bool checkView(const Param &param, const std::vector<int64_t> &shape,
       error = what + ": strides must not be negative";
       return false;
     }
-    if (shape[d] > 0 && (__builtin_mul_overflow(shape[d] - 1, strides[d],
-                                                &term) ||
-                         __builtin_add_overflow(last, term, &last) ||
-                         last > (int64_t(1) << 40) / bytes)) {
+    if (shape[d] > 0 &&
+        (__builtin_mul_overflow(shape[d] - 1, strides[d], &term) ||
+         __builtin_add_overflow(last, term, &last) ||
+         last > (int64_t(1) << 40) / bytes)) {
       error = what + ", which spans too much memory";
       return false;
     }
@@ -60,16 +60,16 @@ bool checkView(const Param &param, const std::vector<int64_t> &shape,
   // must step past everything the smaller ones reach.
   std::vector<size_t> order(shape.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return strides[a] < strides[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
   int64_t reach = 0; // the largest offset the smaller dimensions reach
   for (size_t d : order) {
     if (shape[d] <= 1)
       continue;
     if (strides[d] <= reach) {
-      error = what + ": the kernel writes it, and elements would overlap "
-                     "(dimension " +
+      error = what +
+              ": the kernel writes it, and elements would overlap "
+              "(dimension " +
               std::to_string(d) + "'s stride " + std::to_string(strides[d]) +
               " does not step past the smaller dimensions)";
       return false;

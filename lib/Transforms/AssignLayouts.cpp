@@ -235,8 +235,8 @@ private:
         for (OpOperand &use : pop->getUses()) {
           SmallVector<OpOperand *> reads = {&use};
           if (auto trans = dyn_cast<TransOp>(use.getOwner()))
-            reads = llvm::map_to_vector(
-                trans->getUses(), [](OpOperand &u) { return &u; });
+            reads = llvm::map_to_vector(trans->getUses(),
+                                        [](OpOperand &u) { return &u; });
           for (OpOperand *read : reads) {
             if (readsStageInPlace(*read))
               inPlaceReader = true;

@@ -108,7 +108,6 @@ struct MoveLowering : public StatefulPattern<SourceOp> {
             takeScratch(rewriter, op.getLoc(), op, this->state)));
     return success();
   }
-
 };
 
 struct ConvertLayoutLowering : public MoveLowering<ConvertLayoutOp> {
@@ -147,10 +146,10 @@ struct ConvertLayoutLowering : public MoveLowering<ConvertLayoutOp> {
     SmallVector<Value> values = readTileFromShared(
         this->state.target, rewriter, op.getLoc(), op, stage.getShape(), layout,
         stage.getElementType(), stage.getElementType(), adaptor.getSource());
-    rewriter.replaceOp(op, packVector(rewriter, op.getLoc(),
-                                      this->getTypeConverter()->convertType(
-                                          op.getType()),
-                                      values));
+    rewriter.replaceOp(
+        op, packVector(rewriter, op.getLoc(),
+                       this->getTypeConverter()->convertType(op.getType()),
+                       values));
     return success();
   }
 };

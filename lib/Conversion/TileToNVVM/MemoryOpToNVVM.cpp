@@ -41,8 +41,8 @@ AccessPlan tegula::tile::planAccess(OpBuilder &builder, Location loc,
     Value stride = i64Const(builder, loc, 1);
     for (int dim = rank - 1; dim >= 0; --dim) {
       strides[dim] = stride;
-      Value extent = arith::ExtUIOp::create(
-          builder, loc, builder.getI64Type(), extents[dim]);
+      Value extent = arith::ExtUIOp::create(builder, loc, builder.getI64Type(),
+                                            extents[dim]);
       stride = arith::MulIOp::create(builder, loc, stride, extent);
     }
   }

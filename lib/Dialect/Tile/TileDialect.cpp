@@ -195,7 +195,8 @@ Type GlobalTensorType::parse(AsmParser &parser) {
     return {};
   bool isMutable = false, isStrided = false;
   while (succeeded(parser.parseOptionalComma())) {
-    if (!isMutable && !isStrided && succeeded(parser.parseOptionalKeyword("mut")))
+    if (!isMutable && !isStrided &&
+        succeeded(parser.parseOptionalKeyword("mut")))
       isMutable = true;
     else if (!isStrided && succeeded(parser.parseOptionalKeyword("strided")))
       isStrided = true;

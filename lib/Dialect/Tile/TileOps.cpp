@@ -307,8 +307,8 @@ LogicalResult MakeTensorOp::verify() {
                          << tensor.getNumDynamicDims();
   unsigned strides = tensor.getIsStrided() ? tensor.getRank() : 0;
   if (getStrides().size() != strides)
-    return emitOpError() << "takes " << getStrides().size()
-                         << " strides but " << tensor << " needs " << strides;
+    return emitOpError() << "takes " << getStrides().size() << " strides but "
+                         << tensor << " needs " << strides;
   // Extents travel as i32 (the kernel ABI's size variables, tile.dim, the
   // lowering's bounds checks): a larger one would be truncated silently.
   for (int64_t extent : tensor.getShape())

@@ -82,15 +82,15 @@ void Sema::checkParamBytes(const Kernel &k, size_t numParams,
     add(8);
   int64_t limit = targetInfo().maxParamBytes;
   if (bytes > limit)
-    diags.error(k.loc, "kernel '" + k.name + "' takes " +
-                           std::to_string(bytes) + " bytes of parameters (" +
-                           std::to_string(numParams) + " parameters and " +
-                           std::to_string(numSizeVars) + " size variables" +
-                           (numStrides ? ", " + std::to_string(numStrides) +
-                                             " strides"
-                                       : std::string()) +
-                           "); a kernel may take at most " +
-                           std::to_string(limit) + " bytes");
+    diags.error(k.loc,
+                "kernel '" + k.name + "' takes " + std::to_string(bytes) +
+                    " bytes of parameters (" + std::to_string(numParams) +
+                    " parameters and " + std::to_string(numSizeVars) +
+                    " size variables" +
+                    (numStrides ? ", " + std::to_string(numStrides) + " strides"
+                                : std::string()) +
+                    "); a kernel may take at most " + std::to_string(limit) +
+                    " bytes");
 }
 
 void Sema::addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what) {
@@ -500,9 +500,9 @@ void Sema::kernel(const Kernel &k) {
       numStrides += p.ty.shape.size();
   checkParamBytes(k, params.size(), sizeVarOrder.size(), numStrides,
                   [&](size_t i) {
-    const Ty &ty = params[i].ty;
-    return ty.kind == Ty::Tensor || ty.dt == DT::I64 ? 8 : 4;
-  });
+                    const Ty &ty = params[i].ty;
+                    return ty.kind == Ty::Tensor || ty.dt == DT::I64 ? 8 : 4;
+                  });
 
   for (const ParamInfo &p : params)
     argTypes.push_back(p.ty.kind == Ty::Tensor
@@ -551,8 +551,8 @@ void Sema::kernel(const Kernel &k) {
       }
     auto type = tl::GlobalTensorType::get(ctx, p.ty.shape, mlirDT(p.ty.dt),
                                           p.ty.isMutable, p.ty.isStrided);
-    mlir::Value tensor = tl::MakeTensorOp::create(
-        builder, loc(p.param->loc), type, arg, dynamic, strides);
+    mlir::Value tensor = tl::MakeTensorOp::create(builder, loc(p.param->loc),
+                                                  type, arg, dynamic, strides);
     Val v;
     v.kind = Val::Tensor;
     v.index = tensors.size();

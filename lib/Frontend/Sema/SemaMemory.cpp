@@ -228,10 +228,12 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
         return std::nullopt;
     }
     if (v.kind != Val::Runtime || !isInt(v.ty.dt)) {
-      diags.error(ix.loc(), "a tensor index must be a scalar integer, an "
-                            "integer tile or a slice 'START : END', but '" +
-                                src(ix) + "' is " +
-                                (v.kind == Val::Runtime ? v.ty.str() : std::string("not an integer")));
+      diags.error(ix.loc(),
+                  "a tensor index must be a scalar integer, an "
+                  "integer tile or a slice 'START : END', but '" +
+                      src(ix) + "' is " +
+                      (v.kind == Val::Runtime ? v.ty.str()
+                                              : std::string("not an integer")));
       return std::nullopt;
     }
     items.push_back({v, v.ty.isTile()});
@@ -241,9 +243,8 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
   for (const Item &item : items)
     for (size_t d = 0; item.tile && d < item.v.ty.shape.size(); ++d) {
       block.shape.push_back(item.v.ty.shape[d]);
-      block.origins.push_back(d < item.v.ty.origins.size()
-                                  ? item.v.ty.origins[d]
-                                  : Origin());
+      block.origins.push_back(
+          d < item.v.ty.origins.size() ? item.v.ty.origins[d] : Origin());
     }
   if (!checkShape(block.shape, e.loc()))
     return std::nullopt;
