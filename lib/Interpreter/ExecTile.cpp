@@ -59,6 +59,27 @@ bool execSplat(Machine &m, tile::SplatOp op) {
   return true;
 }
 
+/// Appends to `d` (shape and kind set) its elements in row-major order,
+/// element [c0, ..., cn] being a's element at sum(ck * stride[k]).
+void gatherElements(const Data &a, ArrayRef<int64_t> stride, Data &d) {
+  size_t rank = d.shape.size();
+  std::vector<int64_t> counter(rank, 0);
+  for (int64_t e = 0, n = product(d.shape); e < n; ++e) {
+    int64_t src = 0;
+    for (size_t k = 0; k < rank; ++k)
+      src += counter[k] * stride[k];
+    if (d.isFloat)
+      d.f.push_back(a.f[size_t(src)]);
+    else
+      d.i.push_back(a.i[size_t(src)]);
+    for (size_t k = rank; k-- > 0;) {
+      if (++counter[k] < d.shape[k])
+        break;
+      counter[k] = 0;
+    }
+  }
+}
+
 bool execBroadcast(Machine &m, tile::BroadcastOp op) {
   const Data &a = m.data(op.getSource());
   Data d;
@@ -71,22 +92,7 @@ bool execBroadcast(Machine &m, tile::BroadcastOp op) {
     srcStride[k] = a.shape[k] == 1 ? 0 : s;
     s *= a.shape[k];
   }
-  int64_t n = product(d.shape);
-  std::vector<int64_t> counter(rank, 0);
-  for (int64_t e = 0; e < n; ++e) {
-    int64_t src = 0;
-    for (size_t k = 0; k < rank; ++k)
-      src += counter[k] * srcStride[k];
-    if (d.isFloat)
-      d.f.push_back(a.f[size_t(src)]);
-    else
-      d.i.push_back(a.i[size_t(src)]);
-    for (size_t k = rank; k-- > 0;) {
-      if (++counter[k] < d.shape[k])
-        break;
-      counter[k] = 0;
-    }
-  }
+  gatherElements(a, srcStride, d);
   m.setData(op.getResult(), std::move(d));
   return true;
 }
@@ -118,21 +124,7 @@ bool execPermute(Machine &m, tile::PermuteOp op) {
   d.isFloat = a.isFloat;
   for (size_t k = 0; k < rank; ++k)
     stride[k] = srcStride[size_t(order[k])];
-  std::vector<int64_t> counter(rank, 0);
-  for (int64_t e = 0, n = product(d.shape); e < n; ++e) {
-    int64_t src = 0;
-    for (size_t k = 0; k < rank; ++k)
-      src += counter[k] * stride[k];
-    if (d.isFloat)
-      d.f.push_back(a.f[size_t(src)]);
-    else
-      d.i.push_back(a.i[size_t(src)]);
-    for (size_t k = rank; k-- > 0;) {
-      if (++counter[k] < d.shape[k])
-        break;
-      counter[k] = 0;
-    }
-  }
+  gatherElements(a, stride, d);
   m.setData(op.getResult(), std::move(d));
   return true;
 }

@@ -109,16 +109,10 @@ Val Sema::elementwise(llvm::StringRef name, const Expr &e, Val x) {
 std::optional<std::pair<Val, int64_t>> Sema::reduceOperand(llvm::StringRef name,
                                                            const Expr &e) {
   const NamedArg *axisArg = namedArg(e, "axis");
-  Val x = eval(*e.operands[0]);
-  if (!x.ok())
+  std::optional<Val> operand = tileOperand(name, e, "reduces");
+  if (!operand)
     return std::nullopt;
-  if (x.kind != Val::Runtime || !x.ty.isTile()) {
-    error(
-        e.operands[0]->loc(),
-        "'" + name + "' reduces a tile, but '" + src(*e.operands[0]) + "' is " +
-            (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
-    return std::nullopt;
-  }
+  Val x = *operand;
   auto axis = evalConstInt(*axisArg->value, "the reduction axis");
   if (!axis)
     return std::nullopt;
