@@ -58,6 +58,11 @@ namespace tegula::tile {
 /// made (tile.make_tensor) from different kernel parameters do not: the
 /// bundle ABI gives each tensor parameter its own buffer.
 bool mayAlias(mlir::Value tensorA, mlir::Value tensorB);
+
+/// The pop that `tile` is, directly or through one tile.trans (which stays
+/// when the pop has other readers: FoldTransposeIntoPop folds only a sole
+/// one), or null; `transposed` says whether `tile` is the stage transposed.
+PipelinePopOp getStagePop(mlir::Value tile, bool &transposed);
 } // namespace tegula::tile
 
 #endif // TEGULA_DIALECT_TILE_TILEOPS_H

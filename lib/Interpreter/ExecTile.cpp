@@ -134,12 +134,7 @@ bool execPermute(Machine &m, tile::PermuteOp op) {
 bool execCumsum(Machine &m, tile::CumsumOp op) {
   Data d = m.data(op.getSource());
   Type elt = getElementTypeOrSelf(op.getSource().getType());
-  unsigned axis = op.getAxis();
-  int64_t outer = 1, inner = 1, len = d.shape[axis];
-  for (unsigned k = 0; k < axis; ++k)
-    outer *= d.shape[k];
-  for (size_t k = axis + 1; k < d.shape.size(); ++k)
-    inner *= d.shape[k];
+  auto [outer, len, inner] = splitAroundAxis(d.shape, op.getAxis());
   unsigned w = d.isFloat ? 0 : intWidth(elt);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in)
@@ -158,12 +153,7 @@ bool execCumsum(Machine &m, tile::CumsumOp op) {
 bool execReduce(Machine &m, tile::ReduceOp op) {
   const Data &a = m.data(op.getSource());
   Type elt = getElementTypeOrSelf(op.getSource().getType());
-  unsigned axis = op.getAxis();
-  int64_t outer = 1, inner = 1, len = a.shape[axis];
-  for (unsigned d = 0; d < axis; ++d)
-    outer *= a.shape[d];
-  for (size_t d = axis + 1; d < a.shape.size(); ++d)
-    inner *= a.shape[d];
+  auto [outer, len, inner] = splitAroundAxis(a.shape, op.getAxis());
   Data d;
   d.shape = shapeOf(op.getResult().getType());
   d.isFloat = a.isFloat;

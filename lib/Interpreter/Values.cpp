@@ -48,6 +48,15 @@ int64_t product(const std::vector<int64_t> &shape) {
   return n;
 }
 
+AxisSplit splitAroundAxis(const std::vector<int64_t> &shape, unsigned axis) {
+  AxisSplit split{1, shape[axis], 1};
+  for (unsigned k = 0; k < axis; ++k)
+    split.outer *= shape[k];
+  for (size_t k = axis + 1; k < shape.size(); ++k)
+    split.inner *= shape[k];
+  return split;
+}
+
 unsigned intWidth(Type type) {
   if (auto i = dyn_cast<IntegerType>(type))
     return i.getWidth();

@@ -48,6 +48,13 @@ Data transposeData(const Data &a);
 std::vector<int64_t> shapeOf(mlir::Type type);
 int64_t product(const std::vector<int64_t> &shape);
 
+/// A row-major shape seen around `axis`: element (o, k, i) is at
+/// (o * len + k) * inner + i.
+struct AxisSplit {
+  int64_t outer, len, inner;
+};
+AxisSplit splitAroundAxis(const std::vector<int64_t> &shape, unsigned axis);
+
 /// The width of an integer type; 64 for index.
 unsigned intWidth(mlir::Type type);
 /// Wraps to `width` bits: sign-extended, except i1 which is 0 or 1.

@@ -38,21 +38,6 @@ namespace {
 
 bool isTile(Type type) { return isa<RankedTensorType>(type); }
 
-/// The pop that dot operand `operand` is, directly or through one
-/// transpose (a pop's only transpose folds into it: FoldTransposeIntoPop;
-/// one it shares with other readers stays).
-PipelinePopOp stagedPop(Value operand, bool &transposed) {
-  transposed = false;
-  if (auto trans = operand.getDefiningOp<TransOp>()) {
-    operand = trans.getSource();
-    transposed = true;
-  }
-  auto pop = operand.getDefiningOp<PipelinePopOp>();
-  if (pop)
-    transposed ^= pop.getTranspose();
-  return pop;
-}
-
 /// Whether operand `index` (0 for A, 1 for B) of `dot`, split over warps as
 /// `mma`, can be read by wgmma where its pipeline stage holds it: popped
 /// (or popped and transposed) from a swizzled stage of whole 8-row swizzle
@@ -63,7 +48,7 @@ PipelinePopOp stagedPop(Value operand, bool &transposed) {
 /// are planInPlaceReads' business.
 bool readsInPlace(DotOp dot, unsigned index, MmaLayoutAttr mma) {
   bool transposed;
-  PipelinePopOp pop = stagedPop(dot->getOperand(index), transposed);
+  PipelinePopOp pop = getStagePop(dot->getOperand(index), transposed);
   if (!pop)
     return false;
   PipelineType stage = pop.getPipeline().getType();
@@ -214,13 +199,13 @@ private:
       for (unsigned index : {0u, 1u})
         if (readsInPlace(dot, index, mma)) {
           bool transposed;
-          staged.insert(stagedPop(dot->getOperand(index), transposed));
+          staged.insert(getStagePop(dot->getOperand(index), transposed));
           readable.insert({dot, index});
         }
     auto inPlace = [&](DotOp dot, unsigned index) {
       bool transposed;
       return readable.contains({dot, index}) &&
-             staged.contains(stagedPop(dot->getOperand(index), transposed));
+             staged.contains(getStagePop(dot->getOperand(index), transposed));
     };
     for (bool changed = true; changed;) {
       changed = false;

@@ -129,19 +129,14 @@ struct ConvertLayoutLowering : public MoveLowering<ConvertLayoutOp> {
   /// and barrier came first).
   LogicalResult readStage(ConvertLayoutOp op, OpAdaptor adaptor,
                           ConversionPatternRewriter &rewriter) const {
-    Value source = op.getSource();
-    bool transposed = false;
-    if (auto trans = source.getDefiningOp<TransOp>()) {
-      source = trans.getSource();
-      transposed = true;
-    }
-    auto pop = source.getDefiningOp<PipelinePopOp>();
+    bool transposed;
+    PipelinePopOp pop = getStagePop(op.getSource(), transposed);
     if (!pop)
       return rewriter.notifyMatchFailure(op, "shared source is not a pop");
     PipelineType stage = pop.getPipeline().getType();
     LinearLayout layout = getLinearLayout(op.getType());
     // The result's layout in the stage's coordinates.
-    if (transposed != pop.getTranspose())
+    if (transposed)
       layout = layout.transposed();
     SmallVector<Value> values = readTileFromShared(
         this->state.target, rewriter, op.getLoc(), op, stage.getShape(), layout,

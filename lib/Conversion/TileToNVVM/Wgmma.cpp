@@ -149,13 +149,8 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     bool aInPlace = isa<SharedLayoutAttr>(op.getA().getType().getEncoding());
     // B popped (and perhaps transposed after the pop, when other dots read
     // the stage too).
-    Value bSource = op.getB();
-    bool bFlipped = false;
-    if (auto trans = bSource.getDefiningOp<TransOp>()) {
-      bSource = trans.getSource();
-      bFlipped = true;
-    }
-    auto bPop = bSource.getDefiningOp<PipelinePopOp>();
+    bool bTransposed;
+    PipelinePopOp bPop = getStagePop(op.getB(), bTransposed);
     if (!mma || !bPop ||
         !isa<SharedLayoutAttr>(op.getB().getType().getEncoding()))
       return rewriter.notifyMatchFailure(op, "B is not read in place");
@@ -200,9 +195,8 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     };
     // A as pushed: [M, K] rows along K. B as pushed: [K, N], N-major;
     // popped transposed the stage is [N, K], K-major.
-    StageOperand b = bPop.getTranspose() != bFlipped
-                         ? stageOf(adaptor.getB(), n, true)
-                         : stageOf(adaptor.getB(), k, false);
+    StageOperand b = bTransposed ? stageOf(adaptor.getB(), n, true)
+                                 : stageOf(adaptor.getB(), k, false);
     std::optional<StageOperand> a;
     SmallVector<Value> aRegisters;
     if (aInPlace)

@@ -575,6 +575,18 @@ void TransOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<FoldTransposeIntoPop>(context);
 }
 
+PipelinePopOp tegula::tile::getStagePop(Value tile, bool &transposed) {
+  transposed = false;
+  if (auto trans = tile.getDefiningOp<TransOp>()) {
+    tile = trans.getSource();
+    transposed = true;
+  }
+  auto pop = tile.getDefiningOp<PipelinePopOp>();
+  if (pop)
+    transposed ^= pop.getTranspose();
+  return pop;
+}
+
 bool tegula::tile::mayAlias(Value tensorA, Value tensorB) {
   if (tensorA == tensorB)
     return true;
