@@ -51,9 +51,12 @@ compile linattn-bv32 linear_attention.tile -D D=128 -D BLOCK_V=32
 compile linattn-bt32 linear_attention.tile -D D=128 -D BLOCK_T=32
 compile linattn-states linear_attention_states.tile -D D=128 -D WARPS=8 -D BLOCK_V=32
 compile linattn-recurrent linear_attention_recurrent.tile -D D=128
-# GEMM + bias + exact GELU at 128 x 64 (spill-free in the div16 code the
-# bench's sizes run), and the fused cross-entropy.
-compile matmul-gelu matmul_gelu.tile -D BLOCK_M=128 -D BLOCK_N=64
+# GEMM + bias + exact GELU at 128 x 128 x 64 in four stages, programs in
+# GROUP_M groups: 307/390 TFLOP/s at 4096^3/8192^3 against 206 for the
+# 128 x 64 blocks it ran before (H100, bench/ab, 2026-11-25), although its
+# f64 erf epilogue spills 156 bytes in the div16 code. And the fused
+# cross-entropy.
+compile matmul-gelu matmul_gelu.tile -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D STAGES=4
 compile cross-entropy cross_entropy.tile
 # The launch-overhead probe (bench/run.py's "launch" section).
 mkdir -p "$bench/axpy"
