@@ -1,7 +1,6 @@
 //===- Target.cpp - Tile IR to PTX and kernel bundles ---------------------===//
 
 #include "tegula/Target/Target.h"
-#include "tegula/Target/ElementOrder.h"
 #include "tegula/Target/KernelDescription.h"
 #include "tegula/Target/Pipeline.h"
 
@@ -140,7 +139,6 @@ target::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   llvm::ModulePassManager passes =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   passes.run(*llvmModule, modules);
-  orderElementChains(*llvmModule);
   return llvmModule;
 }
 

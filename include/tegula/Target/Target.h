@@ -37,8 +37,7 @@ mlir::LogicalResult lowerToGPU(mlir::ModuleOp module);
 /// GPU-level MLIR to the LLVM dialect, kernels marked for NVVM.
 mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module);
 
-/// LLVM-dialect module to LLVM IR for the NVPTX target, optimized at -O3,
-/// straight-line code then ordered element by element (ElementOrder.h).
+/// LLVM-dialect module to LLVM IR for the NVPTX target, optimized at -O3.
 std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
                                                 llvm::LLVMContext &context,
                                                 const TargetInfo &target,
