@@ -644,7 +644,25 @@ Val Sema::builtinPipeline(const Expr &e) {
 }
 
 Val Sema::builtinMath(const Expr &e) {
-  return elementwise(e.name, e, eval(*e.operands[0]));
+  // erf(x, precision = fast): the f32 polynomial (about 2 ulp) instead of
+  // the correctly rounded f64 evaluation; marked as an approximate function
+  // (fastmath<afn>) on math.erf, which the lowering reads.
+  bool fast = false;
+  if (const NamedArg *precision = namedArg(e, "precision")) {
+    const Expr &value = *precision->value;
+    if (value.kind != ExprKind::Name ||
+        (value.name != "exact" && value.name != "fast"))
+      return error(value.loc(), "the precision of '" + e.name +
+                                    "' is exact or fast, but '" + src(value) +
+                                    "' was given");
+    fast = value.name == "fast";
+  }
+  Val r = elementwise(e.name, e, eval(*e.operands[0]));
+  if (fast && r.kind == Val::Runtime)
+    r.v.getDefiningOp()->setAttr(
+        "fastmath", mlir::arith::FastMathFlagsAttr::get(
+                        builder.getContext(), mlir::arith::FastMathFlags::afn));
+  return r;
 }
 
 /// pow(x, y): elementwise on floats with numpy broadcasting, C's pow.
@@ -726,7 +744,7 @@ const Builtin kBuiltins[] = {
     {{"cos", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"abs", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"tanh", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
-    {{"erf", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"erf", Tmpl::None, 1, 1, {"precision"}}, &Sema::builtinMath},
     {{"sigmoid", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"floor", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"ceil", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
