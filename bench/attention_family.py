@@ -32,6 +32,14 @@ def gqa_bundle(tile, kernel, causal=""):
                         f"{kernel}.json")
 
 
+def bench_bundle(config, kernel):
+    """A bench configuration of bench/stage.sh (STAGE/bench): the prefill
+    kernels at attention_fwd's sm_90a bench blocks rather than the checked
+    defaults, which must also suit sm_80. Relative: Tegula.run joins it to
+    the bench directory."""
+    return os.path.join(config, f"{kernel}.json")
+
+
 def sdpa_gqa(backend, q, k, v):
     """(label, fn(causal, scale)) for SDPA with one backend on grouped K/V:
     enable_gqa=True where this torch and backend take it, else K/V repeated
@@ -91,8 +99,10 @@ def family_gqa(tile, rows, checks):
         c = "-causal" if causal else ""
         for kernel, m in (("attention_gqa", 77), ("attention_gqa_decode", 3)):
             q, k, v = inputs(1, 8, 2, m, 333)
-            outs, _ = tile.run(gqa_bundle(tile, kernel, c),
-                               dict(Z=1, H=8, HKV=2, M=m, N=333),
+            bundle = (bench_bundle(f"attn-gqa{c}", kernel)
+                      if kernel == "attention_gqa" else
+                      gqa_bundle(tile, kernel, c))
+            outs, _ = tile.run(bundle, dict(Z=1, H=8, HKV=2, M=m, N=333),
                                dict(q=q, k=k, v=v), ["o"], dict(scale=0.088),
                                bench=False)
             checked(f"gqa tegula {kernel} M={m} N=333 causal={causal} vs "
@@ -131,8 +141,8 @@ def family_gqa(tile, rows, checks):
         shape = dict(Z=z, H=h, HKV=hkv, M=n, N=n, D=d, causal=causal)
         print(f"gqa {shape}", flush=True)
         flops = 4 * z * h * n * n * d // (2 if causal else 1)
-        outs, ms = tile.run(gqa_bundle(tile, "attention_gqa",
-                                       "-causal" if causal else ""),
+        outs, ms = tile.run(bench_bundle("attn-gqa-causal" if causal
+                                         else "attn-gqa", "attention_gqa"),
                             dict(Z=z, H=h, HKV=hkv, M=n, N=n),
                             dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
         ours = outs["o"]
@@ -210,9 +220,9 @@ def family_varlen(tile, rows, checks):
     def run(bounds, h, hkv, causal, bench):
         q, k, v, cu = inputs(bounds, h, hkv)
         lens = [b - a for a, b in zip(bounds[:-1], bounds[1:])]
-        cfg = os.path.join(family_dir(tile),
-                           f"attn-varlen{'-causal' if causal else ''}-sm_90a")
-        outs, ms = tile.run(f"{cfg}/attention_varlen.json",
+        outs, ms = tile.run(bench_bundle("attn-varlen-causal" if causal
+                                         else "attn-varlen",
+                                         "attention_varlen"),
                             dict(T=bounds[-1], H=h, HKV=hkv, S=len(bounds)),
                             dict(q=q, k=k, v=v, cu_seqlens=cu), ["o"],
                             dict(max_seqlen=max(lens), scale=128 ** -0.5),

@@ -44,6 +44,13 @@ compile attn-fwd-lse-d64 attention_fwd.tile -k attention_fwd_lse -D D=64 -D BLOC
 compile attn-fwd-lse-d64-causal attention_fwd.tile -k attention_fwd_lse -D D=64 -D CAUSAL=true
 compile attn-fwd-lse-d128 attention_fwd.tile -k attention_fwd_lse -D D=128 -D BLOCK_M=128 -D BLOCK_N=64
 compile attn-fwd-lse-d128-causal attention_fwd.tile -k attention_fwd_lse -D D=128 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=true
+# GQA prefill and varlen attention (bench/attention_family.py) at the D = 128
+# blocks above; their defaults (64 x 32) must also suit sm_80.
+for c in "" -causal; do
+  causal=$([ -n "$c" ] && echo true || echo false)
+  compile attn-gqa$c attention_gqa.tile -k attention_gqa -D D=128 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=$causal
+  compile attn-varlen$c attention_varlen.tile -D D=128 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=$causal
+done
 compile rotary rotary.tile -k rotary -D D=128
 # Linear attention at D = 128: the spill-free block shapes (BLOCK_V = 64
 # with 64-row chunks spills on sm_90a).
@@ -51,12 +58,14 @@ compile linattn-bv32 linear_attention.tile -D D=128 -D BLOCK_V=32
 compile linattn-bt32 linear_attention.tile -D D=128 -D BLOCK_T=32
 compile linattn-states linear_attention_states.tile -D D=128 -D WARPS=8 -D BLOCK_V=32
 compile linattn-recurrent linear_attention_recurrent.tile -D D=128
-# GEMM + bias + exact GELU at 128 x 128 x 64 in four stages, programs in
-# GROUP_M groups: 307/390 TFLOP/s at 4096^3/8192^3 against 206 for the
-# 128 x 64 blocks it ran before (H100, bench/ab, 2026-11-25), although its
-# f64 erf epilogue spills 156 bytes in the div16 code. And the fused
-# cross-entropy.
-compile matmul-gelu matmul_gelu.tile -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D STAGES=4
+# GEMM + bias + exact GELU with erf(precision = fast) at matmul's blocks
+# (128 x 256 x 64, three stages: 254 registers, no spills in the div16 code
+# the bench's sizes run); with the correctly rounded f64 erf (FAST_ERF =
+# false) 128 x 128 x 64 in four stages runs fastest (307/390 TFLOP/s at
+# 4096^3/8192^3 against 206 for 128 x 64, H100, 2026-11-25), although its
+# epilogue spills 156 bytes. And the fused cross-entropy.
+compile matmul-gelu matmul_gelu.tile -D BLOCK_M=128 -D BLOCK_N=256 -D BLOCK_K=64 -D STAGES=3
+compile matmul-gelu-exact matmul_gelu.tile -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D STAGES=4 -D FAST_ERF=false
 compile cross-entropy cross_entropy.tile
 # The launch-overhead probe (bench/run.py's "launch" section).
 mkdir -p "$bench/axpy"

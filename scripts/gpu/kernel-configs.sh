@@ -117,6 +117,8 @@ for_each_kernel_run() {
     $fn rmsnorm-div16-$target $k/rmsnorm-$target/rmsnorm.json --check --dims R=9,C=4096 --scalar eps=1e-6 --seed 23
     $fn matmul-gelu-ragged-$target $k/matmul-gelu-$target/matmul_bias_gelu.json --check --dims M=333,N=190,K=271 --seed 40
     $fn matmul-gelu-div16-$target $k/matmul-gelu-$target/matmul_bias_gelu.json --check --dims M=256,N=384,K=512 --seed 41
+    $fn matmul-gelu-exact-ragged-$target $k/matmul-gelu-exact-$target/matmul_bias_gelu.json --check --dims M=333,N=190,K=271 --seed 40
+    $fn matmul-gelu-exact-div16-$target $k/matmul-gelu-exact-$target/matmul_bias_gelu.json --check --dims M=256,N=384,K=512 --seed 41
     $fn cross-entropy-32k-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=67,V=32003 --in target=$k/ce-inputs/targets-67-32003.npy --seed 42
     $fn cross-entropy-128k-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=8,V=128256 --in target=$k/ce-inputs/targets-8-128256.npy --seed 43
     $fn cross-entropy-random-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=5,V=300 --seed 44

@@ -68,6 +68,7 @@ for target in sm_80 sm_90a; do
   compile matmul-f16-small-$target matmul.tile $target -D DT=f16 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
   compile rmsnorm-$target rmsnorm.tile $target
   compile matmul-gelu-$target matmul_gelu.tile $target
+  compile matmul-gelu-exact-$target matmul_gelu.tile $target -D FAST_ERF=false
   compile cross-entropy-$target cross_entropy.tile $target
   # argmax/argmin (a test kernel), checked against numpy's indices.
   mkdir -p "$stage/kernels/argmax-$target"
