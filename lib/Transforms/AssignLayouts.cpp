@@ -394,6 +394,18 @@ private:
       layouts[result] = layoutOf(result);
       return success();
     }
+    // A stage popped only to be widened (bf16 logits to f32) is read in the
+    // wider type's layout: the f32 arithmetic after it has that layout, and
+    // a pop reads shared memory in any layout, where converting after it
+    // costs a shared-memory round trip and two barriers an iteration.
+    if (auto pop = dyn_cast<PipelinePopOp>(op)) {
+      auto widened = [](Operation *user) { return isa<arith::ExtFOp>(user); };
+      if (!pop->use_empty() && llvm::all_of(pop->getUsers(), widened)) {
+        layouts[result] = defaultBlocked(
+            cast<RankedTensorType>(pop->user_begin()->getResult(0).getType()));
+        return success();
+      }
+    }
     // A scan runs over a blocked layout, whose bases each step one
     // dimension by a power of two (CumsumOpToNVVM.cpp).
     if (isa<LoadOp, TransOp, PermuteOp, ReshapeOp, CumsumOp, PipelinePopOp,

@@ -132,3 +132,34 @@ func.func @carried_result(%n: i32) -> tensor<128xf32> attributes {tile.warps = 1
   }
   return %r : tensor<128xf32>
 }
+
+// -----
+
+// A stage popped only to be widened is read in the wider type's layout (4
+// f32 a thread, not the push's 8 bf16), which the f32 values it meets in the
+// loop have: no conversion in the loop (cross-entropy's online logsumexp).
+// CHECK-DAG: #[[$F32:.*]] = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>
+// CHECK-DAG: #[[$BF16:.*]] = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>
+// CHECK-LABEL: func.func @widened_pop
+// CHECK: scf.for
+// CHECK: tile.pipeline.pop {{.*}} -> tensor<4096xbf16, #[[$F32]]>
+// CHECK: tile.pipeline.push {{.*}}[tensor<4096xi32, #[[$BF16]]>]
+// CHECK: arith.extf {{.*}} to tensor<4096xf32, #[[$F32]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: scf.yield
+func.func @widened_pop(%xp: !tile.ptr<bf16>, %n: i32) -> tensor<4096xf32> attributes {tile.kernel, tile.warps = 8 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<bf16> -> !tile.tensor<?xbf16>
+  %c0 = arith.constant 0 : i32
+  %c4096 = arith.constant 4096 : i32
+  %init = arith.constant dense<0xFF800000> : tensor<4096xf32>
+  %p = tile.pipeline.create : !tile.pipeline<4096xbf16, stages = 2>
+  %r = scf.for %i = %c0 to %n step %c4096 iter_args(%m = %init) -> (tensor<4096xf32>) : i32 {
+    %v = tile.pipeline.pop %p : !tile.pipeline<4096xbf16, stages = 2> -> tensor<4096xbf16>
+    %cols = tile.splat %i : tensor<4096xi32>
+    tile.pipeline.push %p, %x[%cols] : !tile.pipeline<4096xbf16, stages = 2>, !tile.tensor<?xbf16>[tensor<4096xi32>]
+    %w = arith.extf %v : tensor<4096xbf16> to tensor<4096xf32>
+    %m2 = arith.maximumf %m, %w : tensor<4096xf32>
+    scf.yield %m2 : tensor<4096xf32>
+  }
+  return %r : tensor<4096xf32>
+}
