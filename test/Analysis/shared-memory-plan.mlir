@@ -4,7 +4,10 @@
 // as the largest user: a 16x64 bf16 transpose (2048); a column sum over
 // rows spread across 4 warps needs 4 x 64 f32 partial sums (1024); the
 // layout conversions that move a 64-element f32 row between threads, 256.
-// A later pop keeps them all before the rings' last use.
+// A later pop keeps them all before the rings' last use. The 64x64 pops are
+// negated in bf16 before they are widened, so they keep the push's layout
+// (a pop that is only widened is read in the f32 layout, which would need
+// no scratch to store the sums; test/Transforms/assign-layouts.mlir).
 
 module attributes {tile.target = "sm_90a"} {
   // expected-remark @+1 {{shared bytes = 30720, scratch at 28672 (2048 bytes)}}
@@ -31,7 +34,8 @@ module attributes {tile.target = "sm_90a"} {
     tile.pipeline.push %3, %0[%13, %15] : !tile.pipeline<16x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<16x64xi32>, tensor<16x64xi32>]
     %16 = tile.pipeline.pop %2 : !tile.pipeline<64x64xbf16, stages = 3> -> tensor<64x64xbf16>
     %17 = tile.pipeline.pop %3 : !tile.pipeline<16x64xbf16, stages = 2> -> tensor<16x64xbf16>
-    %18 = arith.extf %16 : tensor<64x64xbf16> to tensor<64x64xf32>
+    %n16 = arith.negf %16 : tensor<64x64xbf16>
+    %18 = arith.extf %n16 : tensor<64x64xbf16> to tensor<64x64xf32>
     // expected-remark @+1 {{tile.reduce scratch = 1024}}
     %19 = tile.reduce sum %18, 0 : tensor<64x64xf32> -> tensor<64xf32>
     // expected-remark @+1 {{tile.trans scratch = 2048}}
@@ -63,7 +67,8 @@ module attributes {tile.target = "sm_90a"} {
     %9 = tile.broadcast %8 : tensor<1x64xi32> -> tensor<64x64xi32>
     tile.pipeline.push %2, %0[%7, %9] : !tile.pipeline<64x64xbf16, stages = 2>, !tile.tensor<?x64xbf16>[tensor<64x64xi32>, tensor<64x64xi32>]
     %16 = tile.pipeline.pop %2 : !tile.pipeline<64x64xbf16, stages = 2> -> tensor<64x64xbf16>
-    %18 = arith.extf %16 : tensor<64x64xbf16> to tensor<64x64xf32>
+    %n16 = arith.negf %16 : tensor<64x64xbf16>
+    %18 = arith.extf %n16 : tensor<64x64xbf16> to tensor<64x64xf32>
     // expected-remark @+1 {{tile.reduce scratch = 1024 over the rings}}
     %19 = tile.reduce sum %18, 0 : tensor<64x64xf32> -> tensor<64xf32>
     // expected-remark @+1 {{tile.convert_layout scratch = 256 over the rings}}
