@@ -105,7 +105,7 @@ bool parseStridesArg(const std::string &text,
                      std::map<std::string, std::vector<int64_t>> &strides,
                      std::string &error) {
   std::string name, list;
-  if (!splitAssignment(text, name, list) || list.empty()) {
+  if (!splitAssignment(text, name, list)) {
     error = "--stride expects NAME=S0,S1,... (in elements), got '" +
             abbreviate(text) + "'";
     return false;
@@ -323,7 +323,7 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
         return false;
       }
       if (v < 0 || __builtin_mul_overflow(bytes, v, &bytes) ||
-          bytes > (int64_t(1) << 40)) {
+          bytes > kMaxTensorBytes) {
         error = "argument '" + param.name + "' would have shape " +
                 formatDims(param.dims) + " = " + formatShape(shape) +
                 (v < 0 ? ", with a negative dim" : ", which is too large");

@@ -141,14 +141,12 @@ bool checkTensor(const Param &p, const tegula_rt_binding::Tensor &t,
   if (!checkAllocation(p, t, error))
     return false;
   if (!t.strides.empty() && !p.strided) {
-    std::vector<int64_t> expected(t.shape.size());
-    int64_t step = 1;
+    std::vector<int64_t> expected = rowMajorStrides(t.shape);
     bool contiguous = true, empty = false;
-    for (size_t i = t.shape.size(); i-- > 0;) {
-      expected[i] = step;
+    for (size_t i = 0; i < t.shape.size(); ++i) {
       empty = empty || t.shape[i] == 0;
-      contiguous = contiguous && (t.shape[i] == 1 || t.strides[i] == step);
-      step *= t.shape[i];
+      contiguous =
+          contiguous && (t.shape[i] == 1 || t.strides[i] == expected[i]);
     }
     if (!contiguous && !empty) {
       error = "argument '" + p.name + "' with shape " + formatShape(t.shape) +
@@ -159,7 +157,7 @@ bool checkTensor(const Param &p, const tegula_rt_binding::Tensor &t,
       return false;
     }
   }
-  uint64_t alignment = p.strided ? dtypeSize(p.dtype) : 16;
+  uint64_t alignment = p.alignment();
   if (t.pointer % alignment != 0) {
     char address[32];
     std::snprintf(address, sizeof(address), "0x%" PRIx64, t.pointer);
@@ -206,6 +204,22 @@ int capi::ok() {
   lastError.clear();
   return TEGULA_RT_OK;
 }
+
+namespace {
+/// Runs `update` on tensor parameter `name` of a non-null `binding`, guarded;
+/// an unknown name is a launch-check error.
+template <typename Update>
+int updateTensor(tegula_rt_binding *binding, const char *name,
+                 Update &&update) {
+  return guarded([&] {
+    int index = tensorIndex(binding, name);
+    if (index < 0)
+      return int(TEGULA_RT_ERROR_LAUNCH_CHECK);
+    update(binding->tensors[size_t(index)]);
+    return capi::ok();
+  });
+}
+} // namespace
 
 extern "C" {
 
@@ -458,12 +472,8 @@ int tegula_rt_binding_set_tensor(tegula_rt_binding *binding, const char *name,
   if (rank < 0 || rank > 64 || (rank > 0 && !shape))
     return capi::fail(TEGULA_RT_ERROR_USAGE,
                       "a tensor's rank must be in [0, 64] with a shape");
-  return guarded([&] {
-    int index = tensorIndex(binding, name);
-    if (index < 0)
-      return int(TEGULA_RT_ERROR_LAUNCH_CHECK);
+  return updateTensor(binding, name, [&](tegula_rt_binding::Tensor &t) {
     invalidate(binding);
-    tegula_rt_binding::Tensor &t = binding->tensors[size_t(index)];
     t.given = true;
     t.dtype = dtype;
     t.shape.assign(shape, shape + rank);
@@ -471,7 +481,6 @@ int tegula_rt_binding_set_tensor(tegula_rt_binding *binding, const char *name,
     if (strides)
       t.strides.assign(strides, strides + rank);
     t.pointer = pointer;
-    return capi::ok();
   });
 }
 
@@ -480,15 +489,10 @@ int tegula_rt_binding_set_allocation(tegula_rt_binding *binding,
                                      uint64_t bytes) {
   if (!binding)
     return capi::fail(TEGULA_RT_ERROR_USAGE, "null binding");
-  return guarded([&] {
-    int index = tensorIndex(binding, name);
-    if (index < 0)
-      return int(TEGULA_RT_ERROR_LAUNCH_CHECK);
+  return updateTensor(binding, name, [&](tegula_rt_binding::Tensor &t) {
     invalidate(binding);
-    tegula_rt_binding::Tensor &t = binding->tensors[size_t(index)];
     t.allocationBase = base;
     t.allocationBytes = bytes;
-    return capi::ok();
   });
 }
 
@@ -496,13 +500,9 @@ int tegula_rt_binding_set_pointer(tegula_rt_binding *binding, const char *name,
                                   uint64_t pointer) {
   if (!binding)
     return capi::fail(TEGULA_RT_ERROR_USAGE, "null binding");
-  return guarded([&] {
-    int index = tensorIndex(binding, name);
-    if (index < 0)
-      return int(TEGULA_RT_ERROR_LAUNCH_CHECK);
+  return updateTensor(binding, name, [&](tegula_rt_binding::Tensor &t) {
     binding->packed = false;
-    binding->tensors[size_t(index)].pointer = pointer;
-    return capi::ok();
+    t.pointer = pointer;
   });
 }
 

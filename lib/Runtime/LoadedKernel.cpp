@@ -131,8 +131,7 @@ bool LoadedKernel::pack(const LaunchPlan &plan,
     const Param &p = bundle.params[i];
     uint64_t slot = 0;
     if (p.isTensor) {
-      // A strided view may start at any element (a column slice).
-      uint64_t alignment = p.strided ? dtypeSize(p.dtype) : 16;
+      uint64_t alignment = p.alignment();
       if (i >= pointers.size() || pointers[i] % alignment != 0) {
         error = "argument '" + p.name + "' is at a device address that is " +
                 "not " + std::to_string(alignment) + "-byte aligned";

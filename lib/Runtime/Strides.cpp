@@ -49,7 +49,7 @@ bool checkView(const Param &param, const std::vector<int64_t> &shape,
     if (shape[d] > 0 &&
         (__builtin_mul_overflow(shape[d] - 1, strides[d], &term) ||
          __builtin_add_overflow(last, term, &last) ||
-         last > (int64_t(1) << 40) / bytes)) {
+         last > kMaxTensorBytes / bytes)) {
       error = what + ", which spans too much memory";
       return false;
     }
@@ -80,13 +80,13 @@ bool checkView(const Param &param, const std::vector<int64_t> &shape,
 }
 
 namespace {
-/// Calls `visit(logical, offset)` for every element of a view, row-major.
+/// Calls `visit(logical, offset)` for every element of `tensor` seen
+/// through `strides`, row-major.
 template <typename F>
-void forEachElement(const std::vector<int64_t> &shape,
+void forEachElement(const HostTensor &tensor,
                     const std::vector<int64_t> &strides, F visit) {
-  int64_t n = 1;
-  for (int64_t e : shape)
-    n *= e;
+  const std::vector<int64_t> &shape = tensor.shape;
+  int64_t n = tensor.numel();
   std::vector<int64_t> index(shape.size(), 0);
   int64_t offset = 0;
   for (int64_t logical = 0; logical < n; ++logical) {
@@ -110,7 +110,7 @@ std::vector<uint8_t> scatterView(const HostTensor &tensor,
   std::vector<uint8_t> spanned(size_t(span) * size);
   for (int64_t e = 0; e < span; ++e)
     std::memcpy(&spanned[size_t(e) * size], fill.data(), size);
-  forEachElement(tensor.shape, strides, [&](int64_t logical, int64_t offset) {
+  forEachElement(tensor, strides, [&](int64_t logical, int64_t offset) {
     std::memcpy(&spanned[size_t(offset) * size],
                 &tensor.bytes[size_t(logical) * size], size);
   });
@@ -124,7 +124,7 @@ bool gatherView(const std::vector<uint8_t> &spanned,
   size_t size = dtypeSize(tensor.dtype);
   int64_t span = int64_t(spanned.size() / size);
   std::vector<bool> inView(size_t(span), false);
-  forEachElement(tensor.shape, strides, [&](int64_t logical, int64_t offset) {
+  forEachElement(tensor, strides, [&](int64_t logical, int64_t offset) {
     inView[size_t(offset)] = true;
     std::memcpy(&tensor.bytes[size_t(logical) * size],
                 &spanned[size_t(offset) * size], size);

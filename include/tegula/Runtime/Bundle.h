@@ -27,6 +27,9 @@ namespace tegula::rt {
 enum class Access { Read, Write, ReadWrite };
 const char *accessName(Access access);
 
+/// Tensors, and strided views, over this many bytes are refused at launch.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+
 struct Param {
   std::string name;
   bool isTensor = false;
@@ -35,6 +38,11 @@ struct Param {
   std::vector<Expr> dims;       // tensors only
   /// Tensors: its strides come at launch, after the size variables.
   bool strided = false;
+
+  /// Tensors: the device address alignment an argument needs. Contiguous
+  /// tensors are accessed with 16-byte vectors; a strided view may start at
+  /// any element (a column slice).
+  uint64_t alignment() const { return strided ? dtypeSize(dtype) : 16; }
 };
 
 /// A specialized build of the kernel, chosen at launch when every `when`
