@@ -166,18 +166,31 @@ private:
   }
 
   /// The warps split the dot's result by the target's rule.
+  /// The mma layout of `dot`, decided (and any error reported) once:
+  /// planInPlaceReads asks before layouts are assigned, assignOp again.
   FailureOr<Attribute> mmaFor(DotOp dot) {
+    auto known = mmaLayouts.find(dot);
+    if (known == mmaLayouts.end())
+      known = mmaLayouts.try_emplace(dot, splitOverWarps(dot)).first;
+    if (!known->second)
+      return failure();
+    return known->second;
+  }
+
+  /// The mma layout splitting `dot` over the warps, or null (and an error)
+  /// if no split gives every warp enough rows and columns.
+  Attribute splitOverWarps(DotOp dot) {
     ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
     FailureOr<tegula::TargetInfo> target = getTarget(dot);
     if (failed(target))
-      return failure();
+      return {};
     tegula::TargetInfo::DotWarpSplit split =
         target->dotWarpSplit(shape[0], shape[1], numWarps, dotUse);
     SmallVector<unsigned> warps = {split.alongM, split.alongN};
     if (failed(checkWarpSplit(shape, warps, target->dotWarpCols,
                               [&] { return dot.emitOpError(); })))
-      return failure();
-    return Attribute(MmaLayoutAttr::get(context, warps));
+      return {};
+    return MmaLayoutAttr::get(context, warps);
   }
 
   /// Which dots become warpgroup instructions, and which of their operands
@@ -530,6 +543,8 @@ private:
   /// The dots that become warpgroup instructions, each with whether it
   /// reads A in place too (planInPlaceReads).
   llvm::DenseMap<Operation *, bool> warpgroupDots;
+  /// Each dot's mma layout, null where its warp split failed (mmaFor).
+  llvm::DenseMap<Operation *, Attribute> mmaLayouts;
 };
 
 struct AssignLayoutsPass

@@ -1,4 +1,8 @@
 // RUN: tile-opt %s -split-input-file -tile-assign-layouts -verify-diagnostics | FileCheck %s --enable-var-scope
+// The split error is reported once, though two steps ask for the layout.
+// RUN: not tile-opt %s -split-input-file -tile-assign-layouts 2>&1 | FileCheck %s --check-prefix=ONCE
+// ONCE-COUNT-1: :{{[0-9]+}}: error: 'tile.dot' op a [16, 32] tile spread
+// ONCE-NOT: :{{[0-9]+}}: error: 'tile.dot' op a [16, 32] tile spread
 
 // Attention's inner loop: scores stay in the mma layout through the
 // softmax, the row statistics in its slice, and the only conversions left

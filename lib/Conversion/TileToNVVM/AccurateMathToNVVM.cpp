@@ -20,7 +20,8 @@
 //
 // floor and ceil are exact in f32 (cvt.rmi / cvt.rpi). erf(x, precision =
 // fast) is the exception: an f32 polynomial of about 2 ulp (computeFastErf),
-// for epilogues where the f64 evaluation costs as much as the GEMM.
+// for GEMM epilogues, where the f64 evaluation is not cheap (language
+// extensions: Cost).
 //
 //===----------------------------------------------------------------------===//
 
