@@ -38,17 +38,15 @@ using namespace tegula::tile;
 
 namespace {
 
-/// f64 scalar arithmetic in legal ops (scalar arith and LLVM intrinsics).
-struct F64 {
+/// Scalar arithmetic of one float type in legal ops (scalar arith and LLVM
+/// intrinsics).
+struct FloatMath {
   OpBuilder &b;
   Location loc;
+  FloatType type;
 
   Value c(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF64Type(),
-                                     b.getF64FloatAttr(v));
-  }
-  Value i64(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+    return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v));
   }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
@@ -76,6 +74,15 @@ struct F64 {
     for (double k : coefficients.drop_front())
       r = fma(r, x, c(k));
     return r;
+  }
+};
+
+/// f64 arithmetic, with exp and log built from the f64 bits.
+struct F64 : FloatMath {
+  F64(OpBuilder &b, Location loc) : FloatMath{b, loc, b.getF64Type()} {}
+
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
   }
 
   Value exp(Value x) {
@@ -221,39 +228,23 @@ Value computePow(F64 &m, ArrayRef<Value> args) {
 /// and R (degree 14) are least-squares fits made for Tegula (numpy, double,
 /// on Chebyshev nodes, rounded to f32); simulated in f32 with FMA over 900k
 /// arguments the error is at most 1.8 ulp, as CUDA's erff (2 ulp).
-Value computeFastErf(OpBuilder &b, Location loc, Value x) {
-  static const float p[] = {-0.000625429326f, 0.00504235132f, -0.026798673f,
-                            0.112826705f,     -0.376125753f,  0.128379166f};
-  static const float r[] = {1.35276412e-06f, -1.12916905e-06f, -1.88017366e-05f,
-                            3.90653368e-05f, 6.00751082e-05f,  -0.000344125496f,
-                            0.000522865099f, 0.000253317616f,  -0.00308448658f,
-                            0.00788376015f,  -0.0121170701f,   0.0124702593f,
-                            -0.00853362214f, 0.00355554116f,   0.999311507f};
-  auto c = [&](float v) {
-    return arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                     b.getF32FloatAttr(v));
-  };
-  auto horner = [&](ArrayRef<float> coefficients, Value t) {
-    Value acc = c(coefficients.front());
-    for (float k : coefficients.drop_front())
-      acc = LLVM::FMAOp::create(b, loc, acc, t, c(k));
-    return acc;
-  };
-  auto less = [&](Value v, float bound) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, v,
-                                 c(bound));
-  };
-  Value a = LLVM::FAbsOp::create(b, loc, x);
-  Value z = arith::MulFOp::create(b, loc, a, a);
-  Value near = LLVM::FMAOp::create(b, loc, a, horner(p, z), a);
-  Value far = horner(r, arith::SubFOp::create(b, loc, a, c(2.4f)).getResult());
-  Value y = arith::SelectOp::create(b, loc, less(a, 0.875f), near, far);
+Value computeFastErf(FloatMath &m, Value x) {
+  // f32 values (9 digits: each converts back to the same float).
+  static const double p[] = {-0.000625429326, 0.00504235132, -0.026798673,
+                             0.112826705,     -0.376125753,  0.128379166};
+  static const double r[] = {1.35276412e-06, -1.12916905e-06, -1.88017366e-05,
+                             3.90653368e-05, 6.00751082e-05,  -0.000344125496,
+                             0.000522865099, 0.000253317616,  -0.00308448658,
+                             0.00788376015,  -0.0121170701,   0.0124702593,
+                             -0.00853362214, 0.00355554116,   0.999311507};
+  using P = arith::CmpFPredicate;
+  Value a = m.abs(x);
+  Value near = m.fma(a, m.horner(p, m.mul(a, a)), a);
+  Value far = m.horner(r, m.sub(a, m.c(2.4)));
+  Value y = m.select(m.cmp(P::OLT, a, m.c(0.875)), near, far);
   // NaN compares false: y is R(NaN) = NaN.
-  y = arith::SelectOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, a, c(3.92f)),
-      c(1), y);
-  return LLVM::CopySignOp::create(b, loc, y, x);
+  y = m.select(m.cmp(P::OGE, a, m.c(3.92)), m.c(1), y);
+  return m.copysign(y, x);
 }
 
 /// math.erf marked as an approximate function (erf(x, precision = fast)):
@@ -269,11 +260,12 @@ struct FastErfLowering : public OpConversionPattern<math::ErfOp> {
       return rewriter.notifyMatchFailure(op, "not an approximate erf");
     Location loc = op.getLoc();
     Type resultType = getTypeConverter()->convertType(op.getType());
-    rewriter.replaceOp(
-        op, mapElementsInF32(rewriter, loc, resultType, adaptor.getOperand(),
-                             [&](ArrayRef<Value> x) -> Value {
-                               return computeFastErf(rewriter, loc, x[0]);
-                             }));
+    FloatMath math{rewriter, loc, rewriter.getF32Type()};
+    rewriter.replaceOp(op, mapElementsInF32(rewriter, loc, resultType,
+                                            adaptor.getOperand(),
+                                            [&](ArrayRef<Value> x) -> Value {
+                                              return computeFastErf(math, x[0]);
+                                            }));
     return success();
   }
 };

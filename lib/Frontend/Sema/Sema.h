@@ -459,6 +459,10 @@ private:
   std::optional<mlir::Value> evalMask(const Expr &e, const Block &b);
   std::optional<mlir::Value> evalOther(const Expr &e, const Block &b, DT dt);
   const NamedArg *namedArg(const Expr &e, llvm::StringRef name);
+  /// The value of `e`'s `precision = first | second` argument (`first`
+  /// when absent), or none after an error that names both.
+  std::optional<llvm::StringRef>
+  precisionArg(const Expr &e, llvm::StringRef first, llvm::StringRef second);
   bool checkArgs(const Expr &e, size_t minArgs, size_t maxArgs,
                  llvm::ArrayRef<llvm::StringRef> named);
   bool checkArgs(const Expr &e, const BuiltinSignature &signature);

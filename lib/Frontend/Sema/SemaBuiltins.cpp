@@ -14,6 +14,21 @@ using namespace tegula;
 using namespace tegula::frontend;
 using namespace tegula::frontend::sema;
 
+std::optional<llvm::StringRef> Sema::precisionArg(const Expr &e,
+                                                  llvm::StringRef first,
+                                                  llvm::StringRef second) {
+  const NamedArg *precision = namedArg(e, "precision");
+  if (!precision)
+    return first;
+  const Expr &value = *precision->value;
+  if (value.kind == ExprKind::Name &&
+      (value.name == first || value.name == second))
+    return value.name == first ? first : second;
+  error(value.loc(), "the precision of '" + e.name + "' is " + first + " or " +
+                         second + ", but '" + src(value) + "' was given");
+  return std::nullopt;
+}
+
 const NamedArg *Sema::namedArg(const Expr &e, llvm::StringRef name) {
   for (const NamedArg &arg : e.namedArgs)
     if (arg.name == name)
@@ -234,22 +249,17 @@ Val Sema::dot(const Expr &e) {
                        "; convert it with cast<bf16>(...) or cast<f32>(...)");
   }
   // precision = tf32 (the default) or ieee, for f32 operands.
-  bool ieee = false;
-  if (const NamedArg *precision = namedArg(e, "precision")) {
-    const Expr &value = *precision->value;
-    if (value.kind != ExprKind::Name ||
-        (value.name != "tf32" && value.name != "ieee"))
-      return error(value.loc(), "the precision of 'dot' is tf32 or ieee, "
-                                "but '" +
-                                    src(value) + "' was given");
-    if (a.ty.dt != DT::F32 || b.ty.dt != DT::F32)
-      return error(precision->loc,
-                   "'precision' chooses how f32 operands multiply, but '" +
-                       src(*e.operands[a.ty.dt != DT::F32 ? 0 : 1]) + "' is " +
-                       (a.ty.dt != DT::F32 ? a : b).ty.str() +
-                       "; f16 and bf16 products are exact");
-    ieee = value.name == "ieee";
-  }
+  std::optional<llvm::StringRef> precision = precisionArg(e, "tf32", "ieee");
+  if (!precision)
+    return Val::invalid();
+  const NamedArg *given = namedArg(e, "precision");
+  if (given && (a.ty.dt != DT::F32 || b.ty.dt != DT::F32))
+    return error(given->loc,
+                 "'precision' chooses how f32 operands multiply, but '" +
+                     src(*e.operands[a.ty.dt != DT::F32 ? 0 : 1]) + "' is " +
+                     (a.ty.dt != DT::F32 ? a : b).ty.str() +
+                     "; f16 and bf16 products are exact");
+  bool ieee = *precision == "ieee";
   if (a.ty.dt != b.ty.dt)
     return error(e.loc(), "dot operands must have one dtype, but '" +
                               src(*e.operands[0]) + "' is " + a.ty.str() +
@@ -646,22 +656,15 @@ Val Sema::builtinPipeline(const Expr &e) {
 Val Sema::builtinMath(const Expr &e) {
   // erf(x, precision = fast): the f32 polynomial (about 2 ulp) instead of
   // the correctly rounded f64 evaluation; marked as an approximate function
-  // (fastmath<afn>) on math.erf, which the lowering reads.
-  bool fast = false;
-  if (const NamedArg *precision = namedArg(e, "precision")) {
-    const Expr &value = *precision->value;
-    if (value.kind != ExprKind::Name ||
-        (value.name != "exact" && value.name != "fast"))
-      return error(value.loc(), "the precision of '" + e.name +
-                                    "' is exact or fast, but '" + src(value) +
-                                    "' was given");
-    fast = value.name == "fast";
-  }
+  // (fastmath<afn>) on math.erf, which the lowering reads. Only erf's
+  // signature takes `precision`.
+  std::optional<llvm::StringRef> precision = precisionArg(e, "exact", "fast");
+  if (!precision)
+    return Val::invalid();
   Val r = elementwise(e.name, e, eval(*e.operands[0]));
-  if (fast && r.kind == Val::Runtime)
-    r.v.getDefiningOp()->setAttr(
-        "fastmath", mlir::arith::FastMathFlagsAttr::get(
-                        builder.getContext(), mlir::arith::FastMathFlags::afn));
+  if (*precision == "fast" && r.kind == Val::Runtime)
+    r.v.getDefiningOp<mlir::math::ErfOp>().setFastmath(
+        mlir::arith::FastMathFlags::afn);
   return r;
 }
 
