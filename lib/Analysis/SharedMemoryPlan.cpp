@@ -35,16 +35,16 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
                      getLinearLayout(convert.getResult().getType()));
   }
   // Before layout assignment, as for a transpose, the most they may take.
+  auto viewBytes = [&](auto view) {
+    RankedTensorType source = view.getSource().getType();
+    return source.getEncoding()
+               ? moveBytes(source, view.getResultLayoutInSource())
+               : bytesOf(source);
+  };
   if (auto permute = dyn_cast<PermuteOp>(op))
-    return permute.getSource().getType().getEncoding()
-               ? moveBytes(permute.getSource().getType(),
-                           permute.getResultLayoutInSource())
-               : bytesOf(permute.getSource().getType());
+    return viewBytes(permute);
   if (auto reshape = dyn_cast<ReshapeOp>(op))
-    return reshape.getSource().getType().getEncoding()
-               ? moveBytes(reshape.getSource().getType(),
-                           reshape.getResultLayoutInSource())
-               : bytesOf(reshape.getSource().getType());
+    return viewBytes(reshape);
   // A transpose of a tile read in place only flips how wgmma reads it.
   if (auto trans = dyn_cast<TransOp>(op))
     return isa_and_nonnull<SharedLayoutAttr>(

@@ -220,15 +220,19 @@ bool execDot(Machine &m, tile::DotOp op) {
   // ieee dot is one f32 FMA per k, in order, as its GPU code.
   bool ieee = op.getIeee();
   bool tf32 = !ieee && getElementTypeOrSelf(op.getA().getType()).isF32();
-  auto operand = [&](double v) {
-    return tf32 ? roundToTf32(float(v)) : float(v);
+  // Each operand element is converted (and rounded) once, not per product.
+  auto operands = [&](const Data &x) {
+    std::vector<float> values(x.f.size());
+    for (size_t e = 0; e < values.size(); ++e)
+      values[e] = tf32 ? roundToTf32(float(x.f[e])) : float(x.f[e]);
+    return values;
   };
+  std::vector<float> av = operands(a), bv = operands(b);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       float acc = float(c.f[size_t(i * N + j)]);
       for (int64_t k = 0; k < K; ++k) {
-        float x = operand(a.f[size_t(i * K + k)]);
-        float y = operand(b.f[size_t(k * N + j)]);
+        float x = av[size_t(i * K + k)], y = bv[size_t(k * N + j)];
         acc = ieee ? std::fma(x, y, acc) : acc + x * y;
       }
       d.f[size_t(i * N + j)] = acc;

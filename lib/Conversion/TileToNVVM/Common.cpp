@@ -281,6 +281,23 @@ SmallVector<Value> tegula::tile::readTileFromShared(
   return results;
 }
 
+Value tegula::tile::combine(OpBuilder &builder, Location loc, ReduceKind kind,
+                            Value a, Value b) {
+  bool isFloat = isa<FloatType>(a.getType());
+  switch (kind) {
+  case ReduceKind::Sum:
+    return isFloat ? arith::AddFOp::create(builder, loc, a, b).getResult()
+                   : arith::AddIOp::create(builder, loc, a, b).getResult();
+  case ReduceKind::Max:
+    return isFloat ? arith::MaximumFOp::create(builder, loc, a, b).getResult()
+                   : arith::MaxSIOp::create(builder, loc, a, b).getResult();
+  case ReduceKind::Min:
+    return isFloat ? arith::MinimumFOp::create(builder, loc, a, b).getResult()
+                   : arith::MinSIOp::create(builder, loc, a, b).getResult();
+  }
+  llvm_unreachable("unknown reduction");
+}
+
 Value tegula::tile::shuffleXor(OpBuilder &builder, Location loc, Value value,
                                int64_t mask) {
   Type type = value.getType();

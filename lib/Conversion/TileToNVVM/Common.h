@@ -126,6 +126,10 @@ mlir::Value getSharedElementAddress(mlir::OpBuilder &builder,
                                     mlir::Type storedType,
                                     mlir::Value byteOffset);
 
+/// `a` and `b` combined by `kind` (add, max or min; float or signed int).
+mlir::Value combine(mlir::OpBuilder &builder, mlir::Location loc,
+                    ReduceKind kind, mlir::Value a, mlir::Value b);
+
 /// Butterfly shuffle of a 32- or 64-bit value with the lane `mask` away;
 /// shfl moves 32 bits, so a 64-bit value goes as its two halves.
 mlir::Value shuffleXor(mlir::OpBuilder &builder, mlir::Location loc,

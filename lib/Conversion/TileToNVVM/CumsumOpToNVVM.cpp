@@ -68,12 +68,6 @@ std::optional<SmallVector<AxisBit>> findAxisBits(const LinearLayout &layout,
   return result;
 }
 
-Value add(OpBuilder &builder, Location loc, Value a, Value b) {
-  if (isa<FloatType>(a.getType()))
-    return arith::AddFOp::create(builder, loc, a, b);
-  return arith::AddIOp::create(builder, loc, a, b);
-}
-
 /// Bit `bit` of `value` (an i32), as an i1.
 Value testBit(OpBuilder &builder, Location loc, Value value, unsigned bit) {
   Value shifted =
@@ -109,13 +103,13 @@ struct CumsumLowering : public StatefulPattern<CumsumOp> {
     auto addTotals = [&](Totals &totals, Value mine, Value other) {
       Value &total = totals[{mine, other}];
       if (!total)
-        total = add(rewriter, loc, mine, other);
+        total = combine(rewriter, loc, ReduceKind::Sum, mine, other);
       return total;
     };
     // Merges with the partner's totals `other`; `later` says whether this
     // element lies in the upper block.
     auto merge = [&](Totals &totals, int64_t reg, Value other, Value later) {
-      Value sum = add(rewriter, loc, pre[reg], other);
+      Value sum = combine(rewriter, loc, ReduceKind::Sum, pre[reg], other);
       pre[reg] = arith::SelectOp::create(rewriter, loc, later, sum, pre[reg]);
       tot[reg] = addTotals(totals, tot[reg], other);
     };
@@ -129,7 +123,7 @@ struct CumsumLowering : public StatefulPattern<CumsumOp> {
           if (lo & step)
             continue;
           int64_t hi = lo | step;
-          pre[hi] = add(rewriter, loc, tot[lo], pre[hi]);
+          pre[hi] = combine(rewriter, loc, ReduceKind::Sum, tot[lo], pre[hi]);
           tot[lo] = tot[hi] = addTotals(totals, tot[lo], tot[hi]);
         }
         break;

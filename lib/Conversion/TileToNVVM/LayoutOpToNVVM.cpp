@@ -149,16 +149,10 @@ struct ConvertLayoutLowering : public MoveLowering<ConvertLayoutOp> {
   }
 };
 
-struct PermuteLowering : public MoveLowering<PermuteOp> {
-  using MoveLowering::MoveLowering;
-  LinearLayout resultInSource(PermuteOp op) const override {
-    return op.getResultLayoutInSource();
-  }
-};
-
-struct ReshapeLowering : public MoveLowering<ReshapeOp> {
-  using MoveLowering::MoveLowering;
-  LinearLayout resultInSource(ReshapeOp op) const override {
+/// permute and reshape: a move to the layout the op derives for its result.
+template <typename ViewOp> struct ViewLowering : public MoveLowering<ViewOp> {
+  using MoveLowering<ViewOp>::MoveLowering;
+  LinearLayout resultInSource(ViewOp op) const override {
     return op.getResultLayoutInSource();
   }
 };
@@ -195,6 +189,7 @@ void tegula::tile::populateLayoutOpToNVVMPatterns(
     LoweringState &state) {
   patterns.add<BroadcastLowering, ExpandDimsLowering>(converter,
                                                       patterns.getContext());
-  patterns.add<ConvertLayoutLowering, TransLowering, PermuteLowering,
-               ReshapeLowering>(converter, patterns.getContext(), state);
+  patterns.add<ConvertLayoutLowering, TransLowering, ViewLowering<PermuteOp>,
+               ViewLowering<ReshapeOp>>(converter, patterns.getContext(),
+                                        state);
 }

@@ -21,23 +21,6 @@ using namespace tegula::tile;
 namespace {
 using Coords = LinearLayout::Coords;
 
-Value combine(OpBuilder &builder, Location loc, ReduceKind kind, Value a,
-              Value b) {
-  bool isFloat = isa<FloatType>(a.getType());
-  switch (kind) {
-  case ReduceKind::Sum:
-    return isFloat ? arith::AddFOp::create(builder, loc, a, b).getResult()
-                   : arith::AddIOp::create(builder, loc, a, b).getResult();
-  case ReduceKind::Max:
-    return isFloat ? arith::MaximumFOp::create(builder, loc, a, b).getResult()
-                   : arith::MaxSIOp::create(builder, loc, a, b).getResult();
-  case ReduceKind::Min:
-    return isFloat ? arith::MinimumFOp::create(builder, loc, a, b).getResult()
-                   : arith::MinSIOp::create(builder, loc, a, b).getResult();
-  }
-  llvm_unreachable("unknown reduction");
-}
-
 bool isZero(const Coords &coords) {
   return llvm::all_of(coords, [](int64_t v) { return v == 0; });
 }

@@ -48,50 +48,28 @@ LinearLayout LinearLayout::withoutDuplicateRegs() const {
 LinearLayout LinearLayout::sliceDim(unsigned dim) const {
   llvm::SmallVector<int64_t> newShape(shape.begin(), shape.end());
   newShape.erase(newShape.begin() + dim);
-  LinearLayout result(newShape);
-  auto project = [dim](const Coords &basis) {
-    Coords out(basis);
-    out.erase(out.begin() + dim);
-    return out;
-  };
-  for (const Coords &basis : regBases)
-    result.addRegBasis(project(basis));
-  for (const Coords &basis : laneBases)
-    result.addLaneBasis(project(basis));
-  for (const Coords &basis : warpBases)
-    result.addWarpBasis(project(basis));
-  return result.withoutDuplicateRegs();
+  return remapped(newShape,
+                  [dim](const Coords &basis) {
+                    Coords out(basis);
+                    out.erase(out.begin() + dim);
+                    return out;
+                  })
+      .withoutDuplicateRegs();
 }
 
 LinearLayout LinearLayout::insertUnitDim(unsigned dim) const {
   llvm::SmallVector<int64_t> newShape(shape.begin(), shape.end());
   newShape.insert(newShape.begin() + dim, 1);
-  LinearLayout result(newShape);
-  auto extend = [dim](const Coords &basis) {
+  return remapped(newShape, [dim](const Coords &basis) {
     Coords out(basis);
     out.insert(out.begin() + dim, 0);
     return out;
-  };
-  for (const Coords &basis : regBases)
-    result.addRegBasis(extend(basis));
-  for (const Coords &basis : laneBases)
-    result.addLaneBasis(extend(basis));
-  for (const Coords &basis : warpBases)
-    result.addWarpBasis(extend(basis));
-  return result;
+  });
 }
 
 LinearLayout LinearLayout::transposed() const {
   assert(shape.size() == 2 && "only 2-D layouts transpose");
-  LinearLayout result({shape[1], shape[0]});
-  auto swap = [](const Coords &c) { return Coords{c[1], c[0]}; };
-  for (const Coords &basis : regBases)
-    result.addRegBasis(swap(basis));
-  for (const Coords &basis : laneBases)
-    result.addLaneBasis(swap(basis));
-  for (const Coords &basis : warpBases)
-    result.addWarpBasis(swap(basis));
-  return result;
+  return permuted({1, 0});
 }
 
 LinearLayout LinearLayout::permuted(llvm::ArrayRef<int32_t> order) const {

@@ -435,10 +435,13 @@ private:
   Val evalIndex(const Expr &e);
   Val elementwise(llvm::StringRef name, const Expr &e, Val x);
   Val reduce(llvm::StringRef name, const Expr &e);
-  /// The tile `name(x, axis = k)` reduces and its axis, checked (a tile,
-  /// not bool, the axis a constant in range); none after an error.
-  std::optional<std::pair<Val, int64_t>> reduceOperand(llvm::StringRef name,
-                                                       const Expr &e);
+  /// The tile `name(x, axis = k)` reduces (or scans: `verb`) and its axis,
+  /// checked (a tile, not bool, the axis a constant in range); none after
+  /// an error. The caller has checked that the axis is given.
+  std::optional<std::pair<Val, int64_t>>
+  reduceOperand(llvm::StringRef name, const Expr &e,
+                llvm::StringRef verb = "reduce",
+                llvm::StringRef axisWhat = "the reduction axis");
   /// `x` reduced along `axis` by `kind`: a tile of one rank less, or a
   /// scalar.
   Val reduceAlong(const Val &x, int64_t axis, tile::ReduceKind kind,

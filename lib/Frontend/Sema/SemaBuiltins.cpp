@@ -121,14 +121,15 @@ Val Sema::elementwise(llvm::StringRef name, const Expr &e, Val x) {
   return Val::runtime(r, x.ty);
 }
 
-std::optional<std::pair<Val, int64_t>> Sema::reduceOperand(llvm::StringRef name,
-                                                           const Expr &e) {
+std::optional<std::pair<Val, int64_t>>
+Sema::reduceOperand(llvm::StringRef name, const Expr &e, llvm::StringRef verb,
+                    llvm::StringRef axisWhat) {
   const NamedArg *axisArg = namedArg(e, "axis");
-  std::optional<Val> operand = tileOperand(name, e, "reduces");
+  std::optional<Val> operand = tileOperand(name, e, (verb + "s").str());
   if (!operand)
     return std::nullopt;
   Val x = *operand;
-  auto axis = evalConstInt(*axisArg->value, "the reduction axis");
+  auto axis = evalConstInt(*axisArg->value, axisWhat);
   if (!axis)
     return std::nullopt;
   if (*axis < 0 || *axis >= x.ty.rank()) {
@@ -139,9 +140,8 @@ std::optional<std::pair<Val, int64_t>> Sema::reduceOperand(llvm::StringRef name,
     return std::nullopt;
   }
   if (x.ty.dt == DT::I1) {
-    error(e.loc(),
-          "'" + name +
-              "' does not reduce bool tiles; cast<i32>(...) them first");
+    error(e.loc(), "'" + name + "' does not " + verb +
+                       " bool tiles; cast<i32>(...) them first");
     return std::nullopt;
   }
   return std::make_pair(x, *axis);
@@ -736,7 +736,7 @@ const Builtin kBuiltins[] = {
     {{"min", Tmpl::None, 1, 2, {"axis"}}, &Sema::builtinReduceOrMinMax, true},
     {{"argmax", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinArgExtreme, true},
     {{"argmin", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinArgExtreme, true},
-    {{"cumsum", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinCumsum, true},
+    {{"cumsum", Tmpl::None, 1, 1, {"axis"}}, &Sema::builtinCumsum},
     {{"exp", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"exp2", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"log", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},

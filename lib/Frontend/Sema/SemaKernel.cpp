@@ -512,9 +512,7 @@ void Sema::kernel(const Kernel &k) {
     argTypes.push_back(builder.getI32Type());
   // Then every stride of every strided tensor, in elements (tools.md).
   size_t firstStride = argTypes.size();
-  for (const ParamInfo &p : params)
-    if (p.ty.kind == Ty::Tensor && p.ty.isStrided)
-      argTypes.append(p.ty.shape.size(), builder.getI64Type());
+  argTypes.append(numStrides, builder.getI64Type());
   auto func = mlir::func::FuncOp::create(builder, loc(k.loc), k.name,
                                          builder.getFunctionType(argTypes, {}));
   module->push_back(func);

@@ -37,33 +37,20 @@ std::optional<Val> Sema::tileOperand(llvm::StringRef name, const Expr &e,
 /// bf16 tiles are summed, and returned, as f32.
 Val Sema::builtinCumsum(const Expr &e) {
   SourceLoc l = e.loc();
-  if (!checkArgs(e, 1, 1, {"axis"}))
-    return Val::invalid();
-  const NamedArg *axisArg = namedArg(e, "axis");
-  if (!axisArg)
+  if (!namedArg(e, "axis"))
     return error(l, "'cumsum' needs the axis to scan: cumsum(x, axis = 0)");
-  std::optional<Val> x = tileOperand("cumsum", e, "scans");
-  if (!x)
+  auto operand = reduceOperand("cumsum", e, "scan", "the scan axis");
+  if (!operand)
     return Val::invalid();
-  auto axis = evalConstInt(*axisArg->value, "the scan axis");
-  if (!axis)
-    return Val::invalid();
-  if (*axis < 0 || *axis >= x->ty.rank())
-    return error(axisArg->value->loc(), "axis " + std::to_string(*axis) +
-                                            " is out of range for " +
-                                            x->ty.str() + "; expected 0 to " +
-                                            std::to_string(x->ty.rank() - 1));
-  DT dt = x->ty.dt;
-  if (dt == DT::I1)
-    return error(l, "'cumsum' does not scan bool tiles; cast<i32>(...) them "
-                    "first");
+  auto [x, axis] = *operand;
+  DT dt = x.ty.dt;
   if (dt == DT::I64)
     return error(e.operands[0]->loc(),
                  "'cumsum' scans f32, f16, bf16 and i32 tiles, but '" +
-                     src(*e.operands[0]) + "' is " + x->ty.str() +
+                     src(*e.operands[0]) + "' is " + x.ty.str() +
                      "; cast<i32>(...) it if its sums fit");
-  Val xs = isFloat(dt) && dt != DT::F32 ? castTo(*x, DT::F32, l) : *x;
-  mlir::Value r = tl::CumsumOp::create(builder, loc(l), xs.v, (uint32_t)*axis);
+  Val xs = isFloat(dt) && dt != DT::F32 ? castTo(x, DT::F32, l) : x;
+  mlir::Value r = tl::CumsumOp::create(builder, loc(l), xs.v, (uint32_t)axis);
   return Val::runtime(r, xs.ty);
 }
 
