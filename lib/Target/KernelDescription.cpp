@@ -8,6 +8,7 @@
 #include "tegula/Runtime/References.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace tegula;
@@ -33,14 +34,15 @@ std::string dtypeName(Type type) {
   return "";
 }
 
-/// Whether the tensor parameter `name` takes strides at launch.
-bool hasStrides(func::FuncOp func, StringRef name) {
+/// The tensor parameters that take strides at launch: those a stride
+/// argument names.
+llvm::StringSet<> stridedTensors(func::FuncOp func) {
+  llvm::StringSet<> names;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (auto of = func.getArgAttrOfType<StringAttr>(
             i, TileDialect::kStrideOfAttrName))
-      if (of.getValue() == name)
-        return true;
-  return false;
+      names.insert(of.getValue());
+  return names;
 }
 
 json attrToJson(Attribute attr) {
@@ -95,6 +97,7 @@ std::optional<json> target::describeKernel(func::FuncOp func,
   kernel["template"] = templ;
 
   json params = json::array(), sizeVars = json::array();
+  llvm::StringSet<> strided = stridedTensors(func);
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     Type type = func.getArgument(i).getType();
     std::string where = "kernel '" + name + "' argument " + std::to_string(i);
@@ -140,7 +143,7 @@ std::optional<json> target::describeKernel(func::FuncOp func,
       auto access =
           func.getArgAttrOfType<StringAttr>(i, TileDialect::kArgAccessAttrName);
       param["access"] = access ? access.getValue().str() : "readwrite";
-      if (hasStrides(func, param["name"].get<std::string>()))
+      if (strided.contains(param["name"].get<std::string>()))
         param["strided"] = true;
     } else {
       std::string dtype = dtypeName(type);

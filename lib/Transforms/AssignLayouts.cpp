@@ -207,18 +207,19 @@ private:
         dots.push_back({dot, cast<MmaLayoutAttr>(*mma)});
     });
     llvm::DenseSet<Operation *> staged;
-    llvm::DenseSet<std::pair<Operation *, unsigned>> readable;
+    // (dot, operand) that could read its stage in place -> the stage's pop.
+    llvm::DenseMap<std::pair<Operation *, unsigned>, Operation *> readable;
     for (auto [dot, mma] : dots)
       for (unsigned index : {0u, 1u})
         if (readsInPlace(dot, index, mma)) {
           bool transposed;
-          staged.insert(getStagePop(dot->getOperand(index), transposed));
-          readable.insert({dot, index});
+          Operation *pop = getStagePop(dot->getOperand(index), transposed);
+          staged.insert(pop);
+          readable[{dot, index}] = pop;
         }
     auto inPlace = [&](DotOp dot, unsigned index) {
-      bool transposed;
-      return readable.contains({dot, index}) &&
-             staged.contains(getStagePop(dot->getOperand(index), transposed));
+      auto it = readable.find({dot, index});
+      return it != readable.end() && staged.contains(it->second);
     };
     for (bool changed = true; changed;) {
       changed = false;

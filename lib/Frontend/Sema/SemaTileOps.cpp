@@ -91,18 +91,14 @@ Val Sema::builtinReshape(const Expr &e) {
       return Val::invalid();
   if (!checkShape(*shape, shapeExpr.loc()))
     return Val::invalid();
-  int64_t from = 1, to = 1;
-  for (int64_t extent : x->ty.shape)
-    from *= extent;
-  for (int64_t extent : *shape)
-    to *= extent;
+  Ty ty = Ty::tile(x->ty.dt, *shape);
+  int64_t from = x->ty.elements(), to = ty.elements();
   if (from != to)
     return error(shapeExpr.loc(),
                  "'reshape' keeps the element count, but '" +
                      src(*e.operands[0]) + "' is " + x->ty.str() + " (" +
                      std::to_string(from) + " elements) and " + src(shapeExpr) +
                      " holds " + std::to_string(to));
-  Ty ty = Ty::tile(x->ty.dt, *shape);
   if (ty.shape == x->ty.shape)
     return *x;
   return Val::runtime(
