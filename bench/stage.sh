@@ -12,7 +12,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TEGULA_BUILD_DIR:-$root/build}
 "$root/scripts/gpu/stage-kernels.sh"
-bench=$root/.device-bundle/bench
+bench=${TEGULA_STAGE_DIR:-$root/.device-bundle}/bench
+compile_only=${TEGULA_COMPILE_ONLY:-0}
 rm -rf "$bench"
 
 # NAME FILE ARGS...: one bench configuration, compiled for the H100.
@@ -70,6 +71,7 @@ compile cross-entropy cross_entropy.tile
 # The launch-overhead probe (bench/run.py's "launch" section).
 mkdir -p "$bench/axpy"
 "$build/bin/tilec" "$root/bench/launch/axpy.tile" --target sm_90a -o "$bench/axpy"
+[ "$compile_only" = 1 ] && exit 0
 # bench/run.py calls the kernels through the tegula package, which loads
 # libtegula_rt.so from .device-bundle/lib.
 "$root/scripts/gpu/check-python.sh" --stage

@@ -3,11 +3,14 @@
 # none) into .device-bundle/kernels/CONFIG/ for scripts/gpu/check-kernels.sh,
 # and builds the MLIR-free runner next to them.
 #   scripts/gpu/stage-kernels.sh            (after scripts/build.sh)
+# TEGULA_STAGE_DIR puts the bundles elsewhere and TEGULA_COMPILE_ONLY=1 skips
+# the runner and the inputs (scripts/compare-kernels.sh uses both).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TEGULA_BUILD_DIR:-$root/build}
-stage=$root/.device-bundle
-"$root/scripts/gpu/run-gpu-tests.sh" >/dev/null
+stage=${TEGULA_STAGE_DIR:-$root/.device-bundle}
+compile_only=${TEGULA_COMPILE_ONLY:-0}
+[ "$compile_only" = 1 ] || "$root/scripts/gpu/run-gpu-tests.sh" >/dev/null
 rm -rf "$stage/kernels"
 tilec=$build/bin/tilec
 
@@ -98,6 +101,7 @@ for target in sm_80 sm_90a; do
   done
   compile matmul-f32-$target matmul.tile $target -D DT=f32 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
 done
+[ "$compile_only" = 1 ] && exit 0
 /usr/bin/python3 "$root/test/Kernels/Inputs/argmax_inputs.py" "$stage/kernels/argmax-inputs"
 /usr/bin/python3 "$root/test/Kernels/Inputs/atomics_inputs.py" "$stage/kernels/atomics-inputs"
 /usr/bin/python3 "$root/test/Kernels/Inputs/gather_inputs.py" "$stage/kernels/gather-inputs"
