@@ -233,10 +233,26 @@ std::string HostSession::dimsText() {
   return text;
 }
 
-bool HostSession::dryRun(bool printReferences, std::string &error) {
+bool HostSession::hasReference() const {
+  for (const Param &p : bundle.params)
+    if (p.isTensor && p.access != Access::Read &&
+        (refs.count(p.name) || !bundle.reference.is_null()))
+      return true;
+  return false;
+}
+
+bool HostSession::dryRun(bool printReferences,
+                         const std::string &noReferenceHint,
+                         std::string &error) {
+  // A run would refuse this after the launch; a dry run says so now.
+  if (options.check && !hasReference()) {
+    error = "--check: no reference for any output; " + noReferenceHint;
+    return false;
+  }
   for (const auto &[name, file] : outFiles) {
     int i = tensorIndex(name);
-    if (bundle.params[size_t(i)].access == Access::Write) {
+    if (bundle.params[size_t(i)].access == Access::Write &&
+        !fromFiles.count(name)) {
       std::printf("note: --out %s skipped: a dry run writes no outputs\n",
                   name.c_str());
       continue;
