@@ -108,11 +108,8 @@ bool HostSession::bind(const HostOptions &opts, std::string &error) {
               "', which is not a tensor parameter of '" + bundle.kernel + "'";
       return false;
     }
-    if (p->access == Access::Write) {
-      error = "--in " + name + ": the kernel only writes '" + name +
-              "' (access write), so it takes no input";
-      return false;
-    }
+    // A write tensor may take one too: its initial contents, which the
+    // elements the kernel leaves unwritten keep.
     NpyArray array;
     if (!readNpy(file, array, error)) {
       error = "--in " + name + ": " + error;
@@ -180,7 +177,7 @@ bool HostSession::prepareHostTensors(std::string &error) {
             std::to_string(memory);
     return false;
   }
-  std::set<std::string> fromFiles;
+  fromFiles.clear();
   for (const auto &[name, tensor] : inTensors)
     fromFiles.insert(name);
   host.assign(bundle.params.size(), HostTensor());
@@ -291,7 +288,9 @@ bool HostSession::collectOutputs(const FetchFn &fetch, std::string &error) {
     HostTensor t;
     if (!fetch(i, t, error))
       return false;
-    if (p.access == Access::Write) {
+    // Only poison tells an unwritten element; an output given by --in
+    // keeps its contents where the kernel does not write.
+    if (p.access == Access::Write && !fromFiles.count(p.name)) {
       int64_t first;
       int64_t count = countPoison(t, first);
       report.data["unwritten"][p.name] = {{"count", count}, {"first", first}};

@@ -166,6 +166,10 @@ bool LoadedKernel::pack(const LaunchPlan &plan,
 
 bool LoadedKernel::launch(const LaunchPlan &plan, ArgumentPack &pack,
                           cu::Stream stream, std::string &error) const {
+  // The driver refuses an empty grid; like PyTorch on empty tensors, an
+  // empty launch is done.
+  if (plan.launchesNothing())
+    return true;
   return d.check(d.launchKernel(function, unsigned(plan.grid[0]),
                                 unsigned(plan.grid[1]), unsigned(plan.grid[2]),
                                 unsigned(bundle.threadsOf(config)), 1, 1,
