@@ -11,6 +11,7 @@
 #include "tegula/Runtime/DType.h"
 #include "tegula/Runtime/Expr.h"
 #include "tegula/Runtime/HostSession.h"
+#include "tegula/Runtime/ImageCheck.h"
 #include "tegula/Runtime/References.h"
 #include "tegula/Runtime/Strides.h"
 #include "tegula/Runtime/Tensor.h"
@@ -459,6 +460,29 @@ void testPtxParams() {
          bits == std::vector<unsigned>({64, 32, 128, 32}));
   EXPECT(ptxEntryParams(ptx, "copy2", bits) && bits.empty());
   EXPECT(!ptxEntryParams(ptx, "cop", bits));
+  size_t end = 0;
+  EXPECT(ptxEntryParams(ptx, "copy2", bits, &end) &&
+         ptxEntryBodyCloses(ptx, end));
+  EXPECT(!ptxEntryBodyCloses(ptx.substr(0, end), end));
+  EXPECT(!ptxEntryBodyCloses("{ { }", 0));
+}
+
+void testPtxComments() {
+  // Comments become spaces (offsets kept); strings keep their slashes.
+  std::string ptx = "a // .entry x(\n/* .entry y(\n */ .file 1 \"a//b\"\n";
+  std::string code = stripPtxComments(ptx);
+  EXPECT(code.size() == ptx.size());
+  EXPECT(code.find(".entry") == std::string::npos);
+  EXPECT(code.find("\"a//b\"") != std::string::npos);
+  EXPECT(stripPtxComments("/* open") == "       ");
+  // Static shared memory: sized declarations only, vectors and arrays.
+  EXPECT(ptxStaticSharedBytes(".shared .align 16 .b8 a[4096];") == 4096);
+  EXPECT(ptxStaticSharedBytes(".shared .f32 a[4][8], b[2];") == 136);
+  EXPECT(ptxStaticSharedBytes(".shared .v4 .u32 v[2];") == 32);
+  EXPECT(ptxStaticSharedBytes(".extern .shared .align 16 .b8 d[];") == 0);
+  EXPECT(ptxStaticSharedBytes("{ st.shared.f32 [%r1], %f1; }") == 0);
+  EXPECT(ptxStaticSharedBytes(".shared .b8 h[99999999999999999999];") ==
+         int64_t(1) << 40);
 }
 
 void testStrides() {
@@ -590,6 +614,7 @@ int main() {
   testRotary();
   testCompare();
   testPtxParams();
+  testPtxComments();
   testStrides();
   testHostSession();
   std::printf("%d checks, %d failures\n", checks, failures);
