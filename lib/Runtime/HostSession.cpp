@@ -167,9 +167,16 @@ bool HostSession::prepareHostTensors(std::string &error) {
   // exception or the OOM killer. bindAndCheck bounded each tensor to 2^40
   // bytes, so the sum cannot overflow.
   int64_t total = 0;
-  for (size_t i = 0; i < bundle.params.size(); ++i)
-    if (bundle.params[i].isTensor && !inTensors.count(bundle.params[i].name))
-      total += tensorBytes(bundle.params[i].dtype, plan.shapes[i]);
+  for (size_t i = 0; i < bundle.params.size(); ++i) {
+    const Param &p = bundle.params[i];
+    if (p.isTensor && !inTensors.count(p.name))
+      total += tensorBytes(p.dtype, plan.shapes[i]);
+    // A launcher copies a strided view through a buffer of its span
+    // (checkView bounded it like a shape); a dry run makes none.
+    if (p.strided && spansOnHost && !options.dryRun)
+      total += viewSpan(plan.shapes[i], plan.strides[i]) *
+               int64_t(dtypeSize(p.dtype));
+  }
   int64_t memory = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
   if (memory > 0 && total > memory) {
     error = "the tensors need " + std::to_string(total) +
@@ -205,15 +212,9 @@ bool HostSession::prepareHostTensors(std::string &error) {
   // A read-only view may alias itself (a stride of 0): its elements become
   // what the kernel will read, the last one written to each address, so
   // that references and the interpreter see the same values as the GPU.
-  for (size_t i = 0; i < bundle.params.size(); ++i) {
-    if (!bundle.params[i].strided)
-      continue;
-    std::vector<uint8_t> fill(dtypeSize(host[i].dtype), 0);
-    std::vector<uint8_t> spanned = scatterView(host[i], plan.strides[i], fill);
-    std::string ignored; // no gaps can have changed
-    gatherView(spanned, plan.strides[i], fill, bundle.params[i].name, host[i],
-               ignored);
-  }
+  for (size_t i = 0; i < bundle.params.size(); ++i)
+    if (bundle.params[i].strided)
+      resolveAliases(host[i], plan.strides[i]);
   // Inputs the reference needs consistent with the others (the attention
   // backward's o, lse, delta): only for --check, as the float64 forward
   // they take costs about as much as the reference itself.

@@ -130,6 +130,7 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
     host.outs.clear();
     host.jsonPath.clear();
     HostSession session("");
+    session.spansOnHost = true; // Launcher::upload
     session.bundle = bundle;
     if (!session.bind(host, error) || !session.prepareHostTensors(error)) {
       error = "kernel '" + bundle.kernel + "' at --dims " + dims + ": " + error;

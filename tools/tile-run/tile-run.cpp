@@ -96,6 +96,7 @@ int evalOnly(const Options &opts) {
 
 int run(const Options &opts) {
   HostSession session(opts.jsonPath);
+  session.spansOnHost = true; // Launcher::upload
   RunReport &report = session.report;
   const Bundle &bundle = session.bundle;
   const LaunchPlan &plan = session.plan;

@@ -88,6 +88,9 @@ public:
   std::map<std::string, HostTensor> outputs;
   /// Set by an unwritten output or a failed comparison.
   bool failed = false;
+  /// The runner copies strided views through host buffers of their span
+  /// (tile-run's Launcher): prepareHostTensors counts those bytes too.
+  bool spansOnHost = false;
 
   /// Parses --dims, --scalar, --in, --out and --ref, reads the --in files
   /// (their shapes bind size variables), binds and runs every launch-time

@@ -32,6 +32,16 @@ int64_t viewSpan(const std::vector<int64_t> &shape,
 bool checkView(const Param &param, const std::vector<int64_t> &shape,
                const std::vector<int64_t> &strides, std::string &error);
 
+/// Whether two elements of a checked view may share an address (false
+/// means they cannot).
+bool mayAlias(const std::vector<int64_t> &shape,
+              const std::vector<int64_t> &strides);
+
+/// Makes a read view that aliases itself hold what the kernel will read:
+/// each element the last one (row-major) at its address, as scatterView
+/// leaves it. Needs memory for the elements, not for the span.
+void resolveAliases(HostTensor &tensor, const std::vector<int64_t> &strides);
+
 /// The bytes a view spans, with the logical `tensor` scattered in and every
 /// other element holding `fill` (bytes of one element).
 std::vector<uint8_t> scatterView(const HostTensor &tensor,
