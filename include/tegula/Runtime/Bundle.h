@@ -83,8 +83,10 @@ struct TuningEntry {
   /// Size variables rounded up to powers of two, in `sizeVars` order.
   std::vector<int64_t> bucket;
   std::string winner;
-  /// Set by loadBundle when a recorded PTX hash differs from the bundle's.
+  /// Set by loadBundle when a recorded PTX hash differs from the bundle's,
+  /// or the bucket names other size variables (then `bucket` is empty).
   bool stale = false;
+  bool otherSizeVars = false;
 };
 
 struct Bundle {
