@@ -24,14 +24,38 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
 
 int64_t viewSpan(const std::vector<int64_t> &shape,
                  const std::vector<int64_t> &strides) {
-  int64_t last = 0;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0)
+  int64_t last = 0, term;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] <= 0)
       return 0;
-    last += (shape[d] - 1) * strides[d];
-  }
+  for (size_t d = 0; d < shape.size() && d < strides.size(); ++d)
+    if (__builtin_mul_overflow(shape[d] - 1, strides[d], &term) ||
+        __builtin_add_overflow(last, term, &last) || last == INT64_MAX)
+      return INT64_MAX; // saturated: more than any memory
   return last + 1;
 }
+
+namespace {
+/// Sorted by stride, each dimension's stride must step past everything the
+/// smaller ones reach; the first that does not, or -1. Strides are checked
+/// (bounded spans, none negative).
+int overlappingDim(const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &strides) {
+  std::vector<size_t> order(shape.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t reach = 0; // the largest offset the smaller dimensions reach
+  for (size_t d : order) {
+    if (shape[d] <= 1)
+      continue;
+    if (strides[d] <= reach)
+      return int(d);
+    reach += (shape[d] - 1) * strides[d];
+  }
+  return -1;
+}
+} // namespace
 
 bool checkView(const Param &param, const std::vector<int64_t> &shape,
                const std::vector<int64_t> &strides, std::string &error) {

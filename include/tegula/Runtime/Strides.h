@@ -19,10 +19,12 @@
 
 namespace tegula::rt {
 
-/// The strides of a contiguous row-major tensor of `shape`.
+/// The strides of a contiguous row-major tensor of `shape` (INT64_MAX
+/// where they would overflow).
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
 
-/// Elements from the view's first to its last, inclusive (0 when empty).
+/// Elements from the view's first to its last, inclusive (0 when empty,
+/// INT64_MAX where it would overflow).
 int64_t viewSpan(const std::vector<int64_t> &shape,
                  const std::vector<int64_t> &strides);
 
