@@ -213,6 +213,17 @@ std::string floatText(double value, DType type) {
   return shortestText(value);
 }
 
+/// A getter's answer to a null kernel, with the message set (tegula_rt.h's
+/// convention for getters).
+template <typename T> T nullKernel(T value) {
+  capi::fail(TEGULA_RT_ERROR_USAGE, "null kernel");
+  return value;
+}
+
+void unknownDType(int dtype) {
+  capi::fail(TEGULA_RT_ERROR_USAGE, "unknown dtype " + std::to_string(dtype));
+}
+
 /// A binding's arguments changed: check and pack again before a launch.
 void invalidate(tegula_rt_binding *binding) {
   binding->checked = binding->packed = false;
@@ -255,11 +266,15 @@ const char *tegula_rt_version(void) { return "tegula_rt 0.1 (ABI 2)"; }
 const char *tegula_rt_last_error(void) { return lastError.c_str(); }
 
 const char *tegula_rt_dtype_name(int dtype) {
-  return validDType(dtype) ? dtypeName(DType(dtype)) : nullptr;
+  if (!validDType(dtype))
+    return unknownDType(dtype), nullptr;
+  return dtypeName(DType(dtype));
 }
 
 int tegula_rt_dtype_size(int dtype) {
-  return validDType(dtype) ? int(dtypeSize(DType(dtype))) : -1;
+  if (!validDType(dtype))
+    return unknownDType(dtype), -1;
+  return int(dtypeSize(DType(dtype)));
 }
 
 int tegula_rt_library_load(const char *path, tegula_rt_library **library) {
@@ -336,29 +351,34 @@ tegula_rt_kernel *tegula_rt_library_find(const tegula_rt_library *library,
 }
 
 const char *tegula_rt_kernel_name(const tegula_rt_kernel *kernel) {
-  return kernel ? kernel->bundle.kernel.c_str() : nullptr;
+  return kernel ? kernel->bundle.kernel.c_str() : nullKernel(nullptr);
 }
 
 const char *tegula_rt_kernel_target(const tegula_rt_kernel *kernel) {
-  return kernel ? kernel->bundle.target.c_str() : nullptr;
+  return kernel ? kernel->bundle.target.c_str() : nullKernel(nullptr);
 }
 
 const char *tegula_rt_kernel_json_path(const tegula_rt_kernel *kernel) {
-  return kernel ? kernel->bundle.jsonPath.c_str() : nullptr;
+  return kernel ? kernel->bundle.jsonPath.c_str() : nullKernel(nullptr);
 }
 
 int tegula_rt_kernel_threads(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.threadsOf(0)) : -1;
+  return kernel ? int(kernel->bundle.threadsOf(0)) : nullKernel(-1);
 }
 
 int tegula_rt_kernel_num_params(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.params.size()) : -1;
+  return kernel ? int(kernel->bundle.params.size()) : nullKernel(-1);
 }
 
 int tegula_rt_kernel_param_index(const tegula_rt_kernel *kernel,
                                  const char *name) {
-  const Param *p = kernel && name ? kernel->bundle.findParam(name) : nullptr;
-  return p ? int(p - kernel->bundle.params.data()) : -1;
+  if (!kernel || !name)
+    return capi::fail(-1, "null kernel or name");
+  const Param *p = kernel->bundle.findParam(name);
+  if (!p)
+    return capi::fail(-1, "kernel '" + kernel->bundle.kernel +
+                              "' has no parameter '" + abbreviate(name) + "'");
+  return int(p - kernel->bundle.params.data());
 }
 
 const char *tegula_rt_kernel_param_name(const tegula_rt_kernel *kernel,
@@ -418,7 +438,7 @@ const char *tegula_rt_kernel_param_dim(const tegula_rt_kernel *kernel,
 }
 
 int tegula_rt_kernel_num_size_vars(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.sizeVars.size()) : -1;
+  return kernel ? int(kernel->bundle.sizeVars.size()) : nullKernel(-1);
 }
 
 const char *tegula_rt_kernel_size_var(const tegula_rt_kernel *kernel,
@@ -429,7 +449,8 @@ const char *tegula_rt_kernel_size_var(const tegula_rt_kernel *kernel,
 }
 
 int tegula_rt_kernel_num_variants(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.configs[0].variants.size()) : -1;
+  return kernel ? int(kernel->bundle.configs[0].variants.size())
+                : nullKernel(-1);
 }
 
 const char *tegula_rt_kernel_variant_name(const tegula_rt_kernel *kernel,
@@ -441,7 +462,7 @@ const char *tegula_rt_kernel_variant_name(const tegula_rt_kernel *kernel,
 }
 
 int tegula_rt_kernel_num_configs(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.configs.size()) : -1;
+  return kernel ? int(kernel->bundle.configs.size()) : nullKernel(-1);
 }
 
 const char *tegula_rt_kernel_config_name(const tegula_rt_kernel *kernel,

@@ -235,6 +235,27 @@ static int bindMode(const char *inputs) {
   report("launch_pointers aligned",
          tegula_rt_launch_pointers(binding, two, 4, NULL));
   tegula_rt_binding_free(binding);
+  /* Getters given a bad handle or value set the message, never leaving
+   * the previous one (here "null library out-pointer" before each). */
+#define GETTER(call)                                                           \
+  do {                                                                         \
+    tegula_rt_library_load(NULL, NULL);                                        \
+    (void)(call);                                                              \
+    printf("%s: %s\n", #call, tegula_rt_last_error());                         \
+  } while (0)
+  GETTER(tegula_rt_kernel_name(NULL));
+  GETTER(tegula_rt_kernel_target(NULL));
+  GETTER(tegula_rt_kernel_json_path(NULL));
+  GETTER(tegula_rt_kernel_threads(NULL));
+  GETTER(tegula_rt_kernel_num_params(NULL));
+  GETTER(tegula_rt_kernel_num_size_vars(NULL));
+  GETTER(tegula_rt_kernel_num_variants(NULL));
+  GETTER(tegula_rt_kernel_num_configs(NULL));
+  GETTER(tegula_rt_kernel_param_index(NULL, "x"));
+  GETTER(tegula_rt_kernel_param_index(scaleAdd, "nope"));
+  GETTER(tegula_rt_dtype_name(9));
+  GETTER(tegula_rt_dtype_size(-1));
+#undef GETTER
   tegula_rt_library_free(library);
 
   /* Null handles are errors, not crashes. */
