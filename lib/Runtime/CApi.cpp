@@ -142,9 +142,8 @@ bool checkAllocations(const tegula_rt_binding &binding,
     if (!b.params[i].isTensor)
       continue;
     const std::vector<int64_t> &shape = binding.plan.shapes[i];
-    std::vector<int64_t> strides = b.params[i].strided
-                                       ? binding.plan.strides[i]
-                                       : rowMajorStrides(shape);
+    std::vector<int64_t> strides =
+        b.params[i].strided ? binding.plan.strides[i] : rowMajorStrides(shape);
     uint64_t pointer = pointers ? (*pointers)[i] : binding.tensors[i].pointer;
     if (!checkAllocation(b.params[i], binding.tensors[i], shape, strides,
                          pointer, error))

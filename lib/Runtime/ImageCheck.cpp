@@ -27,8 +27,7 @@ std::string outside(const std::string &what, uint64_t offset, uint64_t bytes,
                     uint64_t size) {
   return "is truncated or corrupt: " + what + " (" + std::to_string(bytes) +
          " bytes at byte " + std::to_string(offset) +
-         ") ends past the end of the file (" + std::to_string(size) +
-         " bytes)";
+         ") ends past the end of the file (" + std::to_string(size) + " bytes)";
 }
 
 constexpr uint64_t kElf64HeaderBytes = 64, kPhdrBytes = 56, kShdrBytes = 64;
@@ -250,8 +249,8 @@ int64_t ptxStaticSharedBytes(const std::string &ptx) {
     // Directives start with '.'; instructions (st.shared.f32) do not.
     size_t first = statement.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && statement[first] == '.')
-      total = std::min(total + sharedDeclarationBytes(statement),
-                       int64_t(1) << 40);
+      total =
+          std::min(total + sharedDeclarationBytes(statement), int64_t(1) << 40);
     start = end + 1;
   }
   return total;

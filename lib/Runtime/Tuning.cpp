@@ -94,9 +94,8 @@ bool readEntry(const json &item, const Bundle &bundle, TuningEntry &entry,
 }
 } // namespace
 
-bool readTuningTable(const std::string &path, const Bundle &bundle,
-                     json &root, std::vector<TuningEntry> &entries,
-                     std::string &error) {
+bool readTuningTable(const std::string &path, const Bundle &bundle, json &root,
+                     std::vector<TuningEntry> &entries, std::string &error) {
   std::string prefix = "tuning table '" + path + "': ";
   std::string text, reason;
   if (!readFile(path, text, reason) || !parseUserJson(text, root, reason)) {
