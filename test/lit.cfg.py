@@ -67,6 +67,11 @@ if c_compiler:
         ("%cc-plain", c_compiler + " -std=c11 -Wall -Wextra -Werror"))
     config.substitutions.append(("%cc-rt", "%s -std=c11 -Wall -Wextra -Werror%s -I%s -L%s -Wl,-rpath,%s" % (
         c_compiler, sanitize, os.path.join(config.tegula_src_root, "include"), rt_lib_dir, rt_lib_dir)))
+    # The C ABI library a C program links (-l%tegula-rt): in a sanitizer
+    # build, libtegula_rt_sanitized.so, instrumented like the program
+    # (lib/Runtime/CMakeLists.txt).
+    config.substitutions.append(
+        ("%tegula-rt", "tegula_rt_sanitized" if config.tegula_sanitize else "tegula_rt"))
 python = "/usr/bin/python3"
 config.substitutions.append(("%py3", python))
 config.substitutions.append(("%tegula-src", config.tegula_src_root))

@@ -163,9 +163,11 @@ int tegula_rt_binding_set_dim(tegula_rt_binding *binding, const char *name,
 /* A tensor argument: its dtype, shape, strides in elements (NULL:
  * contiguous; other strides only for a tensor the kernel declares
  * `strided`, whose strides are then passed to the kernel) and device
- * address (0: none yet, see set_pointer). A write
- * tensor may be left out entirely: its shape then follows from the others
- * (tegula_rt_binding_param_shape) and only its pointer is set. */
+ * address (0: none yet, see set_pointer; an empty tensor may keep 0). A
+ * write tensor may be left out entirely: its shape then follows from the
+ * others (tegula_rt_binding_param_shape) and only its pointer is set.
+ * Nothing is written to a tensor but by the kernel: the elements of an
+ * output that it leaves unwritten keep their contents. */
 int tegula_rt_binding_set_tensor(tegula_rt_binding *binding, const char *name,
                                  int dtype, int rank, const int64_t *shape,
                                  const int64_t *strides, uint64_t pointer);
@@ -205,7 +207,8 @@ const char *tegula_rt_binding_config(const tegula_rt_binding *binding);
 const char *tegula_rt_binding_config_source(const tegula_rt_binding *binding);
 const char *tegula_rt_binding_variant_name(const tegula_rt_binding *binding);
 /* Checks if needed, then packs the kernel arguments: every tensor must
- * have a non-null, 16-byte aligned pointer. Still no driver call. */
+ * have a 16-byte aligned pointer, non-null unless the tensor is empty.
+ * Still no driver call. */
 int tegula_rt_binding_pack(tegula_rt_binding *binding);
 
 /*--- Launching -----------------------------------------------------------*/
@@ -214,7 +217,9 @@ int tegula_rt_binding_pack(tegula_rt_binding *binding);
  * current context, so that the first launch does no loading. */
 int tegula_rt_kernel_prepare(tegula_rt_kernel *kernel);
 /* Packs if needed, loads the module in the current context on first use
- * (cached per context and variant) and enqueues the launch on `stream`. */
+ * (cached per context and variant) and enqueues the launch on `stream`.
+ * An empty grid (a size of 0, so an empty tensor) launches nothing and
+ * returns TEGULA_RT_OK without touching the driver. */
 int tegula_rt_launch(tegula_rt_binding *binding, tegula_rt_stream stream);
 /* The same launch with other tensors of the same shapes, dtypes and
  * strides: `pointers` holds one address per parameter (scalars' ignored). */

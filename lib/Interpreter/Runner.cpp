@@ -55,6 +55,10 @@ bool bundleFromKernel(func::FuncOp kernel, const std::string &reference,
       "@" + kernel.getSymName().str(), bundle, error);
 }
 
+/// How the interpreter's --check can get a reference.
+static const char *const kNoReferenceHint =
+    "pass --reference NAME or --ref NAME=FILE.npy";
+
 RunResult runKernel(func::FuncOp kernel, const RunOptions &opts) {
   rt::HostSession session(opts.jsonPath);
   rt::RunReport &report = session.report;
@@ -88,7 +92,7 @@ RunResult runKernel(func::FuncOp kernel, const RunOptions &opts) {
               (long long)plan.grid[2]);
 
   if (opts.dryRun) {
-    if (!session.dryRun(/*printReferences=*/false, error))
+    if (!session.dryRun(/*printReferences=*/false, kNoReferenceHint, error))
       return fail(error);
     return finish(report.finish(0));
   }
@@ -104,8 +108,7 @@ RunResult runKernel(func::FuncOp kernel, const RunOptions &opts) {
     return true;
   };
   if (!session.collectOutputs(take, error) ||
-      !session.checkOutputs("pass --reference NAME or --ref NAME=FILE.npy",
-                            error))
+      !session.checkOutputs(kNoReferenceHint, error))
     return fail(error);
   return finish(report.finish(session.failed ? 1 : 0));
 }

@@ -267,10 +267,12 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
           " with " + var + " in its shape";
       return false;
     }
-    if (it->second <= 0 || it->second > INT32_MAX) {
+    // 0 is an empty launch (docs/runtime.md), as PyTorch ops take empty
+    // tensors.
+    if (it->second < 0 || it->second > INT32_MAX) {
       error = "size variable '" + var + "' = " + std::to_string(it->second) +
-              " (from " + boundBy[var] + ") must be in [1, 2147483647]: " +
-              "size variables are positive and passed as 32 bits";
+              " (from " + boundBy[var] + ") must be in [0, 2147483647]: " +
+              "size variables are not negative and are passed as 32 bits";
       return false;
     }
     p.sizeVarValues.push_back(int32_t(it->second));
@@ -375,6 +377,14 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
   return true;
 }
 
+bool LaunchPlan::hasEmptyTensor() const {
+  for (const std::vector<int64_t> &shape : shapes)
+    for (int64_t d : shape)
+      if (d == 0)
+        return true;
+  return false;
+}
+
 bool applyConfig(const Bundle &bundle, int index, LaunchPlan &p,
                  std::string &error) {
   const Config &config = bundle.configs[size_t(index)];
@@ -386,12 +396,16 @@ bool applyConfig(const Bundle &bundle, int index, LaunchPlan &p,
       error = "grid[" + std::to_string(d) + "]: " + err;
       return false;
     }
-    if (p.grid[d] < 1 || p.grid[d] > gridLimit[d]) {
+    // An empty grid launches nothing: fine when a tensor is empty, a
+    // mistake in the grid otherwise.
+    const int64_t lowest = p.hasEmptyTensor() ? 0 : 1;
+    if (p.grid[d] < lowest || p.grid[d] > gridLimit[d]) {
       error = "grid[" + std::to_string(d) + "] '" +
               abbreviate(config.grid[d].text()) +
-              "' = " + std::to_string(p.grid[d]) + " is outside [1, " +
-              std::to_string(gridLimit[d]) + "] (" +
-              formatValues(config.grid[d], p.env) + ")";
+              "' = " + std::to_string(p.grid[d]) + " is outside [" +
+              std::to_string(lowest) + ", " + std::to_string(gridLimit[d]) +
+              "] (" + formatValues(config.grid[d], p.env) + ")" +
+              (p.grid[d] == 0 ? "; an empty grid needs an empty tensor" : "");
       return false;
     }
   }

@@ -3,6 +3,7 @@
 #include "tegula/Runtime/Bundle.h"
 
 #include "tegula/Runtime/File.h"
+#include "tegula/Runtime/ImageCheck.h"
 #include "tegula/Runtime/Text.h"
 #include "tegula/Runtime/Tuning.h"
 
@@ -564,7 +565,7 @@ uint64_t parseCount(const std::string &text, size_t at) {
 } // namespace
 
 bool ptxEntryParams(const std::string &ptx, const std::string &entry,
-                    std::vector<unsigned> &bits) {
+                    std::vector<unsigned> &bits, size_t *paramsEnd) {
   size_t at = 0;
   for (;;) {
     at = ptx.find(".entry", at);
@@ -585,6 +586,8 @@ bool ptxEntryParams(const std::string &ptx, const std::string &entry,
   size_t close = ptx.find(')', at);
   if (close == std::string::npos)
     return false;
+  if (paramsEnd)
+    *paramsEnd = close + 1;
   bits.clear();
   std::stringstream list(ptx.substr(at, close - at));
   std::string item;
@@ -651,6 +654,13 @@ bool readCubin(const std::string &jsonPath, std::string &path,
                     "ELF") != 0) {
     error = "bundle '" + jsonPath + "': the cubin '" + path +
             "' is not an ELF file";
+    bytes.clear();
+    return false;
+  }
+  // The driver trusts the headers; a cut file would be read past its end.
+  std::string why;
+  if (!checkElfImage(bytes, why)) {
+    error = "bundle '" + jsonPath + "': the cubin '" + path + "' " + why;
     bytes.clear();
     return false;
   }
@@ -725,10 +735,28 @@ bool loadBundle(const std::string &jsonPath, Bundle &bundle,
     for (int i = -1; i < int(config.variants.size()); ++i) {
       const std::string &path =
           i < 0 ? config.ptxPath : config.variants[size_t(i)].ptxPath;
+      // Commented-out text is no code: a `.entry` in a comment is none.
+      std::string code = stripPtxComments(bundle.ptxOf(int(c), i));
       std::vector<unsigned> bits;
-      if (!ptxEntryParams(bundle.ptxOf(int(c), i), bundle.entry, bits)) {
+      size_t paramsEnd = 0;
+      if (!ptxEntryParams(code, bundle.entry, bits, &paramsEnd)) {
         error = "bundle '" + jsonPath + "': '" + path + "' has no .entry '" +
                 bundle.entry + "'";
+        return false;
+      }
+      if (!ptxEntryBodyCloses(code, paramsEnd)) {
+        error = "bundle '" + jsonPath + "': '" + path +
+                "' is truncated: the body of .entry '" + bundle.entry +
+                "' does not close";
+        return false;
+      }
+      int64_t declared = ptxStaticSharedBytes(code);
+      if (declared > bundle.sharedBytesOf(int(c), i)) {
+        error = "bundle '" + jsonPath + "': '" + path + "' declares " +
+                std::to_string(declared) +
+                " bytes of shared memory but shared_bytes" +
+                (i < 0 ? std::string() : " of its variant") + " is " +
+                std::to_string(bundle.sharedBytesOf(int(c), i));
         return false;
       }
       if (bits != expected) {

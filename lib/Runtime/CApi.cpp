@@ -98,28 +98,33 @@ int tensorIndex(const tegula_rt_binding *binding, const char *name) {
   return int(p - b.params.data());
 }
 
+/// Whether a tensor of `shape` has no elements.
+bool isEmpty(const std::vector<int64_t> &shape) {
+  return std::find(shape.begin(), shape.end(), 0) != shape.end();
+}
+
 std::string formatStrides(const std::vector<int64_t> &strides) {
   return formatShape(strides);
 }
 
-/// A strided view given an allocation must lie inside it.
+/// A view given an allocation must lie inside it: checked on the plan's
+/// shape and strides (bounded by bindAndCheck, so nothing overflows) for
+/// the pointer about to be packed, so that moving a pointer after a check
+/// cannot skip it. An empty view or no pointer yet reaches no memory.
 bool checkAllocation(const Param &p, const tegula_rt_binding::Tensor &t,
+                     const std::vector<int64_t> &shape,
+                     const std::vector<int64_t> &strides, uint64_t pointer,
                      std::string &error) {
-  if (!t.allocationBytes || !t.pointer)
+  if (!t.allocationBytes || !pointer || isEmpty(shape))
     return true;
-  std::vector<int64_t> strides =
-      t.strides.empty() ? rowMajorStrides(t.shape) : t.strides;
-  for (int64_t s : strides)
-    if (s < 0)
-      return true; // checkView refuses it with its own message
-  uint64_t bytes = uint64_t(viewSpan(t.shape, strides)) * dtypeSize(p.dtype);
-  if (t.pointer < t.allocationBase ||
-      t.pointer - t.allocationBase > t.allocationBytes ||
-      bytes > t.allocationBytes - (t.pointer - t.allocationBase)) {
-    error = "argument '" + p.name + "' with shape " + formatShape(t.shape) +
+  uint64_t bytes = uint64_t(viewSpan(shape, strides)) * dtypeSize(p.dtype);
+  if (pointer < t.allocationBase ||
+      pointer - t.allocationBase > t.allocationBytes ||
+      bytes > t.allocationBytes - (pointer - t.allocationBase)) {
+    error = "argument '" + p.name + "' with shape " + formatShape(shape) +
             " and strides " + formatStrides(strides) + " spans " +
             std::to_string(bytes) + " bytes from byte " +
-            std::to_string(int64_t(t.pointer - t.allocationBase)) +
+            std::to_string(int64_t(pointer - t.allocationBase)) +
             " of its allocation, which holds " +
             std::to_string(t.allocationBytes) + " bytes";
     return false;
@@ -127,10 +132,31 @@ bool checkAllocation(const Param &p, const tegula_rt_binding::Tensor &t,
   return true;
 }
 
+/// checkAllocation for every tensor of a checked binding, at the pointers
+/// given (`pointers`, one per parameter, or the tensors' own).
+bool checkAllocations(const tegula_rt_binding &binding,
+                      const std::vector<cu::DevicePtr> *pointers,
+                      std::string &error) {
+  const Bundle &b = binding.kernel->bundle;
+  for (size_t i = 0; i < b.params.size(); ++i) {
+    if (!b.params[i].isTensor)
+      continue;
+    const std::vector<int64_t> &shape = binding.plan.shapes[i];
+    std::vector<int64_t> strides =
+        b.params[i].strided ? binding.plan.strides[i] : rowMajorStrides(shape);
+    uint64_t pointer = pointers ? (*pointers)[i] : binding.tensors[i].pointer;
+    if (!checkAllocation(b.params[i], binding.tensors[i], shape, strides,
+                         pointer, error))
+      return false;
+  }
+  return true;
+}
+
 /// The checks that a caller's memory needs beyond tile-run's: dtype,
 /// row-major contiguity unless the tensor is strided (strides of size-1
-/// dims do not matter), the view inside its allocation when known, and the
-/// alignment of a pointer given (16 bytes; a strided view's element size).
+/// dims do not matter), and the alignment of a pointer given (16 bytes; a
+/// strided view's element size). The allocation is checked after binding
+/// (checkAllocations).
 bool checkTensor(const Param &p, const tegula_rt_binding::Tensor &t,
                  std::string &error) {
   if (t.dtype != int(p.dtype)) {
@@ -138,8 +164,6 @@ bool checkTensor(const Param &p, const tegula_rt_binding::Tensor &t,
             " but the kernel expects " + dtypeName(p.dtype);
     return false;
   }
-  if (!checkAllocation(p, t, error))
-    return false;
   if (!t.strides.empty() && !p.strided) {
     std::vector<int64_t> expected = rowMajorStrides(t.shape);
     bool contiguous = true, empty = false;
@@ -188,6 +212,17 @@ std::string floatText(double value, DType type) {
   return shortestText(value);
 }
 
+/// A getter's answer to a null kernel, with the message set (tegula_rt.h's
+/// convention for getters).
+template <typename T> T nullKernel(T value) {
+  capi::fail(TEGULA_RT_ERROR_USAGE, "null kernel");
+  return value;
+}
+
+void unknownDType(int dtype) {
+  capi::fail(TEGULA_RT_ERROR_USAGE, "unknown dtype " + std::to_string(dtype));
+}
+
 /// A binding's arguments changed: check and pack again before a launch.
 void invalidate(tegula_rt_binding *binding) {
   binding->checked = binding->packed = false;
@@ -230,11 +265,15 @@ const char *tegula_rt_version(void) { return "tegula_rt 0.1 (ABI 2)"; }
 const char *tegula_rt_last_error(void) { return lastError.c_str(); }
 
 const char *tegula_rt_dtype_name(int dtype) {
-  return validDType(dtype) ? dtypeName(DType(dtype)) : nullptr;
+  if (!validDType(dtype))
+    return unknownDType(dtype), nullptr;
+  return dtypeName(DType(dtype));
 }
 
 int tegula_rt_dtype_size(int dtype) {
-  return validDType(dtype) ? int(dtypeSize(DType(dtype))) : -1;
+  if (!validDType(dtype))
+    return unknownDType(dtype), -1;
+  return int(dtypeSize(DType(dtype)));
 }
 
 int tegula_rt_library_load(const char *path, tegula_rt_library **library) {
@@ -311,29 +350,34 @@ tegula_rt_kernel *tegula_rt_library_find(const tegula_rt_library *library,
 }
 
 const char *tegula_rt_kernel_name(const tegula_rt_kernel *kernel) {
-  return kernel ? kernel->bundle.kernel.c_str() : nullptr;
+  return kernel ? kernel->bundle.kernel.c_str() : nullKernel(nullptr);
 }
 
 const char *tegula_rt_kernel_target(const tegula_rt_kernel *kernel) {
-  return kernel ? kernel->bundle.target.c_str() : nullptr;
+  return kernel ? kernel->bundle.target.c_str() : nullKernel(nullptr);
 }
 
 const char *tegula_rt_kernel_json_path(const tegula_rt_kernel *kernel) {
-  return kernel ? kernel->bundle.jsonPath.c_str() : nullptr;
+  return kernel ? kernel->bundle.jsonPath.c_str() : nullKernel(nullptr);
 }
 
 int tegula_rt_kernel_threads(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.threadsOf(0)) : -1;
+  return kernel ? int(kernel->bundle.threadsOf(0)) : nullKernel(-1);
 }
 
 int tegula_rt_kernel_num_params(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.params.size()) : -1;
+  return kernel ? int(kernel->bundle.params.size()) : nullKernel(-1);
 }
 
 int tegula_rt_kernel_param_index(const tegula_rt_kernel *kernel,
                                  const char *name) {
-  const Param *p = kernel && name ? kernel->bundle.findParam(name) : nullptr;
-  return p ? int(p - kernel->bundle.params.data()) : -1;
+  if (!kernel || !name)
+    return capi::fail(-1, "null kernel or name");
+  const Param *p = kernel->bundle.findParam(name);
+  if (!p)
+    return capi::fail(-1, "kernel '" + kernel->bundle.kernel +
+                              "' has no parameter '" + abbreviate(name) + "'");
+  return int(p - kernel->bundle.params.data());
 }
 
 const char *tegula_rt_kernel_param_name(const tegula_rt_kernel *kernel,
@@ -393,7 +437,7 @@ const char *tegula_rt_kernel_param_dim(const tegula_rt_kernel *kernel,
 }
 
 int tegula_rt_kernel_num_size_vars(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.sizeVars.size()) : -1;
+  return kernel ? int(kernel->bundle.sizeVars.size()) : nullKernel(-1);
 }
 
 const char *tegula_rt_kernel_size_var(const tegula_rt_kernel *kernel,
@@ -404,7 +448,8 @@ const char *tegula_rt_kernel_size_var(const tegula_rt_kernel *kernel,
 }
 
 int tegula_rt_kernel_num_variants(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.configs[0].variants.size()) : -1;
+  return kernel ? int(kernel->bundle.configs[0].variants.size())
+                : nullKernel(-1);
 }
 
 const char *tegula_rt_kernel_variant_name(const tegula_rt_kernel *kernel,
@@ -416,7 +461,7 @@ const char *tegula_rt_kernel_variant_name(const tegula_rt_kernel *kernel,
 }
 
 int tegula_rt_kernel_num_configs(const tegula_rt_kernel *kernel) {
-  return kernel ? int(kernel->bundle.configs.size()) : -1;
+  return kernel ? int(kernel->bundle.configs.size()) : nullKernel(-1);
 }
 
 const char *tegula_rt_kernel_config_name(const tegula_rt_kernel *kernel,
@@ -550,7 +595,8 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
       if (b.params[i].strided && !t.strides.empty())
         binding->inputs.strides[b.params[i].name] = t.strides;
     }
-    if (!bindAndCheck(b, binding->inputs, binding->plan, error))
+    if (!bindAndCheck(b, binding->inputs, binding->plan, error) ||
+        !checkAllocations(*binding, nullptr, error))
       return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
     // The config: pinned, tuned for this device and shape, or the first.
     binding->choice = ConfigChoice();
@@ -631,18 +677,21 @@ int tegula_rt_binding_pack(tegula_rt_binding *binding) {
       if (!b.params[i].isTensor)
         continue;
       pointers[i] = binding->tensors[i].pointer;
-      if (!pointers[i])
+      // An empty tensor has no memory (PyTorch gives it address 0).
+      if (!pointers[i] && !isEmpty(binding->plan.shapes[i]))
         return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK,
                           "argument '" + b.params[i].name +
                               "' has no device pointer");
     }
     // LoadedKernel::pack reads only the bundle and the plan: a kernel that
-    // is not loaded packs without the driver.
+    // is not loaded packs without the driver. Every pack checks the
+    // pointers it packs against their allocations.
     static const CudaDriver unloaded;
     LoadedKernel packer(unloaded, b, binding->plan.config,
                         binding->plan.variant);
     std::string error;
-    if (!packer.pack(binding->plan, pointers, binding->pack, error))
+    if (!checkAllocations(*binding, &pointers, error) ||
+        !packer.pack(binding->plan, pointers, binding->pack, error))
       return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
     binding->packed = true;
     return capi::ok();

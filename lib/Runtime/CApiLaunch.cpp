@@ -110,6 +110,9 @@ std::unique_ptr<capi::LoadedImage> loadImage(tegula_rt_kernel &kernel,
 }
 
 int launchPacked(tegula_rt_binding *binding, tegula_rt_stream stream) {
+  // An empty grid (an empty tensor) launches nothing: no driver, no module.
+  if (binding->plan.launchesNothing())
+    return capi::ok();
   int status = TEGULA_RT_OK;
   std::string error;
   cu::Context context = capi::currentContext(status, error);

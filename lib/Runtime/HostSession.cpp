@@ -108,11 +108,8 @@ bool HostSession::bind(const HostOptions &opts, std::string &error) {
               "', which is not a tensor parameter of '" + bundle.kernel + "'";
       return false;
     }
-    if (p->access == Access::Write) {
-      error = "--in " + name + ": the kernel only writes '" + name +
-              "' (access write), so it takes no input";
-      return false;
-    }
+    // A write tensor may take one too: its initial contents, which the
+    // elements the kernel leaves unwritten keep.
     NpyArray array;
     if (!readNpy(file, array, error)) {
       error = "--in " + name + ": " + error;
@@ -170,9 +167,16 @@ bool HostSession::prepareHostTensors(std::string &error) {
   // exception or the OOM killer. bindAndCheck bounded each tensor to 2^40
   // bytes, so the sum cannot overflow.
   int64_t total = 0;
-  for (size_t i = 0; i < bundle.params.size(); ++i)
-    if (bundle.params[i].isTensor && !inTensors.count(bundle.params[i].name))
-      total += tensorBytes(bundle.params[i].dtype, plan.shapes[i]);
+  for (size_t i = 0; i < bundle.params.size(); ++i) {
+    const Param &p = bundle.params[i];
+    if (p.isTensor && !inTensors.count(p.name))
+      total += tensorBytes(p.dtype, plan.shapes[i]);
+    // A launcher copies a strided view through a buffer of its span
+    // (checkView bounded it like a shape); a dry run makes none.
+    if (p.strided && spansOnHost && !options.dryRun)
+      total += viewSpan(plan.shapes[i], plan.strides[i]) *
+               int64_t(dtypeSize(p.dtype));
+  }
   int64_t memory = int64_t(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
   if (memory > 0 && total > memory) {
     error = "the tensors need " + std::to_string(total) +
@@ -180,7 +184,7 @@ bool HostSession::prepareHostTensors(std::string &error) {
             std::to_string(memory);
     return false;
   }
-  std::set<std::string> fromFiles;
+  fromFiles.clear();
   for (const auto &[name, tensor] : inTensors)
     fromFiles.insert(name);
   host.assign(bundle.params.size(), HostTensor());
@@ -208,15 +212,9 @@ bool HostSession::prepareHostTensors(std::string &error) {
   // A read-only view may alias itself (a stride of 0): its elements become
   // what the kernel will read, the last one written to each address, so
   // that references and the interpreter see the same values as the GPU.
-  for (size_t i = 0; i < bundle.params.size(); ++i) {
-    if (!bundle.params[i].strided)
-      continue;
-    std::vector<uint8_t> fill(dtypeSize(host[i].dtype), 0);
-    std::vector<uint8_t> spanned = scatterView(host[i], plan.strides[i], fill);
-    std::string ignored; // no gaps can have changed
-    gatherView(spanned, plan.strides[i], fill, bundle.params[i].name, host[i],
-               ignored);
-  }
+  for (size_t i = 0; i < bundle.params.size(); ++i)
+    if (bundle.params[i].strided)
+      resolveAliases(host[i], plan.strides[i]);
   // Inputs the reference needs consistent with the others (the attention
   // backward's o, lse, delta): only for --check, as the float64 forward
   // they take costs about as much as the reference itself.
@@ -233,10 +231,26 @@ std::string HostSession::dimsText() {
   return text;
 }
 
-bool HostSession::dryRun(bool printReferences, std::string &error) {
+bool HostSession::hasReference() const {
+  for (const Param &p : bundle.params)
+    if (p.isTensor && p.access != Access::Read &&
+        (refs.count(p.name) || !bundle.reference.is_null()))
+      return true;
+  return false;
+}
+
+bool HostSession::dryRun(bool printReferences,
+                         const std::string &noReferenceHint,
+                         std::string &error) {
+  // A run would refuse this after the launch; a dry run says so now.
+  if (options.check && !hasReference()) {
+    error = "--check: no reference for any output; " + noReferenceHint;
+    return false;
+  }
   for (const auto &[name, file] : outFiles) {
     int i = tensorIndex(name);
-    if (bundle.params[size_t(i)].access == Access::Write) {
+    if (bundle.params[size_t(i)].access == Access::Write &&
+        !fromFiles.count(name)) {
       std::printf("note: --out %s skipped: a dry run writes no outputs\n",
                   name.c_str());
       continue;
@@ -275,7 +289,9 @@ bool HostSession::collectOutputs(const FetchFn &fetch, std::string &error) {
     HostTensor t;
     if (!fetch(i, t, error))
       return false;
-    if (p.access == Access::Write) {
+    // Only poison tells an unwritten element; an output given by --in
+    // keeps its contents where the kernel does not write.
+    if (p.access == Access::Write && !fromFiles.count(p.name)) {
       int64_t first;
       int64_t count = countPoison(t, first);
       report.data["unwritten"][p.name] = {{"count", count}, {"first", first}};

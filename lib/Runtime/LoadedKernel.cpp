@@ -8,21 +8,35 @@
 
 namespace tegula::rt {
 
+namespace {
+/// "sm_90a" -> 90, saturating at 2^20 (target names come from bundles);
+/// `end` is where the digits stop.
+int64_t targetNumber(const std::string &target, size_t &end) {
+  int64_t number = 0;
+  for (end = 3; end < target.size() && std::isdigit((unsigned char)target[end]);
+       ++end)
+    number = std::min<int64_t>(number * 10 + (target[end] - '0'), 1 << 20);
+  return number;
+}
+
+/// sm_XY's number for compute capability X.Y, in 64 bits: the capability
+/// may come from a caller (tegula_rt_kernel_uses_cubin) and be absurd.
+int64_t ccNumber(int major, int minor) { return int64_t(major) * 10 + minor; }
+} // namespace
+
 bool targetRunsOn(const std::string &target, int major, int minor,
                   std::string &error) {
-  size_t i = 3;
-  int number = 0;
-  while (i < target.size() && std::isdigit((unsigned char)target[i]))
-    number = number * 10 + (target[i++] - '0');
-  std::string suffix = target.substr(i);
-  int tMajor = number / 10, tMinor = number % 10;
+  size_t end;
+  const int64_t number = targetNumber(target, end);
+  std::string suffix = target.substr(std::min(end, target.size()));
+  int64_t tMajor = number / 10, tMinor = number % 10;
   bool ok;
   if (suffix == "a") // Arch-specific features: that exact GPU only.
     ok = major == tMajor && minor == tMinor;
   else if (suffix == "f") // Family: same major, same or newer minor.
     ok = major == tMajor && minor >= tMinor;
   else
-    ok = major * 10 + minor >= number;
+    ok = ccNumber(major, minor) >= number;
   if (!ok)
     error = "the bundle targets " + target + " but the GPU is sm_" +
             std::to_string(major) + std::to_string(minor);
@@ -30,13 +44,10 @@ bool targetRunsOn(const std::string &target, int major, int minor,
 }
 
 bool cubinRunsOn(const std::string &target, int major, int minor) {
-  int number = 0;
   if (target.rfind("sm_", 0) != 0 || target.size() < 5)
     return false;
-  for (size_t i = 3;
-       i < target.size() && std::isdigit((unsigned char)target[i]); ++i)
-    number = std::min(number * 10 + (target[i] - '0'), 1 << 20);
-  return number == major * 10 + minor;
+  size_t end;
+  return targetNumber(target, end) == ccNumber(major, minor);
 }
 
 LoadedKernel::~LoadedKernel() {
@@ -166,6 +177,10 @@ bool LoadedKernel::pack(const LaunchPlan &plan,
 
 bool LoadedKernel::launch(const LaunchPlan &plan, ArgumentPack &pack,
                           cu::Stream stream, std::string &error) const {
+  // The driver refuses an empty grid; like PyTorch on empty tensors, an
+  // empty launch is done.
+  if (plan.launchesNothing())
+    return true;
   return d.check(d.launchKernel(function, unsigned(plan.grid[0]),
                                 unsigned(plan.grid[1]), unsigned(plan.grid[2]),
                                 unsigned(bundle.threadsOf(config)), 1, 1,

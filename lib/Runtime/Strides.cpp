@@ -5,28 +5,57 @@
 #include "tegula/Runtime/Text.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <numeric>
+#include <unordered_map>
 
 namespace tegula::rt {
 
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  // Shapes a caller gives are not bounded yet: saturate, never overflow.
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * std::max<int64_t>(shape[d], 1);
+    if (__builtin_mul_overflow(strides[d], std::max<int64_t>(shape[d], 1),
+                               &strides[d - 1]))
+      strides[d - 1] = INT64_MAX;
   return strides;
 }
 
 int64_t viewSpan(const std::vector<int64_t> &shape,
                  const std::vector<int64_t> &strides) {
-  int64_t last = 0;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0)
+  int64_t last = 0, term;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] <= 0)
       return 0;
-    last += (shape[d] - 1) * strides[d];
-  }
+  for (size_t d = 0; d < shape.size() && d < strides.size(); ++d)
+    if (__builtin_mul_overflow(shape[d] - 1, strides[d], &term) ||
+        __builtin_add_overflow(last, term, &last) || last == INT64_MAX)
+      return INT64_MAX; // saturated: more than any memory
   return last + 1;
 }
+
+namespace {
+/// Sorted by stride, each dimension's stride must step past everything the
+/// smaller ones reach; the first that does not, or -1. Strides are checked
+/// (bounded spans, none negative).
+int overlappingDim(const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &strides) {
+  std::vector<size_t> order(shape.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t reach = 0; // the largest offset the smaller dimensions reach
+  for (size_t d : order) {
+    if (shape[d] <= 1)
+      continue;
+    if (strides[d] <= reach)
+      return int(d);
+    reach += (shape[d] - 1) * strides[d];
+  }
+  return -1;
+}
+} // namespace
 
 bool checkView(const Param &param, const std::vector<int64_t> &shape,
                const std::vector<int64_t> &strides, std::string &error) {
@@ -56,27 +85,22 @@ bool checkView(const Param &param, const std::vector<int64_t> &shape,
   }
   if (param.access == Access::Read)
     return true;
-  // Written views must not alias: sorted by stride, each dimension's stride
-  // must step past everything the smaller ones reach.
-  std::vector<size_t> order(shape.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
-  int64_t reach = 0; // the largest offset the smaller dimensions reach
-  for (size_t d : order) {
-    if (shape[d] <= 1)
-      continue;
-    if (strides[d] <= reach) {
-      error = what +
-              ": the kernel writes it, and elements would overlap "
-              "(dimension " +
-              std::to_string(d) + "'s stride " + std::to_string(strides[d]) +
-              " does not step past the smaller dimensions)";
-      return false;
-    }
-    reach += (shape[d] - 1) * strides[d];
+  // Written views must not alias (a race on the GPU).
+  int dim = overlappingDim(shape, strides);
+  if (dim >= 0) {
+    error = what +
+            ": the kernel writes it, and elements would overlap "
+            "(dimension " +
+            std::to_string(dim) + "'s stride " + std::to_string(strides[dim]) +
+            " does not step past the smaller dimensions)";
+    return false;
   }
   return true;
+}
+
+bool mayAlias(const std::vector<int64_t> &shape,
+              const std::vector<int64_t> &strides) {
+  return overlappingDim(shape, strides) >= 0;
 }
 
 namespace {
@@ -101,6 +125,25 @@ void forEachElement(const HostTensor &tensor,
   }
 }
 } // namespace
+
+void resolveAliases(HostTensor &tensor, const std::vector<int64_t> &strides) {
+  if (!mayAlias(tensor.shape, strides))
+    return;
+  // By address, the last element that lands there; O(elements) memory,
+  // never the span's (which may be far larger).
+  std::unordered_map<int64_t, int64_t> last;
+  last.reserve(size_t(tensor.numel()));
+  forEachElement(tensor, strides, [&](int64_t logical, int64_t offset) {
+    last[offset] = logical;
+  });
+  size_t size = dtypeSize(tensor.dtype);
+  std::vector<uint8_t> resolved(tensor.bytes.size());
+  forEachElement(tensor, strides, [&](int64_t logical, int64_t offset) {
+    std::memcpy(&resolved[size_t(logical) * size],
+                &tensor.bytes[size_t(last[offset]) * size], size);
+  });
+  tensor.bytes = std::move(resolved);
+}
 
 std::vector<uint8_t> scatterView(const HostTensor &tensor,
                                  const std::vector<int64_t> &strides,

@@ -87,6 +87,22 @@ size_t findKey(const std::string &header, const std::string &key) {
   }
   return std::string::npos;
 }
+
+/// How many times `'key':` (either quote) appears in a header dict. Python
+/// keeps the last of duplicate keys and findKey the first: such a header
+/// is refused.
+int countKey(const std::string &header, const std::string &key) {
+  int count = 0;
+  for (char quote : {'\'', '"'}) {
+    std::string pattern = quote + key + quote;
+    for (size_t at = header.find(pattern); at != std::string::npos;
+         at = header.find(pattern, at + 1)) {
+      size_t colon = header.find_first_not_of(" \t", at + pattern.size());
+      count += colon != std::string::npos && header[colon] == ':';
+    }
+  }
+  return count;
+}
 } // namespace
 
 bool parseNpy(const std::vector<uint8_t> &bytes, NpyArray &result,
@@ -126,6 +142,13 @@ bool parseNpy(const std::vector<uint8_t> &bytes, NpyArray &result,
     error = "malformed .npy header: not a dict '{...}'";
     return false;
   }
+
+  for (const char *key : {"descr", "fortran_order", "shape"})
+    if (countKey(header, key) > 1) {
+      error = std::string("malformed .npy header: the key '") + key +
+              "' appears more than once";
+      return false;
+    }
 
   size_t at = findKey(header, "descr");
   size_t q1 = at == std::string::npos ? at : header.find_first_of("'\"", at);

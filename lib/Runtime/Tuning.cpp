@@ -42,6 +42,84 @@ bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 } // namespace
 
+namespace {
+/// Reads entry `item` of a table for `bundle`; false with `why` when it is
+/// malformed. A bucket over other size variables (the kernel was rebuilt
+/// with other sizes) and PTX hashes that are not the bundle's make the
+/// entry stale, not malformed.
+bool readEntry(const json &item, const Bundle &bundle, TuningEntry &entry,
+               std::string &why) {
+  if (!item.is_object() || !item.contains("device") ||
+      !item["device"].is_string() || !item.contains("winner") ||
+      !item["winner"].is_string()) {
+    why = "needs string fields 'device' and 'winner'";
+    return false;
+  }
+  entry.device = item["device"].get<std::string>();
+  entry.winner = item["winner"].get<std::string>();
+  std::string bucketRule = "'bucket' must give each size variable (" +
+                           joinList(bundle.sizeVars) + ") a power of two";
+  auto bucket = item.find("bucket");
+  if (bucket == item.end() || !bucket->is_object()) {
+    why = bucketRule;
+    return false;
+  }
+  bool sameVars = bucket->size() == bundle.sizeVars.size();
+  for (const std::string &var : bundle.sizeVars)
+    sameVars = sameVars && bucket->contains(var);
+  for (const auto &[var, value] : bucket->items())
+    if (!value.is_number_integer() || !isPowerOfTwo(value.get<int64_t>())) {
+      why = bucketRule;
+      return false;
+    }
+  if (!sameVars) {
+    entry.otherSizeVars = entry.stale = true;
+    return true;
+  }
+  for (const std::string &var : bundle.sizeVars)
+    entry.bucket.push_back((*bucket)[var].get<int64_t>());
+  // Stale: the kernel was rebuilt since it was tuned, so the timings
+  // describe other code (a renamed or missing config counts too).
+  auto hashes = item.find("ptx_sha256");
+  entry.stale = bundle.findConfig(entry.winner) < 0 || hashes == item.end() ||
+                !hashes->is_object() || hashes->size() != bundle.configs.size();
+  for (const Config &c : bundle.configs) {
+    if (entry.stale)
+      break;
+    auto hash = hashes->find(c.name);
+    entry.stale = hash == hashes->end() || !hash->is_string() ||
+                  hash->get<std::string>() != c.ptxSha256;
+  }
+  return true;
+}
+} // namespace
+
+bool readTuningTable(const std::string &path, const Bundle &bundle, json &root,
+                     std::vector<TuningEntry> &entries, std::string &error) {
+  std::string prefix = "tuning table '" + path + "': ";
+  std::string text, reason;
+  if (!readFile(path, text, reason) || !parseUserJson(text, root, reason)) {
+    error = prefix + reason;
+    return false;
+  }
+  auto list = root.is_object() ? root.find("entries") : root.end();
+  if (!root.is_object() || list == root.end() || !list->is_array()) {
+    error = prefix + "expected an object with an array 'entries'";
+    return false;
+  }
+  entries.clear();
+  for (size_t i = 0; i < list->size(); ++i) {
+    TuningEntry entry;
+    std::string why;
+    if (!readEntry((*list)[i], bundle, entry, why)) {
+      error = prefix + "entries[" + std::to_string(i) + "] " + why;
+      return false;
+    }
+    entries.push_back(std::move(entry));
+  }
+  return true;
+}
+
 bool loadTuningTable(Bundle &bundle, std::string &error) {
   if (bundle.tuningPath.empty())
     return true;
@@ -50,62 +128,10 @@ bool loadTuningTable(Bundle &bundle, std::string &error) {
       slash != std::string::npos)
     path = bundle.jsonPath.substr(0, slash + 1) + path;
   bundle.tuningPath = path;
-  std::string prefix =
-      "bundle '" + bundle.jsonPath + "': tuning table '" + path + "': ";
-  std::string text, reason;
   json root;
-  if (!readFile(path, text, reason) || !parseUserJson(text, root, reason)) {
-    error = prefix + reason;
+  if (!readTuningTable(path, bundle, root, bundle.tuning, error)) {
+    error = "bundle '" + bundle.jsonPath + "': " + error;
     return false;
-  }
-  auto entries = root.is_object() ? root.find("entries") : root.end();
-  if (!root.is_object() || entries == root.end() || !entries->is_array()) {
-    error = prefix + "expected an object with an array 'entries'";
-    return false;
-  }
-  for (size_t i = 0; i < entries->size(); ++i) {
-    const json &item = (*entries)[i];
-    std::string where = prefix + "entries[" + std::to_string(i) + "] ";
-    if (!item.is_object() || !item.contains("device") ||
-        !item["device"].is_string() || !item.contains("winner") ||
-        !item["winner"].is_string()) {
-      error = where + "needs string fields 'device' and 'winner'";
-      return false;
-    }
-    TuningEntry entry;
-    entry.device = item["device"].get<std::string>();
-    entry.winner = item["winner"].get<std::string>();
-    auto bucket = item.find("bucket");
-    if (bucket == item.end() || !bucket->is_object() ||
-        bucket->size() != bundle.sizeVars.size()) {
-      error = where + "'bucket' must give each size variable (" +
-              joinList(bundle.sizeVars) + ") a power of two";
-      return false;
-    }
-    for (const std::string &var : bundle.sizeVars) {
-      auto value = bucket->find(var);
-      if (value == bucket->end() || !value->is_number_integer() ||
-          !isPowerOfTwo(value->get<int64_t>())) {
-        error = where + "'bucket' must give each size variable (" +
-                joinList(bundle.sizeVars) + ") a power of two";
-        return false;
-      }
-      entry.bucket.push_back(value->get<int64_t>());
-    }
-    // Stale: the kernel was rebuilt since it was tuned, so the timings
-    // describe other code (a renamed or missing config counts too).
-    auto hashes = item.find("ptx_sha256");
-    entry.stale = bundle.findConfig(entry.winner) < 0 || hashes == item.end() ||
-                  !hashes->is_object() ||
-                  hashes->size() != bundle.configs.size();
-    for (const Config &c : bundle.configs) {
-      if (entry.stale)
-        break;
-      auto hash = hashes->find(c.name);
-      entry.stale = hash == hashes->end() || !hash->is_string() ||
-                    hash->get<std::string>() != c.ptxSha256;
-    }
-    bundle.tuning.push_back(std::move(entry));
   }
   return true;
 }

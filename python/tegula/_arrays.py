@@ -9,6 +9,8 @@ import ctypes
 import sys
 from typing import Any, Dict, Optional, Tuple
 
+from ._checks import INT64, integers
+from ._checks import pointer as pointer_value
 from ._errors import LaunchError
 
 # __cuda_array_interface__ typestrs; bf16 has none (numpy lacks it).
@@ -58,10 +60,19 @@ def is_torch_tensor(value: Any) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
+def _has(value: Any, name: str) -> bool:
+    """hasattr, where a property that raises still counts as there (to be
+    reported as malformed, not raised as is)."""
+    try:
+        return hasattr(value, name)
+    except Exception:
+        return True
+
+
 def is_array(value: Any) -> bool:
     return (is_torch_tensor(value) or
-            hasattr(value, "__cuda_array_interface__") or
-            hasattr(value, "__dlpack__"))
+            _has(value, "__cuda_array_interface__") or
+            _has(value, "__dlpack__"))
 
 
 _cuda_names: Dict[int, str] = {}
@@ -103,25 +114,29 @@ def torch_allocation_key(value: Any) -> Optional[Tuple[int, int]]:
 
 
 def from_cuda_array_interface(value: Any, name: str) -> ArrayArg:
-    cai = value.__cuda_array_interface__
     try:
-        shape = tuple(int(d) for d in cai["shape"])
+        cai = value.__cuda_array_interface__
+        shape = cai["shape"]
         typestr = str(cai["typestr"])
         pointer, readonly = cai["data"]
-    except (KeyError, TypeError, ValueError) as e:
+        strides = cai.get("strides")
+    except Exception as e:  # a property may raise anything
         raise LaunchError(f"argument '{name}' has a malformed "
                           f"__cuda_array_interface__ ({e!r})", name) from None
+    # Checked before ctypes, which would wrap values past 64 bits.
+    shape = integers(name, "shape", shape, *INT64)
+    address = pointer_value(name, pointer)
     dtype = _TYPESTR.get(typestr)
-    strides = cai.get("strides")
     element_strides = None
     if strides is not None and dtype is not None:
+        strides = integers(name, "strides", strides, *INT64, " bytes")
         size = _ITEMSIZE[dtype]
-        if any(int(s) % size for s in strides):
+        if any(s % size for s in strides):
             raise LaunchError(
                 f"argument '{name}' has strides {list(strides)} bytes, not "
                 f"multiples of its element size {size}", name)
-        element_strides = tuple(int(s) // size for s in strides)
-    return ArrayArg(int(pointer or 0), shape, element_strides, dtype,
+        element_strides = tuple(s // size for s in strides)
+    return ArrayArg(address, shape, element_strides, dtype,
                     f"typestr '{typestr}'", None, bool(readonly), value)
 
 
@@ -145,11 +160,16 @@ class _DLTensor(ctypes.Structure):
 def from_dlpack(value: Any, name: str) -> ArrayArg:
     # A legacy "dltensor" capsule, left unconsumed: its destructor frees the
     # tensor once `keep` lets it go, after the launch.
-    capsule = value.__dlpack__()
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    address = get(capsule, b"dltensor")
+    try:
+        capsule = value.__dlpack__()
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        address = get(capsule, b"dltensor")
+    except Exception as e:  # numpy refuses object and bool arrays, say
+        raise LaunchError(f"argument '{name}' cannot be read through "
+                          f"__dlpack__ ({type(e).__name__}: {e})",
+                          name) from None
     tensor = _DLTensor.from_address(address)
     shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
     strides = (tuple(tensor.strides[i] for i in range(tensor.ndim))
@@ -159,7 +179,8 @@ def from_dlpack(value: Any, name: str) -> ArrayArg:
     kind = tensor.device.device_type
     device = (f"cuda:{tensor.device.device_id}"
               if kind in (_DL_CUDA, _DL_CUDA_MANAGED) else f"dlpack device {kind}")
-    return ArrayArg((tensor.data or 0) + tensor.byte_offset, shape, strides,
+    return ArrayArg(pointer_value(name, (tensor.data or 0) +
+                                  tensor.byte_offset), shape, strides,
                     dtype, f"DLPack code {code[0]}, {code[1]} bits", device,
                     False, capsule)
 
@@ -169,9 +190,9 @@ def to_array(value: Any, name: str) -> ArrayArg:
     array at all."""
     if is_torch_tensor(value):
         return from_torch(value)
-    if hasattr(value, "__cuda_array_interface__"):
+    if _has(value, "__cuda_array_interface__"):
         return from_cuda_array_interface(value, name)
-    if hasattr(value, "__dlpack__"):
+    if _has(value, "__dlpack__"):
         return from_dlpack(value, name)
     raise LaunchError(f"argument '{name}' expects a tensor (a torch.Tensor, "
                       f"an object with __cuda_array_interface__ or "

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ctypes
-import numbers
+import os
 import sys
 import threading
 from ctypes import c_int64, c_uint64, c_void_p
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
-from . import _lib
+from . import _checks, _lib
 from ._arrays import (ArrayArg, is_array, is_torch_tensor, to_array,
                       torch_allocation, torch_allocation_key)
 from ._errors import BundleError, DriverError, Error, LaunchError
@@ -179,10 +179,16 @@ class Kernel:
                    variant: Optional[str] = None) -> bool:
         """Whether a GPU of compute capability major.minor loads the
         bundle's cubin (built for exactly that GPU) rather than its PTX."""
-        index = -1 if variant in (None, "general") else \
-            self.variants.index(variant)
-        result = _lib.lib().tegula_rt_kernel_uses_cubin(self._handle, index,
-                                                        major, minor)
+        if variant in (None, "general"):
+            index = -1
+        elif variant in self.variants:
+            index = self.variants.index(variant)
+        else:
+            raise Error(f"kernel '{self.name}' has no variant {variant!r} "
+                        f"(variants: general, {', '.join(self.variants)})")
+        result = _lib.lib().tegula_rt_kernel_uses_cubin(
+            self._handle, index, _checks.c_int("uses_cubin(major)", major),
+            _checks.c_int("uses_cubin(minor)", minor))
         if result < 0:
             _raise(_lib.ERROR_USAGE)
         return bool(result)
@@ -267,8 +273,13 @@ class Kernel:
             _raise(status)
         plan = _Plan(handle.value, {}, (0, 0, 0), -1, len(self.params))
         for name, value in (dims or {}).items():
-            rt.tegula_rt_binding_set_dim(plan.handle, name.encode(),
-                                         int(value))
+            # Checked by _checks.dims: a str and an integer; one past 64
+            # bits is no size variable's, and the library names it.
+            value = int(value)
+            if not _checks.INT64[0] <= value <= _checks.INT64[1]:
+                value = 0
+            rt.tegula_rt_binding_set_dim(
+                plan.handle, name.encode("utf-8", "backslashreplace"), value)
         for param in self.params:
             key = param.name.encode()
             if param.is_tensor:
@@ -288,17 +299,11 @@ class Kernel:
                     status = rt.tegula_rt_binding_set_allocation(
                         plan.handle, key, *allocation)
             else:
-                value = values[param.name]
-                if isinstance(value, (bool, numbers.Integral)):
-                    status = rt.tegula_rt_binding_set_scalar_int(
-                        plan.handle, key, int(value))
-                elif isinstance(value, numbers.Real):
-                    status = rt.tegula_rt_binding_set_scalar_float(
-                        plan.handle, key, float(value))
-                else:
-                    raise LaunchError(
-                        f"scalar '{param.name}' ({param.dtype}) expects a "
-                        f"number, got {type(value).__name__}", param.name)
+                kind, value = _checks.scalar(param.name, param.dtype,
+                                             values[param.name])
+                setter = rt.tegula_rt_binding_set_scalar_int \
+                    if kind == "int" else rt.tegula_rt_binding_set_scalar_float
+                status = setter(plan.handle, key, value)
             if status:
                 _raise(status)
         status = rt.tegula_rt_binding_check(plan.handle)
@@ -326,6 +331,7 @@ class Kernel:
              **kwargs: Any) -> Binding:
         """Every check of a call, with no driver and no allocation: the
         dry run of `kernel(*args, **kwargs)`. Raises LaunchError."""
+        dims = _checks.dims(dims, self.size_vars)
         values = self._arguments(args, kwargs)
         arrays = self._arrays(values)
         plan, packed = self._new_plan(values, arrays, dims)
@@ -356,7 +362,7 @@ class Kernel:
                      if a is not None else None
                      for p, a in ((p, arrays.get(p.name)) for p in self.params
                                   if p.is_tensor)),
-               tuple((type(values[p.name]), values[p.name])
+               tuple(_checks.scalar_key(values[p.name])
                      for p in self.params if not p.is_tensor),
                tuple(sorted(dims.items())) if dims else ())
         cache = getattr(self._local, "plans", None)
@@ -406,7 +412,7 @@ class Kernel:
                 if strided:
                     key.append(torch_allocation_key(v))
             else:
-                key += (type(v), v)
+                key.append(_checks.scalar_key(v))
         key.append(device)
         return tuple(key)
 
@@ -469,6 +475,7 @@ class Kernel:
     def _call(self, args: Tuple[Any, ...], kwargs: Mapping[str, Any],
               stream: Any, dims: Optional[Mapping[str, int]]) -> Any:
         self._local.last_plan = None
+        dims = _checks.dims(dims, self.size_vars)
         values = self._arguments(args, kwargs)
         arrays = self._arrays(values)
         plan = self._plan(values, arrays, dims)
@@ -529,7 +536,7 @@ def _stream_handle(stream: Any, torch: Any, device: Optional[str]) -> int:
             return torch.cuda.current_stream(device).cuda_stream
         return 0
     if isinstance(stream, int):
-        return stream
+        return _checks.stream(stream)
     for attribute in ("cuda_stream", "ptr", "handle"):
         value = getattr(stream, attribute, None)
         if isinstance(value, int):
@@ -571,7 +578,7 @@ class Library:
     def __init__(self, path: str):
         rt = _lib.lib()
         handle = c_void_p()
-        status = rt.tegula_rt_library_load(str(path).encode(),
+        status = rt.tegula_rt_library_load(os.fsencode(str(path)),
                                            ctypes.byref(handle))
         if status:
             _raise(status)

@@ -7,6 +7,10 @@
  *   capi-test cubin PATH MAJ MIN  which image each variant would load
  *   capi-test configs PATH        configs and the one each check chooses
  *   capi-test launch PATH N       scale(x, y, N) on a (stand-in) driver
+ *   capi-test moved PATH N        pointers moved after a check, and an
+ *                                 empty launch, on that driver
+ *   capi-test absurd COPY DIR     absurd shapes and strides (copy, and
+ *                                 scale2 in DIR)
  *   capi-test strided PATH        views of strided tensors (scale2 of
  *                                 test/Frontend/strided.tile)
  */
@@ -231,6 +235,27 @@ static int bindMode(const char *inputs) {
   report("launch_pointers aligned",
          tegula_rt_launch_pointers(binding, two, 4, NULL));
   tegula_rt_binding_free(binding);
+  /* Getters given a bad handle or value set the message, never leaving
+   * the previous one (here "null library out-pointer" before each). */
+#define GETTER(call)                                                           \
+  do {                                                                         \
+    tegula_rt_library_load(NULL, NULL);                                        \
+    (void)(call);                                                              \
+    printf("%s: %s\n", #call, tegula_rt_last_error());                         \
+  } while (0)
+  GETTER(tegula_rt_kernel_name(NULL));
+  GETTER(tegula_rt_kernel_target(NULL));
+  GETTER(tegula_rt_kernel_json_path(NULL));
+  GETTER(tegula_rt_kernel_threads(NULL));
+  GETTER(tegula_rt_kernel_num_params(NULL));
+  GETTER(tegula_rt_kernel_num_size_vars(NULL));
+  GETTER(tegula_rt_kernel_num_variants(NULL));
+  GETTER(tegula_rt_kernel_num_configs(NULL));
+  GETTER(tegula_rt_kernel_param_index(NULL, "x"));
+  GETTER(tegula_rt_kernel_param_index(scaleAdd, "nope"));
+  GETTER(tegula_rt_dtype_name(9));
+  GETTER(tegula_rt_dtype_size(-1));
+#undef GETTER
   tegula_rt_library_free(library);
 
   /* Null handles are errors, not crashes. */
@@ -323,6 +348,87 @@ static int launchMode(const char *path, int64_t n) {
   return 0;
 }
 
+/* scale(x, y, N) with y's allocation given: a pointer moved after a
+ * passing check (set_pointer, launch_pointers) is checked again at the
+ * launch, before the driver would write past the allocation. */
+static int movedMode(const char *path, int64_t n) {
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_kernel *kernel = tegula_rt_library_kernel(library, 0);
+  size_t bytes = ((size_t)n * 4 + 255) / 256 * 256; /* C11's rule */
+  float *x = aligned_alloc(256, bytes), *y = aligned_alloc(256, bytes);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = (float)i;
+  uint64_t xp = (uint64_t)(uintptr_t)x, yp = (uint64_t)(uintptr_t)y;
+  report("create", tegula_rt_binding_create(kernel, &binding));
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 1, &n, NULL, xp);
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 1, &n, NULL, yp);
+  tegula_rt_binding_set_allocation(binding, "y", yp, (uint64_t)n * 4);
+  report("check", tegula_rt_binding_check(binding));
+  report("launch", tegula_rt_launch(binding, NULL));
+  tegula_rt_binding_set_pointer(binding, "y", yp + 64);
+  report("moved by set_pointer", tegula_rt_launch(binding, NULL));
+  uint64_t pointers[2] = {xp, yp + 64};
+  report("moved by launch_pointers",
+         tegula_rt_launch_pointers(binding, pointers, 2, NULL));
+  pointers[1] = yp;
+  report("back", tegula_rt_launch_pointers(binding, pointers, 2, NULL));
+  /* An empty launch: no memory, no driver call (the stand-in refuses a
+   * grid of 0), null pointers allowed. */
+  int64_t zero = 0;
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 1, &zero, NULL, 0);
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 1, &zero, NULL, 0);
+  report("empty check", tegula_rt_binding_check(binding));
+  int64_t grid[3];
+  tegula_rt_binding_grid(binding, grid);
+  printf("empty grid: [%lld, %lld, %lld]\n", (long long)grid[0],
+         (long long)grid[1], (long long)grid[2]);
+  report("empty launch", tegula_rt_launch(binding, NULL));
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+  free(x);
+  free(y);
+  return 0;
+}
+
+/* Absurd shapes and strides, which the C ABI's own checks once computed
+ * with signed overflow (UBSan's finding in the sanitizer build): copy (x,
+ * y: f32[N], contiguous) and scale2 (strided x and y). */
+static int absurdMode(const char *copyPath, const char *stridedPath) {
+  const int64_t big = (int64_t)1 << 62;
+  int64_t shape[3] = {big, big, big}, ones[3] = {1, 1, 1};
+  tegula_rt_library *library = load(copyPath);
+  if (!library)
+    return 1;
+  report("create", tegula_rt_binding_create(
+                       tegula_rt_library_kernel(library, 0), &binding));
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 3, shape, ones,
+                               0x1000);
+  tegula_rt_binding_set_allocation(binding, "x", 0x1000, 64);
+  report("contiguous", tegula_rt_binding_check(binding));
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+  if (!(library = load(stridedPath)))
+    return 1;
+  report("create", tegula_rt_binding_create(
+                       tegula_rt_library_find(library, "scale2"), &binding));
+  int64_t strides[2] = {big, big};
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 2, shape, strides,
+                               0x1000);
+  tegula_rt_binding_set_allocation(binding, "x", 0x1000, 64);
+  report("strided", tegula_rt_binding_check(binding));
+  int64_t four[2] = {4, 4};
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 2, four, strides,
+                               0x1000);
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 2, four, NULL,
+                               0x2000);
+  report("strides", tegula_rt_binding_check(binding));
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+  return 0;
+}
+
 /* x: f32[M, N] strided (read), y: mut f32[M, N] strided: a 4 x 8 view. */
 static int stridedMode(const char *path) {
   tegula_rt_library *library = load(path);
@@ -382,6 +488,10 @@ int main(int argc, char **argv) {
     return bindMode(argv[2]);
   if (argc == 4 && !strcmp(argv[1], "launch"))
     return launchMode(argv[2], atoll(argv[3]));
+  if (argc == 4 && !strcmp(argv[1], "moved"))
+    return movedMode(argv[2], atoll(argv[3]));
+  if (argc == 4 && !strcmp(argv[1], "absurd"))
+    return absurdMode(argv[2], argv[3]);
   if (argc == 3 && !strcmp(argv[1], "strided"))
     return stridedMode(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "configs"))

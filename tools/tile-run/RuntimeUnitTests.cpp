@@ -11,6 +11,7 @@
 #include "tegula/Runtime/DType.h"
 #include "tegula/Runtime/Expr.h"
 #include "tegula/Runtime/HostSession.h"
+#include "tegula/Runtime/ImageCheck.h"
 #include "tegula/Runtime/References.h"
 #include "tegula/Runtime/Strides.h"
 #include "tegula/Runtime/Tensor.h"
@@ -459,6 +460,29 @@ void testPtxParams() {
          bits == std::vector<unsigned>({64, 32, 128, 32}));
   EXPECT(ptxEntryParams(ptx, "copy2", bits) && bits.empty());
   EXPECT(!ptxEntryParams(ptx, "cop", bits));
+  size_t end = 0;
+  EXPECT(ptxEntryParams(ptx, "copy2", bits, &end) &&
+         ptxEntryBodyCloses(ptx, end));
+  EXPECT(!ptxEntryBodyCloses(ptx.substr(0, end), end));
+  EXPECT(!ptxEntryBodyCloses("{ { }", 0));
+}
+
+void testPtxComments() {
+  // Comments become spaces (offsets kept); strings keep their slashes.
+  std::string ptx = "a // .entry x(\n/* .entry y(\n */ .file 1 \"a//b\"\n";
+  std::string code = stripPtxComments(ptx);
+  EXPECT(code.size() == ptx.size());
+  EXPECT(code.find(".entry") == std::string::npos);
+  EXPECT(code.find("\"a//b\"") != std::string::npos);
+  EXPECT(stripPtxComments("/* open") == "       ");
+  // Static shared memory: sized declarations only, vectors and arrays.
+  EXPECT(ptxStaticSharedBytes(".shared .align 16 .b8 a[4096];") == 4096);
+  EXPECT(ptxStaticSharedBytes(".shared .f32 a[4][8], b[2];") == 136);
+  EXPECT(ptxStaticSharedBytes(".shared .v4 .u32 v[2];") == 32);
+  EXPECT(ptxStaticSharedBytes(".extern .shared .align 16 .b8 d[];") == 0);
+  EXPECT(ptxStaticSharedBytes("{ st.shared.f32 [%r1], %f1; }") == 0);
+  EXPECT(ptxStaticSharedBytes(".shared .b8 h[99999999999999999999];") ==
+         int64_t(1) << 40);
 }
 
 void testStrides() {
@@ -496,6 +520,21 @@ void testStrides() {
   EXPECT(checkView(p, {4, 8}, {1, 4}, error));
   EXPECT(checkView(p, {1, 8}, {0, 1}, error)); // one row: nothing aliases
   EXPECT(!checkView(p, {4, 8}, {8, 2}, error));
+  // A read view that aliases holds, per address, its last element: with
+  // strides [1, 1], (0, 1) and (1, 0) share offset 1, (0, 2) and (1, 1)
+  // offset 2.
+  HostTensor a(DType::I32, {2, 3});
+  for (int64_t i = 0; i < 6; ++i)
+    a.set(i, double(i));
+  EXPECT(mayAlias(a.shape, {1, 1}) && !mayAlias(a.shape, {3, 1}));
+  resolveAliases(a, {1, 1});
+  EXPECT(a.get(0) == 0 && a.get(1) == 3 && a.get(2) == 4 && a.get(3) == 3 &&
+         a.get(4) == 4 && a.get(5) == 5);
+  HostTensor b(DType::I32, {2, 3});
+  for (int64_t i = 0; i < 6; ++i)
+    b.set(i, double(i));
+  resolveAliases(b, {int64_t(1) << 36, 1}); // no alias: unchanged
+  EXPECT(b.get(1) == 1 && b.get(3) == 3);
 }
 
 void testHostSession() {
@@ -590,6 +629,7 @@ int main() {
   testRotary();
   testCompare();
   testPtxParams();
+  testPtxComments();
   testStrides();
   testHostSession();
   std::printf("%d checks, %d failures\n", checks, failures);

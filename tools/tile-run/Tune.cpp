@@ -122,6 +122,34 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
                 int &missed, std::string &error) {
   std::string sm =
       "sm_" + std::to_string(device.ccMajor) + std::to_string(device.ccMinor);
+  // The table the results merge into, validated before any timing: a
+  // malformed one stops here; entries of other size variables (the kernel
+  // was rebuilt) can never apply again and are dropped.
+  std::string base = bundle.jsonPath;
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0)
+    base.resize(base.size() - 5);
+  std::string tablePath =
+      bundle.tuningPath.empty() ? base + ".tuning.json" : bundle.tuningPath;
+  json table = {{"kernel", bundle.kernel}, {"entries", json::array()}};
+  std::error_code exists;
+  if (std::filesystem::exists(tablePath, exists)) {
+    json old;
+    std::vector<TuningEntry> parsed;
+    if (!readTuningTable(tablePath, bundle, old, parsed, error)) {
+      error = "--tune: " + error + "; fix or remove it";
+      return false;
+    }
+    size_t dropped = 0;
+    for (size_t i = 0; i < parsed.size(); ++i)
+      if (parsed[i].otherSizeVars)
+        ++dropped;
+      else
+        table["entries"].push_back(old["entries"][i]);
+    if (dropped)
+      std::printf("note: %zu entries of '%s' were tuned for other size "
+                  "variables; they are dropped\n",
+                  dropped, tablePath.c_str());
+  }
   std::vector<json> entries;
   for (const std::string &dims : opts.dims) {
     HostOptions host = opts;
@@ -130,6 +158,7 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
     host.outs.clear();
     host.jsonPath.clear();
     HostSession session("");
+    session.spansOnHost = true; // Launcher::upload
     session.bundle = bundle;
     if (!session.bind(host, error) || !session.prepareHostTensors(error)) {
       error = "kernel '" + bundle.kernel + "' at --dims " + dims + ": " + error;
@@ -195,25 +224,14 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
                        {"iters", opts.iters}});
   }
 
-  // Merge: an entry of the same device and bucket is replaced in place.
-  std::string base = bundle.jsonPath;
-  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0)
-    base.resize(base.size() - 5);
-  std::string tablePath =
-      bundle.tuningPath.empty() ? base + ".tuning.json" : bundle.tuningPath;
-  json table = {{"kernel", bundle.kernel}, {"entries", json::array()}};
+  // Merge: an entry of the same device and bucket is replaced in place
+  // (validated entries: "device" is a string, "bucket" an object).
   std::string text, reason;
-  if (readFile(tablePath, text, reason)) {
-    json old;
-    if (parseUserJson(text, old, reason) && old.is_object() &&
-        old.contains("entries") && old["entries"].is_array())
-      table["entries"] = old["entries"];
-  }
   for (json &entry : entries) {
     bool replaced = false;
     for (json &old : table["entries"])
-      if (old.is_object() && old.value("device", "") == device.name &&
-          old.value("bucket", json()) == entry["bucket"] && !replaced) {
+      if (old["device"] == device.name && old["bucket"] == entry["bucket"] &&
+          !replaced) {
         old = entry;
         replaced = true;
       }

@@ -50,6 +50,10 @@ struct Options : HostOptions {
   std::string tune;
 };
 
+/// How tile-run's --check can get a reference the bundle lacks.
+const char *const kNoReferenceHint =
+    "the bundle names none, so pass --ref NAME=FILE.npy";
+
 std::string formatMs(double ms) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.4f", ms);
@@ -92,6 +96,7 @@ int evalOnly(const Options &opts) {
 
 int run(const Options &opts) {
   HostSession session(opts.jsonPath);
+  session.spansOnHost = true; // Launcher::upload
   RunReport &report = session.report;
   const Bundle &bundle = session.bundle;
   const LaunchPlan &plan = session.plan;
@@ -156,7 +161,7 @@ int run(const Options &opts) {
   }
 
   if (opts.dryRun) {
-    if (!session.dryRun(/*printReferences=*/true, error))
+    if (!session.dryRun(/*printReferences=*/true, kNoReferenceHint, error))
       return report.fail(error);
     return report.finish(0);
   }
@@ -189,9 +194,7 @@ int run(const Options &opts) {
     return launcher.download(i, t, message);
   };
   if (!session.collectOutputs(download, error) ||
-      !session.checkOutputs("the bundle names none, so pass --ref "
-                            "NAME=FILE.npy",
-                            error))
+      !session.checkOutputs(kNoReferenceHint, error))
     return report.fail(error);
 
   if (opts.bench) {

@@ -46,6 +46,13 @@ struct LaunchPlan {
   /// variant of it (-1: the config's general code).
   int config = 0;
   int variant = -1;
+
+  /// Some tensor has no elements (a size variable or a dim of 0).
+  bool hasEmptyTensor() const;
+  /// The grid is empty: the launch does nothing and succeeds.
+  bool launchesNothing() const {
+    return grid[0] == 0 || grid[1] == 0 || grid[2] == 0;
+  }
 };
 
 struct BindingInputs {

@@ -83,8 +83,10 @@ struct TuningEntry {
   /// Size variables rounded up to powers of two, in `sizeVars` order.
   std::vector<int64_t> bucket;
   std::string winner;
-  /// Set by loadBundle when a recorded PTX hash differs from the bundle's.
+  /// Set by loadBundle when a recorded PTX hash differs from the bundle's,
+  /// or the bucket names other size variables (then `bucket` is empty).
   bool stale = false;
+  bool otherSizeVars = false;
 };
 
 struct Bundle {
@@ -144,10 +146,11 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
 /// entry with the parameter list the ABI gives.
 bool loadBundle(const std::string &jsonPath, Bundle &bundle,
                 std::string &error);
-/// Finds `.entry NAME(` in PTX text and returns the bit width of each
-/// parameter; false if the entry is missing.
+/// Finds `.entry NAME(` in PTX text (without comments: stripPtxComments)
+/// and returns the bit width of each parameter, and in `paramsEnd` the
+/// offset past the list's ')'; false if the entry is missing.
 bool ptxEntryParams(const std::string &ptx, const std::string &entry,
-                    std::vector<unsigned> &bits);
+                    std::vector<unsigned> &bits, size_t *paramsEnd = nullptr);
 /// SHA-256 of `bytes` as 64 lowercase hex digits.
 std::string sha256Hex(const std::string &bytes);
 

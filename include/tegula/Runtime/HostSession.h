@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,9 @@ public:
   std::map<std::string, HostTensor> outputs;
   /// Set by an unwritten output or a failed comparison.
   bool failed = false;
+  /// The runner copies strided views through host buffers of their span
+  /// (tile-run's Launcher): prepareHostTensors counts those bytes too.
+  bool spansOnHost = false;
 
   /// Parses --dims, --scalar, --in, --out and --ref, reads the --in files
   /// (their shapes bind size variables), binds and runs every launch-time
@@ -100,7 +104,9 @@ public:
   /// A dry run's outputs: --out saves the inputs made (write tensors are
   /// skipped with a note); with --check, computes the bundle's reference,
   /// which validates it, printing each output's rms if `printReferences`.
-  bool dryRun(bool printReferences, std::string &error);
+  /// --check with no reference at all fails as checkOutputs does.
+  bool dryRun(bool printReferences, const std::string &noReferenceHint,
+              std::string &error);
 
   /// Fills `tensor` with parameter `index`'s contents after the run.
   using FetchFn =
@@ -117,10 +123,16 @@ private:
   HostOptions options;
   std::map<std::string, std::string> outFiles, refFiles;
   std::map<std::string, HostTensor> inTensors;
+  /// The tensors read from --in files (write tensors among them are not
+  /// poisoned).
+  std::set<std::string> fromFiles;
   std::map<std::string, std::vector<double>> refs;
 
   /// The index of tensor parameter `name`, or -1.
   int tensorIndex(const std::string &name) const;
+  /// Whether --check has a reference for some output: a --ref file or
+  /// the bundle's own.
+  bool hasReference() const;
 };
 
 } // namespace tegula::rt

@@ -19,10 +19,12 @@
 
 namespace tegula::rt {
 
-/// The strides of a contiguous row-major tensor of `shape`.
+/// The strides of a contiguous row-major tensor of `shape` (INT64_MAX
+/// where they would overflow).
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
 
-/// Elements from the view's first to its last, inclusive (0 when empty).
+/// Elements from the view's first to its last, inclusive (0 when empty,
+/// INT64_MAX where it would overflow).
 int64_t viewSpan(const std::vector<int64_t> &shape,
                  const std::vector<int64_t> &strides);
 
@@ -31,6 +33,16 @@ int64_t viewSpan(const std::vector<int64_t> &shape,
 /// tensor, no two elements at one address (a race on the GPU).
 bool checkView(const Param &param, const std::vector<int64_t> &shape,
                const std::vector<int64_t> &strides, std::string &error);
+
+/// Whether two elements of a checked view may share an address (false
+/// means they cannot).
+bool mayAlias(const std::vector<int64_t> &shape,
+              const std::vector<int64_t> &strides);
+
+/// Makes a read view that aliases itself hold what the kernel will read:
+/// each element the last one (row-major) at its address, as scatterView
+/// leaves it. Needs memory for the elements, not for the span.
+void resolveAliases(HostTensor &tensor, const std::vector<int64_t> &strides);
 
 /// The bytes a view spans, with the logical `tensor` scattered in and every
 /// other element holding `fill` (bytes of one element).

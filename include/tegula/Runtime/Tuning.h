@@ -32,6 +32,14 @@ struct ConfigChoice {
   const char *sourceName() const;
 };
 
+/// Reads and validates the tuning table at `path` for `bundle`: `root` is
+/// its JSON, `entries` its entries in order. Malformed input is an error
+/// ("tuning table 'P': entries[2] needs ..."); entries tuned for other code
+/// or other size variables are kept, marked stale.
+bool readTuningTable(const std::string &path, const Bundle &bundle,
+                     nlohmann::json &root, std::vector<TuningEntry> &entries,
+                     std::string &error);
+
 /// Reads the tuning table a loaded bundle names (`tuningPath`, beside it)
 /// into `tuning`, marking entries whose PTX hashes are not the bundle's as
 /// stale; loadBundle calls it. The path becomes the full one.

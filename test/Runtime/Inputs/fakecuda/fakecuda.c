@@ -99,6 +99,8 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
                         void *stream, void **args, void **extra) {
   (void)f, (void)bx, (void)by, (void)bz, (void)shared, (void)stream,
       (void)extra;
+  if (!gx || !gy || !gz)
+    return 1; // CUDA_ERROR_INVALID_VALUE, as the driver answers
   float *x = *(float **)args[0], *y = *(float **)args[1];
   int32_t n = *(int32_t *)args[2];
   memcpy(y, x, (size_t)n * sizeof(float));

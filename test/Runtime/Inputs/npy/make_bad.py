@@ -38,6 +38,10 @@ cases = {
     # Bytes that are not UTF-8 reach the message and the --json report.
     "descr-bytes": npy("{'descr': '<\xff\xfe', 'fortran_order': False, 'shape': (16,), }"),
     "size": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (16,), }", b"\0" * 60),
+    # numpy keeps the last of duplicate keys: (4,) here, not (16,).
+    "dup-shape": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (16,), 'shape': (4,), }", b"\0" * 64),
+    "dup-descr": npy("{'descr': '<i4', \"descr\" : '<f4', 'fortran_order': False, 'shape': (16,), }", b"\0" * 64),
+    "dup-fortran": npy("{'descr': '<i4', 'fortran_order': False, 'shape': (16,), 'fortran_order': True, }", b"\0" * 64),
 }
 for name, data in cases.items():
     with open(os.path.join(out, name + ".npy"), "wb") as f:
