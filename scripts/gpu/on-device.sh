@@ -54,6 +54,29 @@ t copy-bench 0 "bench: median .* GB/s" "$bin" "$in/copy/copy.json" \
 t unwritten 1 "3 of 1003 elements were not written \(first at \[1000\]\)" \
   "$bin" "$in/copy_short/copy_short.json" --dims N=1000
 
+# Empty launches: an empty grid launches nothing and succeeds, checked and
+# timed too. An output given with --in keeps what the kernel leaves
+# unwritten (partial writes only y[0:16]), compared with --ref.
+t empty-copy 0 "" "$bin" "$in/copy/copy.json" --dims N=0
+t empty-attention-check 0 "" "$bin" "$in/attention/attention.json" \
+  --dims Z=2,H=3,N=0 --scalar scale=0.125 --check
+t empty-bench 0 "" "$bin" "$in/copy/copy.json" --dims N=0 --bench
+t partial-poisoned 1 "32 of 48 elements were not written \(first at \[16\]\)" \
+  "$bin" "$in/partial/partial.json" --dims N=48
+t partial-inputs 0 "" "$bin" "$in/partial/partial.json" --dims N=48 --dry-run \
+  --out "x=$tmp/px.npy"
+if python3 -c "import numpy" 2>/dev/null; then
+  t partial-ref 0 "" python3 -c "
+import numpy as np
+x = np.load('$tmp/px.npy'); y = 100 + np.arange(48, dtype=np.int32)
+np.save('$tmp/py0.npy', y)
+y[:16] = x[:16]
+np.save('$tmp/pref.npy', y)"
+  t partial-kept 0 "check y: rel_l2 0.000e\+00.*PASS" "$bin" \
+    "$in/partial/partial.json" --dims N=48 --in "x=$tmp/px.npy" \
+    --in "y=$tmp/py0.npy" --ref "y=$tmp/pref.npy" --check
+fi
+
 # Scalars and a readwrite tensor; numpy computes 0.5 * x + y + 3.
 t scale-inputs 0 "checks passed" "$bin" "$in/scale_add/scale_add.json" \
   --dims N=4096 --scalar a=1 --scalar b=0 --dry-run \
