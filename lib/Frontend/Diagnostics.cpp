@@ -49,6 +49,13 @@ void DiagEngine::error(SourceLoc loc, const llvm::Twine &message) {
   report(loc, "error", message);
 }
 
+void DiagEngine::warning(SourceLoc loc, const llvm::Twine &message) {
+  ++numWarnings;
+  if (suppressed)
+    return;
+  report(loc, "warning", message);
+}
+
 void DiagEngine::note(SourceLoc loc, const llvm::Twine &message) {
   if (suppressed)
     return;

@@ -32,6 +32,22 @@ func.func @default_target() attributes {tile.kernel, tile.warps = 4 : i32} {
 
 // -----
 
+// Over the budget because of one op's scratch: the error is at that op and
+// names it (a cumsum before layouts takes a 32-bit slot per element:
+// 256 x 256 x 4 = 262144 bytes). No ring is used after it, so its scratch
+// reuses the ring's memory and the ring is not counted.
+module attributes {tile.target = "sm_80"} {
+func.func @scratch_over_budget(%x: f32) attributes {tile.kernel, tile.warps = 4 : i32} {
+  %p = tile.pipeline.create : !tile.pipeline<64x64xf32, stages = 1>
+  %s = tile.splat %x : tensor<256x256xf32>
+  // expected-error @+1 {{'cumsum' of tile<f32>[256, 256] needs 262144 bytes of shared-memory scratch, over the 166912 bytes sm_80 allows per block; use a smaller tile}}
+  %c = tile.cumsum %s, 0 : tensor<256x256xf32>
+  return
+}
+}
+
+// -----
+
 // An op no pattern lowers is reported as a limitation of the compiler at
 // its location, not as MLIR's "failed to legalize": per-thread registers of
 // a non-splat tile constant would need each thread's elements picked at run

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Every user-facing error site of the frontend and tilec has a test.
+"""Every user-facing error and warning site of the frontend and tilec has a
+test.
 
-Finds each diags.error / error / fail call in lib/Frontend and tools/tilec,
-takes the longest literal piece of its message, and looks for it in the test
-files. Sites listed in EXEMPT are known: unreachable from source, a
+Finds each diags.error / diags.warning / error / fail call in lib/Frontend
+and tools/tilec, takes the longest literal piece of its message, and looks
+for it in the test files. Sites listed in EXEMPT are known: unreachable from source, a
 compiler bug by design, or (said so) not yet tested. Prints the count; exits 1 naming any other site with
 no test, so a new error without a test fails the suite.
   diag-coverage.py ROOT
@@ -43,7 +44,7 @@ for path in glob.glob(os.path.join(root, "test/**/*"), recursive=True):
 sites, missing = 0, []
 for path in sorted(sources):
     text = open(path).read()
-    for call in re.finditer(r"(?:diags\.error|diags\.errorNoLoc|\berror|\bfail)\s*\(", text):
+    for call in re.finditer(r"(?:diags\.error|diags\.errorNoLoc|diags\.warning|\berror|\bfail)\s*\(", text):
         literal = re.search(r'"((?:[^"\\]|\\.)*)"', text[call.end():call.end() + 400])
         if not literal:
             continue
@@ -54,7 +55,7 @@ for path in sorted(sources):
             continue
         line = text[:call.start()].count("\n") + 1
         missing.append("%s:%d: %s" % (os.path.relpath(path, root), line, key))
-print("error sites: %d, exempt: %d, without a test: %d" % (sites, len(EXEMPT), len(missing)))
+print("error and warning sites: %d, exempt: %d, without a test: %d" % (sites, len(EXEMPT), len(missing)))
 for m in missing:
     print("no test: " + m)
 sys.exit(1 if missing else 0)

@@ -8,9 +8,9 @@ out = subprocess.run(['tilec', path] + args, capture_output=True, text=True).std
 lines, first = [], True
 i = 0
 while i < len(out):
-    m = re.match(r'^.*?' + re.escape(name) + r':(\d+):(\d+): (error|note): (.*)$', out[i])
+    m = re.match(r'^.*?' + re.escape(name) + r':(\d+):(\d+): (error|warning|note): (.*)$', out[i])
     if m:
-        kind = 'CHECK' if first or m.group(3) == 'error' else 'CHECK-NEXT'
+        kind = 'CHECK' if first or m.group(3) != 'note' else 'CHECK-NEXT'
         lines.append(f'// {kind}: {{{{.*}}}}{name}:{m.group(1)}:{m.group(2)}: {m.group(3)}: {m.group(4)}')
         src = out[i + 1].replace('{{', '{{[{][{]}}')
         lines.append(f'// CHECK-NEXT: {{{{^}}}}{src}{{{{$}}}}')

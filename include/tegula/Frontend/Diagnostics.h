@@ -1,7 +1,7 @@
 //===- Diagnostics.h - Clang-style source diagnostics -----------*- C++ -*-===//
 //
-// Errors and notes printed as `FILE:LINE:COL: error: MESSAGE`, followed by
-// the source line and a caret under the column.
+// Errors, warnings and notes printed as `FILE:LINE:COL: error: MESSAGE`,
+// followed by the source line and a caret under the column.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,11 +38,15 @@ public:
       : fileName(std::move(fileName)), text(std::move(text)), os(os) {}
 
   void error(SourceLoc loc, const llvm::Twine &message);
+  /// A likely mistake in a program that still compiles: printed like an
+  /// error, but it does not count as one (the exit status stays 0).
+  void warning(SourceLoc loc, const llvm::Twine &message);
   void note(SourceLoc loc, const llvm::Twine &message);
   /// An error without a position (for example a bad -D option).
   void errorNoLoc(const llvm::Twine &message);
 
   unsigned getNumErrors() const { return numErrors; }
+  unsigned getNumWarnings() const { return numWarnings; }
   bool hasErrors() const { return numErrors != 0; }
   llvm::StringRef getText() const { return text; }
   llvm::StringRef getFileName() const { return fileName; }
@@ -59,6 +63,7 @@ private:
   std::string text;
   llvm::raw_ostream &os;
   unsigned numErrors = 0;
+  unsigned numWarnings = 0;
   bool suppressed = false;
 };
 

@@ -235,6 +235,59 @@ bool hasTileTypes(Operation *op) {
          llvm::any_of(op->getResultTypes(), isTileType);
 }
 
+/// Reports `func`'s shared memory over the target's budget: at the op whose
+/// scratch brings the total over, naming it, or at the kernel when its
+/// pipeline rings alone are over. Once per location in `reported` (a
+/// kernel's div16 variant repeats its ops).
+void reportSharedOverBudget(func::FuncOp func, const KernelPlan &plan,
+                            const TargetInfo &target,
+                            llvm::DenseSet<Location> &reported) {
+  int64_t limit = target.maxSharedBytes, rings = plan.scratchOffset;
+  Operation *worst = nullptr;
+  int64_t worstScratch = 0, worstTotal = 0;
+  func.walk([&](Operation *op) {
+    int64_t scratch = getScratchBytes(op);
+    int64_t total =
+        plan.scratchOverRings.contains(op) ? scratch : rings + scratch;
+    if (scratch && total > worstTotal) {
+      worst = op;
+      worstScratch = scratch;
+      worstTotal = total;
+    }
+  });
+  if (!worst || worstTotal <= limit) {
+    if (!reported.insert(func.getLoc()).second)
+      return;
+    func.emitError() << "kernel needs " << plan.sharedBytes
+                     << " bytes of shared memory but " << target.chip
+                     << " allows " << limit
+                     << " per block; use fewer stages or smaller blocks";
+    return;
+  }
+  if (!reported.insert(worst->getLoc()).second)
+    return;
+  // A layout conversion is the compiler's; the others are builtins.
+  std::string what;
+  llvm::raw_string_ostream os(what);
+  if (isa<ConvertLayoutOp>(worst))
+    os << "moving a tile between layouts";
+  else
+    os << "'" << worst->getName().stripDialect() << "'";
+  auto source = cast<RankedTensorType>(worst->getOperand(0).getType());
+  os << " of tile<" << source.getElementType() << ">[";
+  llvm::interleaveComma(source.getShape(), os);
+  os << "]";
+  InFlightDiagnostic diag = worst->emitError();
+  diag << what << " needs " << worstScratch
+       << " bytes of shared-memory scratch";
+  if (worstTotal != worstScratch)
+    diag << ", " << worstTotal << " with the kernel's " << rings
+         << " bytes of pipeline stages";
+  diag << ", over the " << limit << " bytes " << target.chip
+       << " allows per block; use a smaller tile"
+       << (worstTotal != worstScratch ? " or fewer stages" : "");
+}
+
 struct ConvertTileToNVVMPass
     : public tegula::tile::impl::ConvertTileToNVVMBase<ConvertTileToNVVMPass> {
   using ConvertTileToNVVMBase::ConvertTileToNVVMBase;
@@ -249,13 +302,11 @@ struct ConvertTileToNVVMPass
 
     // Plan shared memory before any op is rewritten.
     bool overBudget = false;
+    llvm::DenseSet<Location> reported;
     module.walk([&](func::FuncOp func) {
       KernelPlan plan = planSharedMemory(func);
       if (plan.sharedBytes > targetInfo->maxSharedBytes) {
-        func.emitError() << "kernel needs " << plan.sharedBytes
-                         << " bytes of shared memory but " << targetInfo->chip
-                         << " allows " << targetInfo->maxSharedBytes
-                         << " per block; use fewer stages or smaller blocks";
+        reportSharedOverBudget(func, plan, *targetInfo, reported);
         overBudget = true;
       }
       func->setAttr(TileDialect::kSharedBytesAttrName,

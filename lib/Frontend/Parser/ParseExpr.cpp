@@ -58,6 +58,13 @@ ExprPtr Parser::parseBinary(int minPrec) {
       return nullptr;
     }
     take();
+    // Python's power operator lexes as '*' '*'.
+    if (op == Tok::Star && (at(Tok::Star) || at(Tok::StarEq)) &&
+        cur().loc.offset == opLoc.offset + 1) {
+      error(opLoc, "'**' is not an operator; write pow(x, y) for x to the "
+                   "power y (floats), or x * x for a square");
+      return nullptr;
+    }
     ExprPtr rhs = parseBinary(prec + 1);
     if (!rhs)
       return nullptr;

@@ -39,6 +39,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -177,6 +178,12 @@ inline std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
   return s;
 }
 
+/// An integer `/` whose quotient a float would misread (`1 / K` is 0).
+struct TruncatedDiv {
+  const Expr *div;
+  std::string values; ///< "1 / 64 = 0"; empty when only known at run time
+};
+
 /// What an expression evaluates to.
 struct Val {
   enum Kind {
@@ -200,6 +207,10 @@ struct Val {
   mlir::Value v;
   int index = -1; ///< tensor parameter or pipeline id
   std::vector<Val> elements;
+  /// Set on the quotient of an integer `/` (and, at compile time, on what
+  /// is computed from it): warned about where it becomes a float. Shared:
+  /// values are copied often and this is rarely set.
+  std::shared_ptr<const TruncatedDiv> truncatedDiv;
 
   static Val invalid() { return Val(); }
   static Val voidVal() {
@@ -296,6 +307,8 @@ struct TensorParam {
   Ty ty;
   mlir::Value value;
   bool read = false, written = false;
+  /// Each dimension as written (`D`, `R / 2`, `64`), for messages.
+  std::vector<std::string> dimTexts;
 };
 
 inline std::string opText(Tok kind) {
@@ -402,6 +415,9 @@ private:
   bool findUndefined(const Expr &e);
 
   // Values.
+  /// Warns, once per division, that `v` (a truncated integer quotient)
+  /// becomes a float at `use`; `how` says how ("becomes f32").
+  void warnTruncatedDiv(const Val &v, SourceLoc use, const llvm::Twine &how);
   mlir::Value constant(DT dt, const Val &lit, SourceLoc l);
   mlir::Value materialize(const Val &v, const Ty &to, SourceLoc l);
   Val toRuntime(const Val &v, SourceLoc l, std::optional<DT> dt = std::nullopt);
@@ -455,10 +471,24 @@ private:
                                                       llvm::StringRef what,
                                                       llvm::StringRef example);
   Val callFunction(const Function &fn, const Expr &e);
+  const Expr *firstUnbound(const Expr &e);
+  /// Reports a name in `t` (a type of `fn`) that is not one of its template
+  /// parameters, with the declaration to write; false if it reported.
+  bool checkFnTypeNames(const Function &fn, const TypeExpr &t);
   /// The block T[...] names; `writer` names what writes it (for the error
   /// when T is read-only).
+  /// `padded`: the call gives `other =` or `mask =`, so elements past a
+  /// fixed extent may be meant (padding a block to a power of two).
   std::optional<Block> evalBlock(const Expr &e, bool forStore,
-                                 llvm::StringRef writer = "store");
+                                 llvm::StringRef writer = "store",
+                                 bool padded = false);
+  /// Refuses an index of dimension `dim` of `t` whose compile-time range
+  /// [start, start + length) lies outside its fixed extent (or, with a
+  /// runtime start, a slice at least twice that extent); see
+  /// docs/frontend.md. False after an error.
+  bool checkIndexRange(const TensorParam &t, size_t dim, const Expr &ix,
+                       std::optional<int64_t> start, int64_t length,
+                       bool forStore, bool padded);
   std::optional<mlir::Value> evalMask(const Expr &e, const Block &b);
   std::optional<mlir::Value> evalOther(const Expr &e, const Block &b, DT dt);
   const NamedArg *namedArg(const Expr &e, llvm::StringRef name);
@@ -569,6 +599,8 @@ private:
   bool aborted = false;
   uint64_t work = 0;
   std::set<uint32_t> reportedPipeErrors;
+  std::set<uint32_t> reportedFnTypeNames;
+  std::set<uint32_t> warnedDivisions; ///< for the whole program
   mlir::OwningOpRef<mlir::ModuleOp> module;
   static constexpr uint64_t kMaxWork = 200000;
 };

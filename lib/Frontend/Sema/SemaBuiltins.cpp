@@ -510,7 +510,8 @@ Val Sema::builtinCdiv(const Expr &e) {
 
 Val Sema::builtinLoad(const Expr &e) {
   SourceLoc l = e.loc();
-  auto block = evalBlock(*e.operands[0], false);
+  auto block = evalBlock(*e.operands[0], false, "store",
+                         namedArg(e, "other") || namedArg(e, "mask"));
   if (!block)
     return Val::invalid();
   TensorParam &t = tensors[block->tensor];
@@ -543,7 +544,7 @@ Val Sema::builtinLoad(const Expr &e) {
 Val Sema::builtinStore(const Expr &e) {
   llvm::StringRef name = e.name;
   SourceLoc l = e.loc();
-  auto block = evalBlock(*e.operands[0], true);
+  auto block = evalBlock(*e.operands[0], true, "store", namedArg(e, "mask"));
   if (!block)
     return Val::invalid();
   TensorParam &t = tensors[block->tensor];

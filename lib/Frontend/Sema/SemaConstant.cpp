@@ -59,6 +59,8 @@ Val Sema::foldConst(Tok op, const Val &a, const Val &b, SourceLoc l,
       if (text != values)
         v.origin = {text + " = " + values, whole->loc()};
     }
+    // A truncated quotient stays one through further integer arithmetic.
+    v.truncatedDiv = a.truncatedDiv ? a.truncatedDiv : b.truncatedDiv;
     return v;
   };
   bool report = whole != nullptr || true;
@@ -98,6 +100,12 @@ Val Sema::foldConst(Tok op, const Val &a, const Val &b, SourceLoc l,
                             (whole ? renderValues(*whole) : std::string()));
       if (x == INT64_MIN && y == -1)
         return error(l, "compile-time integer overflow in division");
+      if (op == Tok::Slash && x % y != 0 && whole) {
+        Val q = withOrigin(Val::cint(x / y));
+        q.truncatedDiv = std::make_shared<const TruncatedDiv>(TruncatedDiv{
+            whole, renderValues(*whole) + " = " + std::to_string(x / y)});
+        return q;
+      }
       return withOrigin(Val::cint(op == Tok::Slash ? x / y : x % y));
     case Tok::Amp: return withOrigin(Val::cint(x & y));
     case Tok::Pipe: return withOrigin(Val::cint(x | y));
@@ -118,6 +126,7 @@ Val Sema::foldConst(Tok op, const Val &a, const Val &b, SourceLoc l,
     }
   }
   if (a.isLiteral() && b.isLiteral()) {
+    warnTruncatedDiv(a.kind == Val::CInt ? a : b, l, "meets a float literal");
     double x = a.kind == Val::CInt ? (double)a.i : a.f;
     double y = b.kind == Val::CInt ? (double)b.i : b.f;
     switch (op) {
@@ -164,8 +173,11 @@ std::optional<Val> Sema::tryConst(const Expr &e) {
       return std::nullopt;
     if (e.op == Tok::Bang && x->kind == Val::CBool)
       return Val::cbool(!x->b);
-    if (e.op == Tok::Minus && x->kind == Val::CInt && x->i != INT64_MIN)
-      return Val::cint(-x->i);
+    if (e.op == Tok::Minus && x->kind == Val::CInt && x->i != INT64_MIN) {
+      Val negated = Val::cint(-x->i);
+      negated.truncatedDiv = x->truncatedDiv;
+      return negated;
+    }
     if (e.op == Tok::Minus && x->kind == Val::CFloat)
       return Val::cfloat(-x->f);
     return std::nullopt;

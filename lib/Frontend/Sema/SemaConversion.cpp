@@ -14,7 +14,44 @@ using namespace tegula;
 using namespace tegula::frontend;
 using namespace tegula::frontend::sema;
 
+/// `x` as an operand of `/` on the side `right`, parenthesized if needed.
+static std::string divOperand(const Expr &x, llvm::StringRef text, bool right) {
+  bool loose = x.kind == ExprKind::Ternary ||
+               (x.kind == ExprKind::Binary &&
+                binaryPrecedence(x.op) < binaryPrecedence(Tok::Slash) + right);
+  return loose ? "(" + text.str() + ")" : text.str();
+}
+
+void Sema::warnTruncatedDiv(const Val &v, SourceLoc use,
+                            const llvm::Twine &how) {
+  if (!v.truncatedDiv)
+    return;
+  const Expr &div = *v.truncatedDiv->div;
+  if (!warnedDivisions.insert(div.opLoc.offset).second)
+    return;
+  const Expr &a = *div.operands[0], &b = *div.operands[1];
+  const std::string &values = v.truncatedDiv->values;
+  if (values.empty())
+    diags.warning(div.opLoc, "integer division '" + src(div) +
+                                 "' truncates toward zero before the quotient "
+                                 "becomes a float; write cast<f32>(" +
+                                 src(a) + ") / cast<f32>(" + src(b) +
+                                 ") for a floating-point quotient");
+  else
+    diags.warning(div.opLoc,
+                  "integer division '" + src(div) + "' truncates (" + values +
+                      ") before the quotient becomes a float; write " +
+                      (a.kind == ExprKind::Int
+                           ? src(a) + ".0"
+                           : "1.0 * " + divOperand(a, src(a), false)) +
+                      " / " + divOperand(b, src(b), true) +
+                      " for a floating-point quotient");
+  diags.note(use, "the quotient " + how + " here");
+}
+
 mlir::Value Sema::constant(DT dt, const Val &lit, SourceLoc l) {
+  if (isFloat(dt) && lit.kind == Val::CInt)
+    warnTruncatedDiv(lit, l, llvm::Twine("becomes ") + dtName(dt));
   mlir::Type type = mlirDT(dt);
   mlir::TypedAttr attr;
   if (dt == DT::I1)
@@ -304,5 +341,7 @@ Val Sema::castTo(const Val &v, DT to, SourceLoc l) {
   if (v.kind != Val::Runtime)
     return error(l, "cast<" + llvm::Twine(dtName(to)) +
                         "> needs a scalar or tile value");
+  if (isInt(v.ty.dt) && isFloat(to))
+    warnTruncatedDiv(v, l, llvm::Twine("becomes ") + dtName(to));
   return Val::runtime(castValue(v.v, v.ty.dt, to, l), v.ty.withDT(to));
 }

@@ -85,7 +85,9 @@ Val Sema::evalUnary(const Expr &e) {
     if (x.kind == Val::CInt) {
       if (x.i == INT64_MIN)
         return error(e.loc(), "compile-time integer overflow in negation");
-      return Val::cint(-x.i);
+      Val negated = Val::cint(-x.i);
+      negated.truncatedDiv = x.truncatedDiv;
+      return negated;
     }
     if (x.kind == Val::CFloat)
       return Val::cfloat(-x.f);
@@ -120,7 +122,14 @@ Val Sema::evalBinary(const Expr &e) {
     return b;
   if (a.isConst() && b.isConst())
     return foldConst(e.op, a, b, e.opLoc, &e);
-  return binaryOp(e.op, a, b, e.opLoc, e.operands[0].get(), e.operands[1].get());
+  Val r =
+      binaryOp(e.op, a, b, e.opLoc, e.operands[0].get(), e.operands[1].get());
+  // A runtime integer quotient: whether it truncates is not known, so only
+  // a cast of it to a float is warned about.
+  if (e.op == Tok::Slash && r.kind == Val::Runtime && isInt(r.ty.dt))
+    r.truncatedDiv =
+        std::make_shared<const TruncatedDiv>(TruncatedDiv{&e, std::string()});
+  return r;
 }
 
 Val Sema::binaryOp(Tok op, Val a, Val b, SourceLoc l, const Expr *ea,

@@ -13,6 +13,44 @@ using namespace tegula;
 using namespace tegula::frontend;
 using namespace tegula::frontend::sema;
 
+/// The first name in `e` that is neither bound nor a dtype, or null.
+const Expr *Sema::firstUnbound(const Expr &e) {
+  if (e.kind == ExprKind::Name && !lookup(e.name) && !parseDT(e.name))
+    return &e;
+  for (const ExprPtr &op : e.operands)
+    if (const Expr *found = op ? firstUnbound(*op) : nullptr)
+      return found;
+  return nullptr;
+}
+
+bool Sema::checkFnTypeNames(const Function &fn, const TypeExpr &t) {
+  for (const TypePtr &element : t.elements)
+    if (!checkFnTypeNames(fn, *element))
+      return false;
+  const Expr *name = nullptr;
+  bool isDType = t.dtype && (name = firstUnbound(*t.dtype));
+  for (size_t d = 0; !name && d < t.dims.size(); ++d)
+    name = firstUnbound(*t.dims[d]);
+  if (!name)
+    return true;
+  if (!reportedFnTypeNames.insert(name->loc().offset).second)
+    return false;
+  std::string declared;
+  for (const TemplateParam &tp : fn.templateParams)
+    declared += tp.name + ": " +
+                (tp.kind == TemplateKind::Int    ? "int"
+                 : tp.kind == TemplateKind::Bool ? "bool"
+                                                 : "dtype") +
+                ", ";
+  diags.error(name->loc(), "'" + name->name + "' in the types of fn '" +
+                               fn.name +
+                               "' is not one of its template parameters; "
+                               "declare it, as in fn " +
+                               fn.name + "<" + declared + name->name +
+                               (isDType ? ": dtype" : ": int") + ">(...)");
+  return false;
+}
+
 Val Sema::callFunction(const Function &fn, const Expr &e) {
   for (const Frame &f : frames)
     if (f.fn == &fn) {
@@ -137,6 +175,12 @@ Val Sema::callFunction(const Function &fn, const Expr &e) {
     bind(tp.name, *v, tp.loc);
     bound.insert(tp.name);
   }
+  // A name in the types that is no template parameter would otherwise be
+  // only an undefined name, with no word on how fn templates are declared.
+  bool namesBound = llvm::all_of(
+      fn.params, [&](const Param &p) { return checkFnTypeNames(fn, *p.type); });
+  if (!namesBound)
+    return Val::invalid();
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const Param &p = fn.params[i];
     std::optional<Ty> ty = resolveType(*p.type);

@@ -304,6 +304,7 @@ void Sema::kernel(const Kernel &k) {
   frames.clear();
   loopLoadBytes.clear();
   reportedPipeErrors.clear();
+  reportedFnTypeNames.clear();
   sharedBytes = 0;
   sharedReported = false;
   aborted = false;
@@ -462,14 +463,23 @@ void Sema::kernel(const Kernel &k) {
         info.dimSizeVar.push_back(index);
         continue;
       }
-      auto v = evalConstInt(*d, "a fixed tensor dimension");
+      Origin origin;
+      auto v = evalConstInt(*d, "a fixed tensor dimension", &origin);
       if (!v) {
         info.ok = false;
         continue;
       }
+      // An empty tensor has no elements to index: every access would be
+      // masked away (a size variable may still be 0 at launch).
       if (*v < 1) {
-        diags.error(d->loc(), "tensor dimension " + std::to_string(*v) +
-                                  " must be positive");
+        std::string text = src(*d), value = std::to_string(*v);
+        diags.error(d->loc(),
+                    "dimension " + std::to_string(info.ty.shape.size()) +
+                        " of tensor '" + p.name + "' is " +
+                        (text == value ? value : text + " = " + value) +
+                        "; a fixed dimension must be at least 1");
+        if (!origin.text.empty() && origin.loc.offset != d->loc().offset)
+          diags.note(origin.loc, "the extent comes from " + origin.text);
         info.ok = false;
         continue;
       }
@@ -555,7 +565,14 @@ void Sema::kernel(const Kernel &k) {
     v.kind = Val::Tensor;
     v.index = tensors.size();
     v.ty = p.ty;
-    tensors.push_back({p.param->name, p.param->loc, p.ty, tensor});
+    TensorParam param;
+    param.name = p.param->name;
+    param.loc = p.param->loc;
+    param.ty = p.ty;
+    param.value = tensor;
+    for (const ExprPtr &d : p.param->type->dims)
+      param.dimTexts.push_back(diags.slice(d->range).str());
+    tensors.push_back(std::move(param));
     bind(p.param->name, v, p.param->loc);
   }
 

@@ -8,6 +8,10 @@
 #include "Sema.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
 #include <functional>
 
 using namespace tegula;
@@ -79,8 +83,77 @@ std::optional<mlir::Value> Sema::evalOther(const Expr &e, const Block &b, DT dt)
   return v.v;
 }
 
+/// "index 64", "indices 64 to 127".
+static std::string indexSpan(int64_t first, int64_t last) {
+  if (first == last)
+    return "index " + std::to_string(first);
+  return "indices " + std::to_string(first) + " to " + std::to_string(last);
+}
+
+bool Sema::checkIndexRange(const TensorParam &t, size_t dim, const Expr &ix,
+                           std::optional<int64_t> start, int64_t length,
+                           bool forStore, bool padded) {
+  int64_t extent = t.ty.shape[dim];
+  // Runtime extents are masked: the ragged tail is what masking is for.
+  if (extent == mlir::ShapedType::kDynamic)
+    return true;
+  std::string extentText = std::to_string(extent);
+  const std::string &written = t.dimTexts[dim];
+  std::string where =
+      "dimension " + std::to_string(dim) + " of '" + t.name +
+      "', whose declared extent is " +
+      (written == extentText ? extentText : written + " = " + extentText);
+  std::string what =
+      (ix.kind == ExprKind::Slice ? "slice '" : "index '") + src(ix) + "'";
+  const char *masked =
+      forStore ? "masked and not written" : "masked and read as 0";
+  std::string padding = std::string(forStore ? "mask =" : "other = or mask =") +
+                        " if the padding is meant";
+  auto fail = [&](const std::string &message) {
+    diags.error(ix.loc(), message);
+    diags.note(t.loc, "'" + t.name + "' is declared here as tensor<" +
+                          dtName(t.ty.dt) + ">[" +
+                          llvm::join(t.dimTexts, ", ") + "]");
+    return false;
+  };
+  if (!start) {
+    // A runtime start: at least `length - extent` elements lie outside.
+    if (padded || length < 2 * extent)
+      return true;
+    return fail(
+        what + " has length " + std::to_string(length) + ", at least twice " +
+        where + ": at least " + std::to_string(length - extent) +
+        " of its elements are " + masked + "; use length " +
+        std::to_string(llvm::PowerOf2Ceil(extent)) + ", or pass " + padding);
+  }
+  int64_t first = *start, end = 0;
+  bool overflow = __builtin_add_overflow(first, length, &end);
+  int64_t inFirst = std::max<int64_t>(first, 0);
+  int64_t inEnd = overflow ? extent : std::min(end, extent);
+  if (overflow || inEnd <= inFirst)
+    return fail(what + " lies outside " + where + " (indices 0 to " +
+                std::to_string(extent - 1) + "): " +
+                (length == 1 ? "its element is " : "every element is ") +
+                masked);
+  if (first >= 0 && end <= extent)
+    return true;
+  // Partly outside: fine when the block rounds what lies inside up to a
+  // power of two, or when other/mask says the padding is meant.
+  int64_t inside = inEnd - inFirst;
+  if (padded || inside * 2 > length)
+    return true;
+  std::string outside;
+  if (first < 0)
+    outside = indexSpan(first, -1);
+  if (end > extent)
+    outside += (outside.empty() ? "" : " and ") + indexSpan(extent, end - 1);
+  return fail(what + " runs past " + where + ": " + outside + " are " + masked +
+              "; a block of " + std::to_string(llvm::PowerOf2Ceil(inside)) +
+              " covers the part inside, or pass " + padding);
+}
+
 std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
-                                     llvm::StringRef writer) {
+                                     llvm::StringRef writer, bool padded) {
   Val base;
   if (e.kind == ExprKind::Index)
     base = eval(*e.operands[0]);
@@ -212,6 +285,11 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
           return std::nullopt;
         r = sum.v;
       }
+      std::optional<int64_t> first;
+      if (start.kind == Val::CInt)
+        first = start.i;
+      if (!checkIndexRange(t, i - 1, ix, first, length, forStore, padded))
+        return std::nullopt;
       items.push_back({Val::runtime(r, ty), true});
       continue;
     }
@@ -223,6 +301,8 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
     if (!v.ok())
       return std::nullopt;
     if (v.kind == Val::CInt) {
+      if (!checkIndexRange(t, i - 1, ix, v.i, 1, forStore, padded))
+        return std::nullopt;
       v = toRuntime(v, ix.loc(), DT::I32);
       if (!v.ok())
         return std::nullopt;
@@ -236,6 +316,10 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
                                               : std::string("not an integer")));
       return std::nullopt;
     }
+    // arange(N) as an index covers 0 .. N - 1.
+    if (v.ty.rank() == 1 && v.v.getDefiningOp<tl::ArangeOp>() &&
+        !checkIndexRange(t, i - 1, ix, 0, v.ty.shape[0], forStore, padded))
+      return std::nullopt;
     items.push_back({v, v.ty.isTile()});
   }
   // Each tile index contributes its extents, in order: a 2-D index tile on
@@ -315,6 +399,11 @@ Val Sema::evalMethod(const Expr &e) {
   std::string pipeName = info.name.empty() ? src(*e.operands[0]) : info.name;
   SourceLoc l = e.loc();
   if (e.name == "push") {
+    // Counted even when refused, so the pops after it are not reported too.
+    llvm::scope_exit countPush([&] {
+      if (effects)
+        effects->push_back({Effect::Push, recv.index, l, {}, {}});
+    });
     if (e.operands.size() != 2) {
       return error(l, "push takes one indexed tensor, as in " + pipeName +
                           ".push(k[z, h, n0 : n0 + BLOCK_N, 0 : D])");
@@ -322,7 +411,8 @@ Val Sema::evalMethod(const Expr &e) {
     for (const NamedArg &arg : e.namedArgs)
       if (arg.name != "mask" && arg.name != "other")
         return error(arg.loc, "push has no argument named '" + arg.name + "'");
-    auto block = evalBlock(*e.operands[1], false);
+    auto block = evalBlock(*e.operands[1], false, "push",
+                           namedArg(e, "other") || namedArg(e, "mask"));
     if (!block)
       return Val::invalid();
     TensorParam &t = tensors[block->tensor];
@@ -344,8 +434,6 @@ Val Sema::evalMethod(const Expr &e) {
     tl::PipelinePushOp::create(builder, loc(l), recv.v, t.value, block->indices,
                                *mask, *other);
     t.read = true;
-    if (effects)
-      effects->push_back({Effect::Push, recv.index, l, {}, {}});
     return Val::voidVal();
   }
   if (e.name == "pop") {
@@ -381,7 +469,8 @@ Val Sema::builtinAtomic(const Expr &e) {
   llvm::StringRef name = e.name;
   SourceLoc l = e.loc();
   bool isAdd = name == "atomic_add";
-  auto block = evalBlock(*e.operands[0], true, "'" + name.str() + "'");
+  auto block = evalBlock(*e.operands[0], true, "'" + name.str() + "'",
+                         namedArg(e, "mask"));
   if (!block)
     return Val::invalid();
   TensorParam &t = tensors[block->tensor];

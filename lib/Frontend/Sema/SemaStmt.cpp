@@ -245,7 +245,7 @@ void Sema::stmt(const Stmt &s) {
       return finish(Val::invalid());
     }
     Val v = eval(*s.value);
-    if (!v.ok())
+    if (!v.ok() || !checkFnTypeNames(fn, *fn.result))
       return finish(Val::invalid());
     if (fn.result->kind == TypeKind::Tuple) {
       if (v.kind != Val::Tuple || v.elements.size() != fn.result->elements.size()) {
