@@ -29,14 +29,6 @@ inline mlir::Type getI1SameShape(mlir::Type type) {
       tile.getEncoding());
 }
 
-/// Checks that the [rows, cols] tile of a dot spreads over `warps` = [wm, wn]
-/// with at least 16 rows and `minCols` columns per warp; otherwise reports
-/// the rows and columns each warp would get.
-mlir::LogicalResult
-checkWarpSplit(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<unsigned> warps,
-               int64_t minCols,
-               llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
-
 /// Checks every operand and result of `op` with verifyTileShape.
 mlir::LogicalResult verifyTileShapes(mlir::Operation *op);
 

@@ -165,9 +165,8 @@ private:
     return BlockedLayoutAttr::get(context, spt, tpw, wpc, order);
   }
 
-  /// The warps split the dot's result by the target's rule.
-  /// The mma layout of `dot`, decided (and any error reported) once:
-  /// planInPlaceReads asks before layouts are assigned, assignOp again.
+  /// The mma layout of `dot`, decided once: planInPlaceReads asks before
+  /// layouts are assigned, assignOp again.
   FailureOr<Attribute> mmaFor(DotOp dot) {
     auto known = mmaLayouts.find(dot);
     if (known == mmaLayouts.end())
@@ -177,8 +176,8 @@ private:
     return known->second;
   }
 
-  /// The mma layout splitting `dot` over the warps, or null (and an error)
-  /// if no split gives every warp enough rows and columns.
+  /// The mma layout splitting `dot` over the warps (warps past a small
+  /// result's extent replicate it), or null if the target is unknown.
   Attribute splitOverWarps(DotOp dot) {
     ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
     FailureOr<tegula::TargetInfo> target = getTarget(dot);
@@ -186,11 +185,7 @@ private:
       return {};
     tegula::TargetInfo::DotWarpSplit split =
         target->dotWarpSplit(shape[0], shape[1], numWarps, dotUse);
-    SmallVector<unsigned> warps = {split.alongM, split.alongN};
-    if (failed(checkWarpSplit(shape, warps, target->dotWarpCols,
-                              [&] { return dot.emitOpError(); })))
-      return {};
-    return MmaLayoutAttr::get(context, warps);
+    return MmaLayoutAttr::get(context, {split.alongM, split.alongN});
   }
 
   /// Which dots become warpgroup instructions, and which of their operands
@@ -544,7 +539,7 @@ private:
   /// The dots that become warpgroup instructions, each with whether it
   /// reads A in place too (planInPlaceReads).
   llvm::DenseMap<Operation *, bool> warpgroupDots;
-  /// Each dot's mma layout, null where its warp split failed (mmaFor).
+  /// Each dot's mma layout, null where its target is unknown (mmaFor).
   llvm::DenseMap<Operation *, Attribute> mmaLayouts;
 };
 

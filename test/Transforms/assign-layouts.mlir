@@ -1,8 +1,4 @@
 // RUN: tile-opt %s -split-input-file -tile-assign-layouts -verify-diagnostics | FileCheck %s --enable-var-scope
-// The split error is reported once, though two steps ask for the layout.
-// RUN: not tile-opt %s -split-input-file -tile-assign-layouts 2>&1 | FileCheck %s --check-prefix=ONCE
-// ONCE-COUNT-1: :{{[0-9]+}}: error: 'tile.dot' op a [16, 32] tile spread
-// ONCE-NOT: :{{[0-9]+}}: error: 'tile.dot' op a [16, 32] tile spread
 
 // Attention's inner loop: scores stay in the mma layout through the
 // softmax, the row statistics in its slice, and the only conversions left
@@ -92,11 +88,14 @@ func.func @decode_dot(%a: tensor<16x64xf16>, %b: tensor<64x64xf16>, %c: tensor<1
 
 // -----
 
-// M = 16 and N = 32 over 8 warps: whatever the split, some warp gets fewer
-// than 16 rows or 8 columns.
-func.func @unsplittable_dot(%a: tensor<16x64xf16>, %b: tensor<64x32xf16>, %c: tensor<16x32xf32>)
+// M = 16 and N = 32 over 8 warps: no split gives every warp 16 rows and 8
+// columns, so the warps go along N (8 columns each) and warps 4-7 hold
+// copies of warps 0-3's fragments (the mma layout wraps past the extent).
+// CHECK: #[[$REP:.*]] = #tile.mma<warpsPerCTA = [1, 8]>
+// CHECK-LABEL: func.func @replicated_dot
+// CHECK: tile.dot {{.*}} -> tensor<16x32xf32, #[[$REP]]>
+func.func @replicated_dot(%a: tensor<16x64xf16>, %b: tensor<64x32xf16>, %c: tensor<16x32xf32>)
     -> tensor<16x32xf32> attributes {tile.warps = 8 : i32} {
-  // expected-error @+1 {{'tile.dot' op a [16, 32] tile spread over 1 x 8 warps gives each warp 16 / 1 = 16 rows and 32 / 8 = 4 columns; mma.sync needs at least 16 rows and 8 columns per warp}}
   %d = tile.dot %a, %b, %c : tensor<16x64xf16>, tensor<64x32xf16> -> tensor<16x32xf32>
   return %d : tensor<16x32xf32>
 }

@@ -52,7 +52,9 @@ struct TargetInfo {
   /// How `warps` warps share an [m, n] dot result.
   struct DotWarpSplit {
     unsigned alongM, alongN;
-    /// Each warp gets at least dotWarpRows x dotWarpCols.
+    /// Each warp gets at least dotWarpRows x dotWarpCols. When not (a
+    /// 16 x 16 result over 4 warps), the warps past the result's extent
+    /// compute copies of the blocks below them: the mma layout replicates.
     bool fits;
   };
   /// What a dot's result is used for, which decides how warps share it.
@@ -70,7 +72,8 @@ struct TargetInfo {
   /// RowsInWarp: warps along M as far as blocks of dotWarpRows rows allow,
   /// the rest along N; Balanced: among the splits that fit, the one with
   /// the fewest rows plus columns per warp (more warps along M on a tie).
-  /// `fits` is the same for all.
+  /// If no split fits, warps along M as far as rows allow and the rest
+  /// along N, where some replicate. `fits` is the same for all.
   DotWarpSplit dotWarpSplit(int64_t m, int64_t n, unsigned warps,
                             DotUse use = DotUse::RowsInWarp) const;
 

@@ -4,6 +4,7 @@
 #include "Families.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -229,13 +230,27 @@ Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
                              start, ValueRange{linear});
 }
 
-Value tegula::tile::convertThroughShared(const TargetInfo &target,
-                                         OpBuilder &builder, Location loc,
-                                         Operation *anchor, Value source,
-                                         const LinearLayout &from,
-                                         const LinearLayout &to,
-                                         Type elementType, Type resultType,
-                                         int64_t byteOffset) {
+Value tegula::tile::firstWarpCopy(OpBuilder &builder, Location loc,
+                                  const LinearLayout &layout,
+                                  Operation *anchor) {
+  uint32_t copies = 0;
+  for (auto [bit, basis] : llvm::enumerate(layout.getWarpBases()))
+    if (llvm::all_of(basis, [](int64_t c) { return c == 0; }))
+      copies |= 1u << bit;
+  if (!copies)
+    return {};
+  Value warp = getThreadPosition(builder, anchor).warp;
+  Value bits =
+      arith::AndIOp::create(builder, loc, warp, i32Const(builder, loc, copies));
+  return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, bits,
+                               i32Const(builder, loc, 0));
+}
+
+Value tegula::tile::convertThroughShared(
+    const TargetInfo &target, OpBuilder &builder, Location loc,
+    Operation *anchor, Value source, const LinearLayout &from,
+    const LinearLayout &to, Type elementType, Type resultType,
+    int64_t byteOffset, bool firstCopyWrites) {
   ThreadPosition position = getThreadPosition(builder, anchor);
   Value shared = getSharedBase(builder, anchor);
   // Booleans travel as bytes.
@@ -244,6 +259,17 @@ Value tegula::tile::convertThroughShared(const TargetInfo &target,
   SmallVector<Value> values = unpackVector(builder, loc, source);
   Value offset = i32Const(builder, loc, byteOffset);
   auto fromCoords = emitRegisterCoords(builder, loc, from, position);
+  // Warps holding copies of the tile leave the writes to the first copy
+  // (one writer a shared address).
+  std::optional<OpBuilder::InsertionGuard> guard;
+  Value first =
+      firstCopyWrites ? firstWarpCopy(builder, loc, from, anchor) : Value();
+  if (first) {
+    guard.emplace(builder);
+    auto onlyFirst = scf::IfOp::create(builder, loc, first,
+                                       /*withElseRegion=*/false);
+    builder.setInsertionPointToStart(onlyFirst.thenBlock());
+  }
   for (auto [value, coords] : llvm::zip(values, fromCoords)) {
     Value stored = value;
     if (storedType != elementType)
@@ -252,6 +278,7 @@ Value tegula::tile::convertThroughShared(const TargetInfo &target,
         builder, loc, shared, from.getShape(), coords, storedType, offset);
     LLVM::StoreOp::create(builder, loc, stored, address);
   }
+  guard.reset();
   emitBarrier(builder, loc);
   SmallVector<Value> results =
       readTileFromShared(target, builder, loc, anchor, to.getShape(), to,

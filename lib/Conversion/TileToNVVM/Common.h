@@ -61,6 +61,13 @@ struct ThreadPosition {
 };
 ThreadPosition getThreadPosition(mlir::OpBuilder &builder, mlir::Operation *op);
 
+/// For a layout whose warps replicate (zero warp bases: a dot result
+/// smaller than the warps' blocks), an i1 that holds in the warps whose
+/// replicated bits are zero, so that one copy of each element is written;
+/// null when no warp replicates.
+mlir::Value firstWarpCopy(mlir::OpBuilder &builder, mlir::Location loc,
+                          const LinearLayout &layout, mlir::Operation *anchor);
+
 /// i32 and i64 constants.
 mlir::Value i32Const(mlir::OpBuilder &builder, mlir::Location loc,
                      int64_t value);
@@ -94,12 +101,15 @@ mlir::Value mapElementsInF32(
 /// Writes this thread's registers of a tile into shared memory at
 /// `byteOffset`, row-major by tile coordinates, and reads them back in
 /// another layout; the two barriers make it safe to reuse the scratch area.
+/// With `firstCopyWrites`, warps that hold copies of the tile leave the
+/// writes to the first copy (firstWarpCopy).
 mlir::Value convertThroughShared(const TargetInfo &target,
                                  mlir::OpBuilder &builder, mlir::Location loc,
                                  mlir::Operation *anchor, mlir::Value source,
                                  const LinearLayout &from,
                                  const LinearLayout &to, mlir::Type elementType,
-                                 mlir::Type resultType, int64_t byteOffset);
+                                 mlir::Type resultType, int64_t byteOffset,
+                                 bool firstCopyWrites = false);
 
 /// Reads this thread's registers of `layout` from a row-major tile of
 /// `shape` at `byteOffset` in shared memory: with the dot family's fragment

@@ -101,11 +101,13 @@ struct MoveLowering : public StatefulPattern<SourceOp> {
       return success();
     }
     rewriter.replaceOp(
-        op,
-        convertThroughShared(
-            this->state.target, rewriter, op.getLoc(), op, adaptor.getSource(),
-            from, to, op.getType().getElementType(), resultType,
-            takeScratch(rewriter, op.getLoc(), op, this->state)));
+        op, convertThroughShared(
+                this->state.target, rewriter, op.getLoc(), op,
+                adaptor.getSource(), from, to, op.getType().getElementType(),
+                resultType, takeScratch(rewriter, op.getLoc(), op, this->state),
+                // Only a small dot's result has warps that copy it (in other
+                // layouts, copies write alike, as before).
+                isa<MmaLayoutAttr>(op.getSource().getType().getEncoding())));
     return success();
   }
 };

@@ -112,8 +112,10 @@ struct DotLowering : public OpConversionPattern<DotOp> {
     ArrayRef<unsigned> warps = mma.getWarpsPerCTA();
     int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
     int64_t k = op.getA().getType().getDimSize(1);
-    int64_t mTiles = m / warps[0] / 16, nTiles = n / warps[1] / 8,
-            kTiles = k / 16;
+    // A result smaller than the warps' blocks is computed by several warps
+    // alike (the layouts wrap): each still does one 16 x 8 tile.
+    int64_t mTiles = std::max<int64_t>(1, m / warps[0] / 16),
+            nTiles = std::max<int64_t>(1, n / warps[1] / 8), kTiles = k / 16;
     unsigned nBits = llvm::Log2_64(nTiles), kBits = llvm::Log2_64(kTiles);
 
     Type element = op.getA().getType().getElementType();

@@ -145,25 +145,6 @@ unsigned MmaLayoutAttr::getNumWarps() const {
   return product(getWarpsPerCTA());
 }
 
-/// Checks that an [rows, cols] block splits over the warps in blocks of at
-/// least 16 rows and `minCols` columns, and says how it would split if not.
-LogicalResult
-tegula::tile::checkWarpSplit(ArrayRef<int64_t> shape, ArrayRef<unsigned> warps,
-                             int64_t minCols,
-                             function_ref<InFlightDiagnostic()> emitError) {
-  int64_t rowsPerWarp = shape[0] / warps[0];
-  int64_t colsPerWarp = shape[1] / warps[1];
-  if (rowsPerWarp >= 16 && colsPerWarp >= minCols)
-    return success();
-  emitError() << "a [" << shape[0] << ", " << shape[1] << "] tile spread over "
-              << warps[0] << " x " << warps[1] << " warps gives each warp "
-              << shape[0] << " / " << warps[0] << " = " << rowsPerWarp
-              << " rows and " << shape[1] << " / " << warps[1] << " = "
-              << colsPerWarp << " columns; mma.sync needs at least 16 rows and "
-              << minCols << " columns per warp";
-  return failure();
-}
-
 FailureOr<LinearLayout> MmaLayoutAttr::toLinearLayout(
     ArrayRef<int64_t> shape,
     function_ref<InFlightDiagnostic()> emitError) const {
@@ -227,18 +208,20 @@ FailureOr<LinearLayout> DotOperandLayoutAttr::toLinearLayout(
   int64_t outer = isB ? shape[1] : shape[0];
   int64_t k = isB ? shape[0] : shape[1];
   unsigned outerWarps = isB ? warps[1] : warps[0];
-  int64_t outerPerWarp = outer / outerWarps;
   int64_t minOuter = isB ? 8 : 16;
-  if (k < 16 || outerPerWarp < minOuter) {
+  if (k < 16) {
     emitError() << "dot operand " << (isB ? "B" : "A") << " [" << shape[0]
-                << ", " << shape[1] << "] over " << warps[0] << " x "
-                << warps[1] << " warps gives each warp " << outerPerWarp
-                << (isB ? " columns" : " rows") << " and K = " << k
-                << "; mma.sync needs at least " << minOuter << " and 16";
+                << ", " << shape[1] << "] has K = " << k
+                << "; mma.sync needs at least 16";
     return failure();
   }
+  // As for the result: warps past the operand's extent hold copies of the
+  // fragments below them (their bases wrap to zero).
+  int64_t outerPerWarp =
+      std::max<int64_t>(outer, minOuter * outerWarps) / outerWarps;
   LinearLayout layout(shape);
   auto at = [&](int64_t o, int64_t kk) {
+    o = o < outer ? o : 0;
     return isB ? basis2D(kk, o) : basis2D(o, kk);
   };
   if (!isB) {
@@ -258,9 +241,9 @@ FailureOr<LinearLayout> DotOperandLayoutAttr::toLinearLayout(
   addMmaLaneBases(layout, at);
   // Warps along the other operand's dimension hold the same fragments.
   for (int64_t w = 1; w < warps[0]; w *= 2)
-    layout.addWarpBasis(isB ? basis2D(0, 0) : basis2D(outerPerWarp * w, 0));
+    layout.addWarpBasis(isB ? basis2D(0, 0) : at(outerPerWarp * w, 0));
   for (int64_t w = 1; w < warps[1]; w *= 2)
-    layout.addWarpBasis(isB ? basis2D(0, outerPerWarp * w) : basis2D(0, 0));
+    layout.addWarpBasis(isB ? at(outerPerWarp * w, 0) : basis2D(0, 0));
   return layout;
 }
 

@@ -443,9 +443,17 @@ LogicalResult DotOp::verify() {
                               "of at least 16 (a is ["
                            << m << ", " << k << "], b is [" << kb << ", " << n
                            << "])";
-  if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding()))
-    return checkWarpSplit(acc.getShape(), mma.getWarpsPerCTA(), 8,
-                          [this] { return emitOpError(); });
+  // Any mma layout will do (warps past the result's extent replicate it),
+  // but the operands must be laid out for that one.
+  auto mma = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
+  for (auto [name, operand] :
+       {std::pair<StringRef, RankedTensorType>{"a", a}, {"b", b}}) {
+    auto layout = dyn_cast_or_null<DotOperandLayoutAttr>(operand.getEncoding());
+    if (mma && layout && layout.getParent() != mma)
+      return emitOpError() << "operand " << name << " is laid out for "
+                           << layout.getParent() << " but the accumulator has "
+                           << mma;
+  }
   return success();
 }
 

@@ -553,6 +553,15 @@ private:
                                           bool right);
   /// Whether `e` reads a size variable or a scalar parameter.
   bool dependsOnLaunch(const Expr &e);
+  /// A tensor dimension over size variables (`2 * N`, `M + 1`): nothing if
+  /// `dim` names no unbound variable (a fixed dim); else its launch text,
+  /// with its variables added to `order` and `firstUse`, or "" after an
+  /// error.
+  std::optional<std::string>
+  sizeExpression(const Expr &dim, const std::string &tensor,
+                 const llvm::StringMap<SourceLoc> &paramNames,
+                 llvm::SmallVectorImpl<std::string> &order,
+                 llvm::StringMap<const Expr *> &firstUse);
   void countPipelines(const std::vector<Effect> &effects,
                       std::map<int, int> &state);
   void addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what);

@@ -274,6 +274,68 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
   }
 }
 
+std::optional<std::string>
+Sema::sizeExpression(const Expr &dim, const std::string &tensor,
+                     const llvm::StringMap<SourceLoc> &paramNames,
+                     llvm::SmallVectorImpl<std::string> &order,
+                     llvm::StringMap<const Expr *> &firstUse) {
+  llvm::SmallVector<const Expr *> unbound;
+  std::function<void(const Expr &)> collect = [&](const Expr &e) {
+    if (e.kind == ExprKind::Name && !lookup(e.name))
+      unbound.push_back(&e);
+    for (const ExprPtr &operand : e.operands)
+      if (operand)
+        collect(*operand);
+  };
+  collect(dim);
+  if (unbound.empty())
+    return std::nullopt;
+  std::string what = "dimension '" + src(dim) + "' of tensor '" + tensor + "'";
+  for (const Expr *name : unbound)
+    if (paramNames.count(name->name)) {
+      diags.error(name->loc(), what + " names the parameter '" + name->name +
+                                   "'; size variables must be new names, "
+                                   "bound from the tensor at launch");
+      diags.note(paramNames.lookup(name->name),
+                 "'" + name->name + "' is declared here");
+      return std::string();
+    }
+  // Launch computes the dimension from its variables; + - * keep that
+  // exact, and the variables stay bound by dimensions of their own.
+  std::function<const Expr *(const Expr &)> outside =
+      [&](const Expr &e) -> const Expr * {
+    if (e.kind == ExprKind::Int || e.kind == ExprKind::Name)
+      return nullptr;
+    if (e.kind != ExprKind::Binary ||
+        (e.op != Tok::Plus && e.op != Tok::Minus && e.op != Tok::Star))
+      return &e;
+    for (const ExprPtr &operand : e.operands)
+      if (const Expr *bad = outside(*operand))
+        return bad;
+    return nullptr;
+  };
+  if (const Expr *bad = outside(dim)) {
+    bool isOp = bad->kind == ExprKind::Binary || bad->kind == ExprKind::Unary;
+    diags.error(isOp && bad->kind == ExprKind::Binary ? bad->opLoc : bad->loc(),
+                what + " uses '" + (isOp ? opText(bad->op) : src(*bad)) +
+                    "'; a dimension over size variables may only add, "
+                    "subtract and multiply them and compile-time values "
+                    "(M + 1, 2 * N, M * N)");
+    return std::string();
+  }
+  for (const Expr *name : unbound) {
+    if (!llvm::is_contained(order, name->name)) {
+      order.push_back(name->name);
+      sizeVars.insert(name->name);
+    }
+    firstUse.try_emplace(name->name, &dim);
+  }
+  return renderLaunch(dim, 0, false).value_or("");
+}
+
+/// A dimension computed from size variables (ParamInfo::dimSizeVar).
+constexpr int kSizeExpression = -2;
+
 static std::optional<Val> parseDefine(llvm::StringRef text, TemplateKind kind) {
   text = text.trim();
   if (kind == TemplateKind::Bool) {
@@ -389,11 +451,16 @@ void Sema::kernel(const Kernel &k) {
     const Param *param;
     Ty ty;
     llvm::SmallVector<mlir::Attribute> dims;
-    llvm::SmallVector<int> dimSizeVar; ///< index into sizeVarOrder or -1
+    /// Index into sizeVarOrder, -1 for a fixed dim, kSizeExpression.
+    llvm::SmallVector<int> dimSizeVar;
     bool ok = true;
   };
   std::vector<ParamInfo> params;
   llvm::StringMap<SourceLoc> paramNames;
+  // Size variables seen as a whole dimension, and the first dimension
+  // expression (2 * N) each appears in.
+  llvm::StringSet<> boundAlone;
+  llvm::StringMap<const Expr *> inExpression;
   for (const Param &p : k.params) {
     if (paramNames.count(p.name) || lookup(p.name)) {
       diags.error(p.loc, "redefinition of '" + p.name + "'");
@@ -458,9 +525,18 @@ void Sema::kernel(const Kernel &k) {
           sizeVarOrder.push_back(d->name);
           sizeVars.insert(d->name);
         }
+        boundAlone.insert(d->name);
         info.ty.shape.push_back(mlir::ShapedType::kDynamic);
         info.dims.push_back(builder.getStringAttr(d->name));
         info.dimSizeVar.push_back(index);
+        continue;
+      }
+      if (std::optional<std::string> text = sizeExpression(
+              *d, p.name, paramNames, sizeVarOrder, inExpression)) {
+        info.ok = info.ok && !text->empty();
+        info.ty.shape.push_back(mlir::ShapedType::kDynamic);
+        info.dims.push_back(builder.getStringAttr(*text));
+        info.dimSizeVar.push_back(kSizeExpression);
         continue;
       }
       Origin origin;
@@ -496,6 +572,22 @@ void Sema::kernel(const Kernel &k) {
       info.dimSizeVar.push_back(-1);
     }
     params.push_back(info);
+  }
+  // Launch binds a size variable from a dimension that is just its name.
+  for (const std::string &var : sizeVarOrder) {
+    if (boundAlone.contains(var))
+      continue;
+    const Expr *dim = inExpression.lookup(var);
+    diags.error(dim->loc(),
+                "size variable '" + var + "' appears only inside dimension '" +
+                    src(*dim) +
+                    "', and launch binds a size variable only "
+                    "from a dimension that is just its name; give some "
+                    "tensor the dimension '" +
+                    var +
+                    "', or make this "
+                    "dimension a new size variable and compute '" +
+                    var + "' from it in the body");
   }
   // Keep declaration order.
   std::sort(
@@ -547,9 +639,17 @@ void Sema::kernel(const Kernel &k) {
     func.setArgAttr(i, tl::TileDialect::kArgDimsAttrName,
                     builder.getArrayAttr(p.dims));
     llvm::SmallVector<mlir::Value> dynamic;
-    for (int index : p.dimSizeVar)
+    for (auto [dim, index] : llvm::enumerate(p.dimSizeVar)) {
       if (index >= 0)
         dynamic.push_back(entry->getArgument(params.size() + index));
+      if (index != kSizeExpression)
+        continue;
+      // 2 * N from the bound N, in i32: launch checks it fits.
+      Val extent = eval(*p.param->type->dims[dim]);
+      if (!extent.ok() || extent.kind != Val::Runtime)
+        return;
+      dynamic.push_back(extent.v);
+    }
     llvm::SmallVector<mlir::Value> strides;
     if (p.ty.isStrided)
       for (size_t dim = 0; dim < p.ty.shape.size(); ++dim, ++nextStride) {

@@ -412,6 +412,22 @@ void Sema::assignStmt(const Stmt &s) {
   b->val = c;
 }
 
+/// Whether the runtime i32 `v` is positive whatever the launch:
+/// num_programs, a positive constant, or a max with one of those. (Sums
+/// and products of them may wrap.)
+static bool isKnownPositive(mlir::Value v, int depth = 0) {
+  if (depth > 8)
+    return false;
+  if (v.getDefiningOp<tl::NumProgramsOp>())
+    return true;
+  if (auto c = v.getDefiningOp<mlir::arith::ConstantIntOp>())
+    return c.value() > 0;
+  if (auto max = v.getDefiningOp<mlir::arith::MaxSIOp>())
+    return isKnownPositive(max.getLhs(), depth + 1) ||
+           isKnownPositive(max.getRhs(), depth + 1);
+  return false;
+}
+
 void Sema::forStmt(const Stmt &s) {
   auto bound = [&](const Expr *x, int64_t dflt) -> Val {
     if (!x)
@@ -428,13 +444,40 @@ void Sema::forStmt(const Stmt &s) {
   };
   Val lo = bound(s.start.get(), 0), hi = bound(s.end.get(), 0),
       step = bound(s.step.get(), 1);
-  if (s.step)
-    if (auto c = tryConst(*s.step))
-      if (c->kind == Val::CInt && c->i <= 0) {
-        diags.error(s.step->loc(), "the loop step must be positive, got " +
-                                       std::to_string(c->i));
-        return;
-      }
+  // A negative step counts down (reverseStep), as Python's range does.
+  int64_t reverseStep = 0;
+  if (s.step && step.ok()) {
+    std::optional<Val> c = tryConst(*s.step);
+    if (c && c->kind == Val::CInt && c->i == 0) {
+      diags.error(s.step->loc(), "the loop step must not be 0; use 1 to count "
+                                 "up or -1 to count down");
+      return;
+    }
+    if (c && c->kind == Val::CInt && c->i < 0)
+      reverseStep = -c->i;
+    else if (!c && !isKnownPositive(step.v)) {
+      // Operands of the suggested arithmetic, parenthesized unless simple.
+      auto term = [&](const Expr &x) {
+        bool simple = x.kind == ExprKind::Name || x.kind == ExprKind::Int ||
+                      x.kind == ExprKind::Call;
+        return simple ? src(x) : "(" + src(x) + ")";
+      };
+      std::string a = s.start ? term(*s.start) : "0", b = term(*s.end),
+                  k = term(*s.step);
+      diags.error(s.step->loc(),
+                  "the sign of the loop step '" + src(*s.step) +
+                      "' is not known at compile time, so the loop cannot "
+                      "tell whether to count up or down; write a constant "
+                      "step (range(" +
+                      (s.start ? src(*s.start) : "0") + ", " + src(*s.end) +
+                      ", 4), or a negative "
+                      "one to count down) or loop over a count: for t in "
+                      "range(0, cdiv(" +
+                      b + " - " + a + ", " + k + ")) with the index " + a +
+                      " + t * " + k);
+      return;
+    }
+  }
   std::optional<int64_t> stages;
   if (s.stages) {
     stages = evalConstInt(*s.stages, "the pipelined stage count");
@@ -474,6 +517,16 @@ void Sema::forStmt(const Stmt &s) {
       inits.push_back(b->val.v);
     }
   }
+  // A reverse loop runs t over [0, start - stop) by -step, and its index
+  // is start - t: the values above stop, from start down (none when start
+  // <= stop). scf.for steps only upwards.
+  mlir::Value start = lo.v;
+  if (reverseStep) {
+    mlir::Location l = loc(s.range.begin);
+    hi.v = mlir::arith::SubIOp::create(builder, l, lo.v, hi.v);
+    lo.v = mlir::arith::ConstantIntOp::create(builder, l, 0, 32);
+    step.v = mlir::arith::ConstantIntOp::create(builder, l, reverseStep, 32);
+  }
   auto forOp = mlir::scf::ForOp::create(builder, loc(s.range.begin), lo.v, hi.v,
                                         step.v, inits);
   if (stages)
@@ -490,8 +543,11 @@ void Sema::forStmt(const Stmt &s) {
     ScopeGuard scope(*this);
     for (auto [i, b] : llvm::enumerate(carried))
       b->val.v = forOp.getRegionIterArgs()[i];
-    bind(s.names[0], Val::runtime(forOp.getInductionVar(), Ty::scalar(DT::I32)),
-         s.nameLocs[0]);
+    mlir::Value index = forOp.getInductionVar();
+    if (reverseStep)
+      index = mlir::arith::SubIOp::create(builder, loc(s.range.begin), start,
+                                          index);
+    bind(s.names[0], Val::runtime(index, Ty::scalar(DT::I32)), s.nameLocs[0]);
     if (!frames.empty())
       ++frames.back().runtimeNesting;
     ++runtimeDepth;

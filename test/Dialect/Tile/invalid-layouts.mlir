@@ -57,19 +57,20 @@ func.func @not_a_layout(%x: f32) {
 // -----
 
 func.func @operand_too_small(%x: f16) {
-  // expected-error @+1 {{'tile.splat' op dot operand A [16, 64] over 4 x 1 warps gives each warp 4 rows and K = 64; mma.sync needs at least 16 and 16}}
-  %t = tile.splat %x : tensor<16x64xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
+  // expected-error @+1 {{'tile.splat' op dot operand A [16, 8] has K = 8; mma.sync needs at least 16}}
+  %t = tile.splat %x : tensor<16x8xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
   return
 }
 
 // -----
 
-// M = 16 cannot be spread over 8 warps along M.
+// The operands are laid out for another split of the warps than the
+// accumulator's (a split past the extent is fine: warps replicate).
 #mma = #tile.mma<warpsPerCTA = [8, 1]>
 func.func @dot_warps(%a: tensor<16x32xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [1, 8]>>>,
                      %b: tensor<32x64xf16, #tile.dot_operand<opIdx = 1, parent = #tile.mma<warpsPerCTA = [1, 8]>>>,
                      %c: tensor<16x64xf32, #mma>) {
-  // expected-error @+1 {{'tile.dot' op a [16, 64] tile spread over 8 x 1 warps gives each warp 16 / 8 = 2 rows and 64 / 1 = 64 columns; mma.sync needs at least 16 rows and 8 columns per warp}}
+  // expected-error @+1 {{'tile.dot' op operand a is laid out for #tile.mma<warpsPerCTA = [1, 8]> but the accumulator has #tile.mma<warpsPerCTA = [8, 1]>}}
   %d = tile.dot %a, %b, %c : tensor<16x32xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [1, 8]>>>, tensor<32x64xf16, #tile.dot_operand<opIdx = 1, parent = #tile.mma<warpsPerCTA = [1, 8]>>> -> tensor<16x64xf32, #mma>
   return
 }

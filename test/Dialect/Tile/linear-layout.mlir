@@ -98,3 +98,40 @@ func.func @permute3(%x: tensor<4x8x16xf32, #tile.blocked<sizePerThread = [1, 1, 
   %p = tile.permute %x, [2, 0, 1] : tensor<4x8x16xf32, #tile.blocked<sizePerThread = [1, 1, 4], threadsPerWarp = [1, 8, 4], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]>> -> tensor<16x4x8xf32, #tile.blocked<sizePerThread = [1, 1, 4], threadsPerWarp = [4, 4, 2], warpsPerCTA = [4, 1, 1], order = [2, 1, 0]>>
   return
 }
+
+// -----
+
+// A 16 x 16 result over 1 x 4 warps: each warp's block is 16 x 8, so warp
+// bit 0 steps 8 columns and warp bit 1 wraps past the extent to zero:
+// warps 2 and 3 hold copies of warps 0 and 1.
+func.func @mma_replicated(%x: f32) {
+  // expected-remark @+1 {{layout: reg = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[0, 8], [0, 0]]}}
+  %t = tile.splat %x : tensor<16x16xf32, #tile.mma<warpsPerCTA = [1, 4]>>
+  return
+}
+
+// -----
+
+// Its operands: B's columns wrap the same way; A is the same in every warp.
+func.func @dot_operand_b_replicated(%x: f16) {
+  // expected-remark @+1 {{layout: reg = [[1, 0], [8, 0]], lane = [[2, 0], [4, 0], [0, 1], [0, 2], [0, 4]], warp = [[0, 8], [0, 0]]}}
+  %t = tile.splat %x : tensor<16x16xf16, #tile.dot_operand<opIdx = 1, parent = #tile.mma<warpsPerCTA = [1, 4]>>>
+  return
+}
+
+// -----
+
+func.func @dot_operand_a_replicated(%x: f16) {
+  // expected-remark @+1 {{layout: reg = [[0, 1], [8, 0], [0, 8]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[0, 0], [0, 0]]}}
+  %t = tile.splat %x : tensor<16x16xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [1, 4]>>>
+  return
+}
+
+// -----
+
+// A along M past the extent: 16 rows over 4 x 1 warps, all copies.
+func.func @dot_operand_a_rows_replicated(%x: f16) {
+  // expected-remark @+1 {{layout: reg = [[0, 1], [8, 0], [0, 8]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[0, 0], [0, 0]]}}
+  %t = tile.splat %x : tensor<16x16xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
+  return
+}
