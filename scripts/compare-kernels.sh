@@ -18,6 +18,7 @@ for b in "$1" "$2"; do
     { echo "error: $b is neither a build (bin/tilec) nor a staged folder" >&2; exit 2; }
 done
 out=${3:-$(mktemp -d)}
+mkdir -p "$out"
 [ $# -ge 3 ] || trap 'rm -rf "$out"' EXIT
 
 # stage SIDE FROM: every configuration into $out/SIDE, compiled with the
