@@ -15,7 +15,10 @@
 // store, and they are not known to be made by the same thread element by
 // element (same index values in the same layout, no element held by two
 // threads, and no loop iteration between them when the indices vary in the
-// loop). A conflict places a barrier before the access and empties the set.
+// loop), nor known to touch disjoint elements (in some dimension both index
+// tiles lie in constant ranges around one uniform value, and the ranges do
+// not meet: `y[0 : 128]` and `y[128 : 256]`, `y[0]` and `y[1]`). A conflict
+// places a barrier before the access and empties the set.
 // Loops start from what holds before them joined with what their body
 // leaves (the back edge), to a fixed point (inside those rounds a nested
 // loop counts all its accesses as pending after it); branches join their
@@ -25,6 +28,11 @@
 // shared memory, transposes, reductions across warps, pipeline pops that
 // wait) empty the set as a placed barrier does.
 //
+// What decides a pair that does not depend on the other access (index
+// ranges, whether a thread owns its elements) is computed once per access,
+// so a long run of accesses that never conflict costs a few comparisons a
+// pair, and joins are linear.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tegula/Analysis/MemoryOrder.h"
@@ -32,9 +40,12 @@
 
 #include "Tile/TileOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace tegula::tile;
@@ -123,22 +134,120 @@ bool variesIn(Value value, Operation *loop, int depth = 0) {
   });
 }
 
-/// True when every element `a` and `b` both touch is touched by the same
-/// thread in both: their index tiles are the same values in the same layout
-/// (the same element-to-thread map), no lane or warp holds a copy of
-/// another's elements, and the values did not change between them.
-bool sameThreads(Operation *a, const Access &b) {
-  ValueRange indicesA = indicesOf(a), indicesB = indicesOf(b.op);
-  if (indicesA.size() != indicesB.size())
+/// The values of an index, `base + [lo, hi]`: `base` a scalar every element
+/// shares (null: 0), lo and hi constants. Unknown when `base` is not found
+/// or a bound leaves the index's type (the GPU computes it modulo 2^bits).
+struct IndexRange {
+  Value base;
+  int64_t lo = 0, hi = 0;
+  bool known = false;
+};
+
+IndexRange unknownRange() { return {}; }
+
+/// `range` if its bounds fit an integer of `bits` bits, else unknown.
+IndexRange fitting(IndexRange range, unsigned bits) {
+  if (!range.known || bits > 64 || !llvm::isIntN(bits, range.lo) ||
+      !llvm::isIntN(bits, range.hi))
+    return unknownRange();
+  return range;
+}
+
+std::optional<int64_t> constantOf(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return integer.getValue().getSExtValue();
+  if (auto splat = dyn_cast<SplatElementsAttr>(attr))
+    if (splat.getElementType().isInteger())
+      return splat.getSplatValue<APInt>().getSExtValue();
+  return std::nullopt;
+}
+
+IndexRange add(IndexRange a, IndexRange b) {
+  if (!a.known || !b.known || (a.base && b.base))
+    return unknownRange();
+  IndexRange sum{a.base ? a.base : b.base, 0, 0, true};
+  if (llvm::AddOverflow(a.lo, b.lo, sum.lo) ||
+      llvm::AddOverflow(a.hi, b.hi, sum.hi))
+    return unknownRange();
+  return sum;
+}
+
+IndexRange scale(IndexRange a, int64_t factor) {
+  if (!a.known || a.base)
+    return unknownRange();
+  int64_t x, y;
+  if (llvm::MulOverflow(a.lo, factor, x) || llvm::MulOverflow(a.hi, factor, y))
+    return unknownRange();
+  return {Value(), std::min(x, y), std::max(x, y), true};
+}
+
+IndexRange rangeOf(Value value, int depth = 0);
+
+/// The range `def` computes from its operands' (unknown if it is not a
+/// sum, difference or product with a constant of known ranges).
+IndexRange rangeFromOperands(Operation *def, int depth) {
+  auto operand = [&](unsigned i) {
+    return rangeOf(def->getOperand(i), depth + 1);
+  };
+  if (auto arange = dyn_cast<ArangeOp>(def))
+    return {Value(), 0, arange.getType().getNumElements() - 1, true};
+  if (isa<SplatOp, BroadcastOp, ExpandDimsOp>(def))
+    return operand(0);
+  if (isa<arith::AddIOp>(def))
+    return add(operand(0), operand(1));
+  if (isa<arith::SubIOp>(def))
+    return add(operand(0), scale(operand(1), -1));
+  if (isa<arith::MulIOp>(def))
+    for (unsigned i : {0u, 1u})
+      if (std::optional<int64_t> factor = constantOf(def->getOperand(1 - i)))
+        return scale(operand(i), *factor);
+  return unknownRange();
+}
+
+/// The range of an integer scalar or index tile (scalars: lo == hi).
+IndexRange rangeOf(Value value, int depth) {
+  value = throughConversions(value);
+  auto integer = dyn_cast<IntegerType>(getElementTypeOrSelf(value.getType()));
+  if (!integer)
+    return unknownRange();
+  unsigned bits = integer.getWidth();
+  if (std::optional<int64_t> constant = constantOf(value))
+    return fitting({Value(), *constant, *constant, true}, bits);
+  IndexRange range;
+  if (Operation *def = value.getDefiningOp(); def && depth <= 8)
+    range = fitting(rangeFromOperands(def, depth), bits);
+  // A scalar nothing simpler is known of stands for itself.
+  if (!range.known && !isa<RankedTensorType>(value.getType()))
+    return {value, 0, 0, true};
+  return range;
+}
+
+/// Whether `a` and `b` (ranges of one index dimension) share no value, `b`
+/// from an earlier iteration of `crossedLoop` if not null.
+bool disjoint(const IndexRange &a, const IndexRange &b,
+              Operation *crossedLoop) {
+  if (!a.known || !b.known || !a.base != !b.base)
     return false;
-  for (auto [x, y] : llvm::zip(indicesA, indicesB)) {
-    if (x.getType() != y.getType() || !sameValues(x, y))
-      return false;
-    if (b.crossedLoop &&
-        (variesIn(x, b.crossedLoop) || variesIn(y, b.crossedLoop)))
-      return false;
-  }
-  auto type = dyn_cast<RankedTensorType>(indicesA.front().getType());
+  if (a.hi >= b.lo && b.hi >= a.lo)
+    return false;
+  if (!a.base)
+    return true;
+  // One uniform base: the offsets differ by less than 2^bits (the bounds
+  // fit the type), so the indices differ modulo 2^bits too.
+  return sameValues(a.base, b.base) &&
+         !(crossedLoop &&
+           (variesIn(a.base, crossedLoop) || variesIn(b.base, crossedLoop)));
+}
+
+/// Whether no lane or warp of the index tiles' layout holds a copy of
+/// another's elements (one thread per element).
+bool ownsElements(ValueRange indices) {
+  if (indices.empty())
+    return false;
+  auto type = dyn_cast<RankedTensorType>(indices.front().getType());
   if (!type || !type.getEncoding())
     return false;
   LinearLayout layout = getLinearLayout(type);
@@ -149,6 +258,60 @@ bool sameThreads(Operation *a, const Access &b) {
          llvm::none_of(layout.getWarpBases(), isZero);
 }
 
+/// What decides a conflict of one access with any other, computed once.
+struct Footprint {
+  Value tensor;
+  bool writes = false;
+  bool ownsElements = false;
+  /// One range per index; empty for a strided tensor, whose distinct
+  /// indices may share an address.
+  SmallVector<IndexRange, 2> ranges;
+};
+
+Footprint footprintOf(Operation *op) {
+  Footprint footprint;
+  footprint.tensor = tensorOf(op);
+  footprint.writes = isa<StoreOp, AtomicRMWOp>(op);
+  ValueRange indices = indicesOf(op);
+  footprint.ownsElements = ownsElements(indices);
+  if (!cast<GlobalTensorType>(footprint.tensor.getType()).getIsStrided())
+    for (Value index : indices)
+      footprint.ranges.push_back(rangeOf(index));
+  return footprint;
+}
+
+/// Whether `a` and `b` touch no common element: the same tensor (row-major,
+/// so distinct in-bounds indices are distinct addresses) and, in some
+/// dimension, index ranges that do not meet.
+bool disjoint(const Footprint &a, const Footprint &b, Operation *crossedLoop) {
+  if (a.tensor != b.tensor || a.ranges.size() != b.ranges.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a.ranges, b.ranges))
+    if (disjoint(x, y, crossedLoop))
+      return true;
+  return false;
+}
+
+/// True when every element `a` and `b` both touch is touched by the same
+/// thread in both: their index tiles are the same values in the same layout
+/// (the same element-to-thread map), no lane or warp holds a copy of
+/// another's elements, and the values did not change between them.
+bool sameThreads(Operation *a, const Footprint &footprintA, const Access &b) {
+  if (!footprintA.ownsElements)
+    return false;
+  ValueRange indicesA = indicesOf(a), indicesB = indicesOf(b.op);
+  if (indicesA.size() != indicesB.size())
+    return false;
+  for (auto [x, y] : llvm::zip(indicesA, indicesB)) {
+    if (x.getType() != y.getType() || !sameValues(x, y))
+      return false;
+    if (b.crossedLoop &&
+        (variesIn(x, b.crossedLoop) || variesIn(y, b.crossedLoop)))
+      return false;
+  }
+  return true;
+}
+
 /// Atomics of one kind commute: their order between threads does not
 /// change what memory holds at the next barrier.
 bool commute(Operation *a, Operation *b) {
@@ -156,9 +319,13 @@ bool commute(Operation *a, Operation *b) {
   return atomicA && atomicB && atomicA.getKind() == atomicB.getKind();
 }
 
+/// Adds to `into` the accesses of `from` it lacks, in linear time.
 void join(Pending &into, const Pending &from) {
+  llvm::DenseSet<std::pair<Operation *, Operation *>> present;
+  for (const Access &access : into)
+    present.insert({access.op, access.crossedLoop});
   for (const Access &access : from)
-    if (!llvm::is_contained(into, access))
+    if (present.insert({access.op, access.crossedLoop}).second)
       into.push_back(access);
 }
 
@@ -210,17 +377,26 @@ private:
     return getScratchBytes(op) > 0;
   }
 
+  const Footprint &footprint(Operation *op) {
+    auto [it, inserted] = footprints.try_emplace(op);
+    if (inserted)
+      it->second = footprintOf(op);
+    return it->second;
+  }
+
   void access(Operation *op, Pending &pending, bool record) {
-    bool writes = isa<StoreOp, AtomicRMWOp>(op);
+    Footprint mine = footprint(op); // a copy: footprint() may grow the map
     MemoryBarrier need = MemoryBarrier::None;
     for (const Access &earlier : pending) {
-      bool earlierWrites = isa<StoreOp, AtomicRMWOp>(earlier.op);
-      if ((!writes && !earlierWrites) || commute(op, earlier.op) ||
-          !mayAlias(tensorOf(op), tensorOf(earlier.op)) ||
-          sameThreads(op, earlier))
+      const Footprint &theirs = footprint(earlier.op);
+      // Cheapest tests first: most pairs of a long run stop at one of them.
+      if ((!mine.writes && !theirs.writes) || commute(op, earlier.op) ||
+          disjoint(mine, theirs, earlier.crossedLoop) ||
+          !mayAlias(mine.tensor, theirs.tensor) ||
+          sameThreads(op, mine, earlier))
         continue;
       // A copy still in flight may read after the store lands.
-      if (writes && isa<PipelinePushOp>(earlier.op)) {
+      if (mine.writes && isa<PipelinePushOp>(earlier.op)) {
         need = MemoryBarrier::WaitCopiesAndBarrier;
         break;
       }
@@ -242,10 +418,12 @@ private:
     // loop) take every access of the loop as pending after it, so that
     // nested loops cost linear, not exponential, time.
     if (!record) {
+      Pending inside;
       body->walk([&](Operation *op) {
         if (isa<LoadOp, StoreOp, AtomicRMWOp, PipelinePushOp>(op))
-          join(before, {{op, loop}});
+          inside.push_back({op, loop});
       });
+      join(before, inside);
       return before;
     }
     // What the body leaves comes back around, from an earlier iteration.
@@ -270,6 +448,7 @@ private:
 
   const DenseMap<Operation *, PipelineSync> &pipelineSync;
   DenseMap<Operation *, MemoryBarrier> &out;
+  DenseMap<Operation *, Footprint> footprints;
 };
 
 } // namespace

@@ -5,7 +5,9 @@
 // the second load reads elements other threads stored, and the last store
 // overwrites elements other threads loaded; the first store writes what
 // each thread loaded itself. In `push_after_store` a push reads what a
-// store wrote, and a store after the push must wait for its copies.
+// store wrote, and a store after the push must wait for its copies. In
+// `disjoint_blocks` the two halves of a program's block need no barrier
+// between them; a block straddling them does.
 
 module attributes {tile.target = "sm_90a"} {
   func.func @shift(%arg0: !tile.ptr<i32> {tile.access = "readwrite", tile.dims = ["N"], tile.name = "x"}, %arg1: i32 {tile.size_var = "N"}) attributes {tile.grid = ["1", "1", "1"], tile.kernel, tile.requires = [], tile.template = {}, tile.warps = 4 : i32} {
@@ -29,7 +31,7 @@ module attributes {tile.target = "sm_90a"} {
       // expected-remark @+1 {{barrier}}
       %9 = tile.load %0[%8] : !tile.tensor<?xi32, mut>[tensor<512xi32>] -> tensor<512xi32>
       %10 = tile.arange : tensor<512xi32>
-      %cst_1 = arith.constant dense<512> : tensor<512xi32>
+      %cst_1 = arith.constant dense<128> : tensor<512xi32>
       %11 = arith.addi %cst_1, %10 : tensor<512xi32>
       // expected-remark @+1 {{barrier}}
       tile.store %0[%11], %9 : !tile.tensor<?xi32, mut>[tensor<512xi32>], tensor<512xi32>
@@ -56,6 +58,36 @@ module attributes {tile.target = "sm_90a"} {
     %9 = tile.arange : tensor<128xi32>
     %10 = tile.pipeline.pop %6 : !tile.pipeline<128xf32, stages = 2> -> tensor<128xf32>
     tile.store %1[%9], %10 : !tile.tensor<1024xf32, mut>[tensor<128xi32>], tensor<128xf32>
+    return
+  }
+  func.func @disjoint_blocks(%arg0: !tile.ptr<f32> {tile.access = "readwrite", tile.dims = ["N"], tile.name = "x"}, %arg1: !tile.ptr<f32> {tile.access = "readwrite", tile.dims = ["N"], tile.name = "y"}, %arg2: i32 {tile.size_var = "N"}) attributes {tile.grid = ["cdiv(N, 256)", "1", "1"], tile.kernel, tile.requires = [], tile.template = {}, tile.warps = 4 : i32} {
+    %0 = tile.make_tensor %arg0[%arg2] : !tile.ptr<f32> -> !tile.tensor<?xf32, mut>
+    %1 = tile.make_tensor %arg1[%arg2] : !tile.ptr<f32> -> !tile.tensor<?xf32, mut>
+    %2 = tile.program_id 0
+    %c256_i32 = arith.constant 256 : i32
+    %3 = arith.muli %2, %c256_i32 : i32
+    %4 = tile.arange : tensor<128xi32>
+    %5 = tile.splat %3 : tensor<128xi32>
+    %6 = arith.addi %5, %4 : tensor<128xi32>
+    %7 = tile.load %0[%6] : !tile.tensor<?xf32, mut>[tensor<128xi32>] -> tensor<128xf32>
+    tile.store %1[%6], %7 : !tile.tensor<?xf32, mut>[tensor<128xi32>], tensor<128xf32>
+    %c128_i32 = arith.constant 128 : i32
+    %11 = arith.addi %3, %c128_i32 : i32
+    %13 = tile.splat %11 : tensor<128xi32>
+    %14 = arith.addi %13, %4 : tensor<128xi32>
+    tile.store %1[%14], %7 : !tile.tensor<?xf32, mut>[tensor<128xi32>], tensor<128xf32>
+    %c64_i32 = arith.constant 64 : i32
+    %18 = arith.addi %3, %c64_i32 : i32
+    %20 = tile.splat %18 : tensor<128xi32>
+    %21 = arith.addi %20, %4 : tensor<128xi32>
+    // expected-remark @+1 {{barrier}}
+    %22 = tile.load %1[%21] : !tile.tensor<?xf32, mut>[tensor<128xi32>] -> tensor<128xf32>
+    %c0_i32 = arith.constant 0 : i32
+    %23 = tile.splat %c0_i32 : tensor<128xi32>
+    %24 = arith.addi %23, %4 : tensor<128xi32>
+    // A constant block and one around the program's start: not known apart.
+    // expected-remark @+1 {{barrier}}
+    tile.store %1[%24], %22 : !tile.tensor<?xf32, mut>[tensor<128xi32>], tensor<128xf32>
     return
   }
 }

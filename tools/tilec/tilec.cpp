@@ -20,7 +20,9 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -44,7 +46,9 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Writes `text` to `path` ("-" is stdout).
+/// Writes `text` to `path` ("-" is stdout). A write that fails (a full
+/// disk, /dev/full) is reported and leaves no file behind; LLVM's streams
+/// would otherwise abort at exit with "LLVM ERROR: IO failure".
 bool writeFile(llvm::StringRef path, llvm::StringRef text) {
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
@@ -53,8 +57,33 @@ bool writeFile(llvm::StringRef path, llvm::StringRef text) {
     return false;
   }
   out.os() << text;
+  if (path == "-")
+    out.os().flush();
+  else
+    out.os().close();
+  if (std::error_code written = out.os().error()) {
+    out.os().clear_error();
+    fail("cannot write " +
+         (path == "-" ? llvm::Twine("to standard output")
+                      : llvm::Twine("'") + path + "'") +
+         ": " + written.message());
+    return false;
+  }
   out.keep();
   return true;
+}
+
+/// Flushes what tilec printed on stdout (the configs' lines); false, with
+/// a message, when that fails, so a full stdout is an error and not an
+/// abort at exit.
+bool flushStdout() {
+  llvm::outs().flush();
+  std::error_code ec = llvm::outs().error();
+  if (!ec)
+    return true;
+  llvm::outs().clear_error();
+  fail("cannot write to standard output: " + ec.message());
+  return false;
 }
 
 std::string printModule(mlir::ModuleOp module) {
@@ -76,20 +105,56 @@ std::vector<std::string> kernelNames(mlir::ModuleOp module) {
   return names;
 }
 
-/// The LLVM-dialect module with only kernel `keep` left.
-mlir::OwningOpRef<mlir::ModuleOp> onlyKernel(mlir::ModuleOp llvmModule,
-                                             llvm::StringRef keep) {
-  mlir::OwningOpRef<mlir::ModuleOp> copy = llvmModule.clone();
-  llvm::SmallVector<mlir::LLVM::LLVMFuncOp> others;
-  copy->walk([&](mlir::LLVM::LLVMFuncOp func) {
-    if (func.getSymName() != keep &&
-        func->hasAttr(tile::TileDialect::kKernelAttrName))
-      others.push_back(func);
-  });
-  for (auto func : others)
-    func.erase();
-  return copy;
-}
+/// Splits an LLVM-dialect module into one module per kernel, each holding
+/// the kernel and the symbols it uses (transitively), in the module's
+/// order. Cloning the whole module for each kernel made a bundle of N
+/// kernels cost N^2 (200 kernels: 74 s).
+class KernelSplitter {
+public:
+  explicit KernelSplitter(mlir::ModuleOp module)
+      : module(module), symbols(module) {
+    for (auto [position, op] : llvm::enumerate(*module.getBody()))
+      order[&op] = position;
+  }
+
+  /// The module with only function `function`, renamed `entry`, and what
+  /// it uses.
+  mlir::OwningOpRef<mlir::ModuleOp> split(llvm::StringRef function,
+                                          llvm::StringRef entry) {
+    mlir::Operation *root = symbols.lookup(function);
+    llvm::SetVector<mlir::Operation *> used;
+    used.insert(root);
+    for (size_t i = 0; i < used.size(); ++i) {
+      auto uses = mlir::SymbolTable::getSymbolUses(used[i]);
+      if (!uses)
+        continue;
+      for (const mlir::SymbolTable::SymbolUse &use : *uses)
+        if (mlir::Operation *symbol =
+                symbols.lookup(use.getSymbolRef().getRootReference()))
+          used.insert(symbol);
+    }
+    llvm::SmallVector<mlir::Operation *> kept(used.begin(), used.end());
+    llvm::sort(kept, [&](mlir::Operation *a, mlir::Operation *b) {
+      return order.lookup(a) < order.lookup(b);
+    });
+    mlir::OpBuilder builder(module.getContext());
+    mlir::OwningOpRef<mlir::ModuleOp> single =
+        mlir::ModuleOp::create(module.getLoc(), module.getName());
+    single->getOperation()->setAttrs(module->getAttrDictionary());
+    builder.setInsertionPointToEnd(single->getBody());
+    for (mlir::Operation *op : kept) {
+      mlir::Operation *copy = builder.clone(*op);
+      if (op == root && function != entry)
+        mlir::SymbolTable::setSymbolName(copy, entry);
+    }
+    return single;
+  }
+
+private:
+  mlir::ModuleOp module;
+  mlir::SymbolTable symbols;
+  llvm::DenseMap<mlir::Operation *, size_t> order;
+};
 
 /// What `ptxas -v` reports of a kernel (docs/tuning.md).
 struct PtxasStats {
@@ -229,12 +294,11 @@ bool buildKernels(mlir::ModuleOp module, const std::string &reference,
   });
   if (failed(target::lowerToLLVMDialect(module)))
     return false;
+  KernelSplitter splitter(module);
   // PTX of kernel function `function` under the entry name `entry`.
   auto emitKernel = [&](llvm::StringRef function,
                         llvm::StringRef entry) -> std::optional<std::string> {
-    mlir::OwningOpRef<mlir::ModuleOp> single = onlyKernel(module, function);
-    if (function != entry)
-      single->lookupSymbol<mlir::LLVM::LLVMFuncOp>(function).setSymName(entry);
+    mlir::OwningOpRef<mlir::ModuleOp> single = splitter.split(function, entry);
     llvm::LLVMContext llvmContext;
     auto llvmModule =
         target::translateToLLVMIR(*single, llvmContext, targetInfo, error);
@@ -303,6 +367,19 @@ struct Writer {
   }
 };
 
+/// The template values of every kernel of `module`, as one string: two
+/// configs with the same ones build the same code under two names.
+std::string templateValues(mlir::ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.walk([&](mlir::func::FuncOp func) {
+    if (func->hasAttr(tile::TileDialect::kKernelAttrName))
+      os << func.getSymName() << " "
+         << func->getAttr(tile::TileDialect::kTemplateAttrName) << "\n";
+  });
+  return text;
+}
+
 /// The fields of the bundle's ABI, identical in every config.
 const char *const kAbiFields[] = {"params", "size_vars", "requires", "flops",
                                   "bytes"};
@@ -319,6 +396,7 @@ int writeBundles(mlir::ModuleOp first, const Program &program,
   for (const auto &entry : sweep)
     count *= entry.second.size();
   std::vector<std::vector<BuiltKernel>> configs(count);
+  std::map<std::string, size_t> configOf; // by templateValues
   for (size_t c = 0; c < count; ++c) {
     mlir::OwningOpRef<mlir::ModuleOp> module;
     mlir::ModuleOp compiled = first;
@@ -328,6 +406,16 @@ int writeBundles(mlir::ModuleOp first, const Program &program,
       if (diags.hasErrors() || !module)
         return fail("config '" + configName(sweep, c) + "' does not compile");
       compiled = *module;
+    }
+    // A value spelled two ways (64 and 064) or a parameter the kernels do
+    // not use would name one build twice.
+    if (count > 1) {
+      auto [same, fresh] = configOf.try_emplace(templateValues(compiled), c);
+      if (!fresh)
+        return fail("configs '" + configName(sweep, same->second) + "' and '" +
+                    configName(sweep, c) +
+                    "' give every kernel the same template values; list each "
+                    "value once, and only for parameters the kernels use");
     }
     if (!buildKernels(compiled, reference, targetInfo, configs[c]))
       return count > 1 ? fail("config '" + configName(sweep, c) +
@@ -367,6 +455,9 @@ int writeBundles(mlir::ModuleOp first, const Program &program,
   writer.stats = count > 1;
   if (std::error_code ec = llvm::sys::fs::create_directories(writer.directory))
     return fail("cannot create '" + writer.directory + "': " + ec.message());
+  if (!llvm::sys::fs::is_directory(writer.directory))
+    return fail("cannot write a bundle into '" + writer.directory +
+                "': not a directory");
   if (!noCubin) {
     if (llvm::ErrorOr<std::string> found =
             llvm::sys::findProgramByName("ptxas"))
@@ -450,7 +541,7 @@ int writeBundles(mlir::ModuleOp first, const Program &program,
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int compile(int argc, char **argv) {
   CLI::App app{"tilec: the Tegula tile-language compiler"};
   std::string input, kernel, emit = "bundle", output;
   std::string target = TargetInfo::defaultTarget().chip.str();
@@ -511,19 +602,25 @@ int main(int argc, char **argv) {
     size_t eq = d.find('=');
     if (eq == std::string::npos || eq == 0)
       return fail("-D expects NAME=VALUE, got '" + d + "'");
+    std::string name = d.substr(0, eq);
+    // The frontend would keep the last value while a sweep names the first.
+    for (const auto &[given, values] : sweep)
+      if (given == name)
+        return fail("-D " + name +
+                    " is given twice; give it once, with a "
+                    "comma list to sweep it (-D " +
+                    name + "=A,B)");
     std::vector<std::string> values;
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(d).drop_front(eq + 1).split(items, ',');
     for (llvm::StringRef item : items) {
       if (item.trim().empty())
-        return fail("-D " + d.substr(0, eq) + ": an empty value in '" + d +
-                    "'");
+        return fail("-D " + name + ": an empty value in '" + d + "'");
       if (llvm::is_contained(values, item.trim().str()))
-        return fail("-D " + d.substr(0, eq) + " lists '" + item.trim() +
-                    "' twice");
+        return fail("-D " + name + " lists '" + item.trim() + "' twice");
       values.push_back(item.trim().str());
     }
-    sweep.emplace_back(d.substr(0, eq), values);
+    sweep.emplace_back(name, values);
   }
   size_t combinations = 1;
   for (const auto &[name, values] : sweep) {
@@ -624,4 +721,9 @@ int main(int argc, char **argv) {
       return fail(error);
   }
   return writeFile(output.empty() ? "-" : output, text) ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  int code = compile(argc, argv);
+  return flushStdout() ? code : 1;
 }

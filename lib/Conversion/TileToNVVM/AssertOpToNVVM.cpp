@@ -15,33 +15,64 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <optional>
 
 using namespace mlir;
 using namespace tegula::tile;
 
 namespace {
 
-/// A generic pointer to a new NUL-terminated constant string.
-Value stringPointer(OpBuilder &builder, Location loc, ModuleOp module,
-                    StringRef text) {
-  std::string value = text.str();
-  value.push_back('\0');
-  std::string name;
-  for (int i = 0; name.empty() || module.lookupSymbol(name); ++i)
-    name = "__tegula_assert_" + std::to_string(i);
-  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), value.size());
-  LLVM::GlobalOp global;
-  {
+/// The module's constant strings for __assertfail, one global per text
+/// (asserts share their file and kernel names). Names are counted rather
+/// than looked up: looking up each candidate name in the module made N
+/// asserts cost N^3 (1000 under -g: 62 s).
+class AssertStrings {
+public:
+  /// A generic pointer to the NUL-terminated constant `text`.
+  Value pointer(OpBuilder &builder, Location loc, ModuleOp module,
+                StringRef text) {
+    LLVM::GlobalOp &global = globals[text];
+    if (!global)
+      global = create(builder, loc, module, text);
+    Value address = LLVM::AddressOfOp::create(builder, loc, global);
+    return LLVM::AddrSpaceCastOp::create(
+        builder, loc, LLVM::LLVMPointerType::get(builder.getContext()),
+        address);
+  }
+
+private:
+  LLVM::GlobalOp create(OpBuilder &builder, Location loc, ModuleOp module,
+                        StringRef text) {
+    if (!namesTaken) {
+      // The module's symbols, once: names other code chose stay theirs.
+      namesTaken.emplace();
+      for (Operation &op : *module.getBody())
+        if (auto name =
+                op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+          namesTaken->insert(name.getValue());
+    }
+    std::string name;
+    do
+      name = "__tegula_assert_" + std::to_string(next++);
+    while (namesTaken->contains(name));
+    std::string value = text.str();
+    value.push_back('\0');
+    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), value.size());
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(module.getBody());
-    global = LLVM::GlobalOp::create(
-        builder, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal, name,
-        builder.getStringAttr(value), /*alignment=*/1, /*addrSpace=*/1);
+    return LLVM::GlobalOp::create(builder, loc, type, /*isConstant=*/true,
+                                  LLVM::Linkage::Internal, name,
+                                  builder.getStringAttr(value),
+                                  /*alignment=*/1, /*addrSpace=*/1);
   }
-  Value address = LLVM::AddressOfOp::create(builder, loc, global);
-  return LLVM::AddrSpaceCastOp::create(
-      builder, loc, LLVM::LLVMPointerType::get(builder.getContext()), address);
-}
+
+  llvm::StringMap<LLVM::GlobalOp> globals;
+  std::optional<llvm::StringSet<>> namesTaken;
+  unsigned next = 0;
+};
 
 LLVM::LLVMFuncOp assertFail(OpBuilder &builder, ModuleOp module) {
   if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>("__assertfail"))
@@ -59,6 +90,11 @@ LLVM::LLVMFuncOp assertFail(OpBuilder &builder, ModuleOp module) {
 
 struct AssertLowering : public OpConversionPattern<AssertOp> {
   using OpConversionPattern::OpConversionPattern;
+  /// One conversion's strings: the pass builds the pattern for each run
+  /// over one module, and that conversion runs on one thread.
+  mutable AssertStrings strings;
+  mutable LLVM::LLVMFuncOp callee;
+
   LogicalResult
   matchAndRewrite(AssertOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -91,14 +127,16 @@ struct AssertLowering : public OpConversionPattern<AssertOp> {
                                : message + " (" + op.getText().str() + ")");
     auto function = op->getParentOfType<FunctionOpInterface>();
     Value args[] = {
-        stringPointer(rewriter, loc, module, message),
-        stringPointer(rewriter, loc, module, file),
+        strings.pointer(rewriter, loc, module, message),
+        strings.pointer(rewriter, loc, module, file),
         arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(),
                                      line),
-        stringPointer(rewriter, loc, module,
-                      function ? function.getName() : "kernel"),
+        strings.pointer(rewriter, loc, module,
+                        function ? function.getName() : "kernel"),
         arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), 1)};
-    LLVM::CallOp::create(rewriter, loc, assertFail(rewriter, module), args);
+    if (!callee)
+      callee = assertFail(rewriter, module);
+    LLVM::CallOp::create(rewriter, loc, callee, args);
     rewriter.eraseOp(op);
     return success();
   }
