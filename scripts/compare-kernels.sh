@@ -35,16 +35,16 @@ stage() {
 stage before "$1"
 stage after "$2"
 
-list() { (cd "$out/$1" && find . -name '*.ptx' -o -name '*.json' | sort); }
+list() { (cd "$out/$1" && find kernels bench \( -name '*.ptx' -o -name '*.json' \) | sort); }
 differ=0 same=0
 while read -r f; do
   if [ ! -f "$out/before/$f" ] || [ ! -f "$out/after/$f" ]; then
-    echo "only in one build: ${f#./}"
+    echo "only in one build: $f"
     differ=$((differ + 1))
   elif cmp -s "$out/before/$f" "$out/after/$f"; then
     same=$((same + 1))
   else
-    echo "differs: ${f#./}"
+    echo "differs: $f"
     differ=$((differ + 1))
   fi
 done < <(sort -u <(list before) <(list after))
