@@ -27,64 +27,6 @@ using namespace tegula::tile;
 
 namespace {
 
-/// Which copies of a layout's elements are the ones that act: every
-/// register, lane and warp bit whose basis is spanned by the bases before
-/// it (register bits first, then lanes, then warps) must be zero.
-struct Owners {
-  llvm::SmallVector<bool> regOwns;
-  uint32_t redundantLanes = 0, redundantWarps = 0;
-};
-
-Owners findOwners(const LinearLayout &layout) {
-  // Coordinates packed into one integer, each dimension in its own bits
-  // (extents are powers of two), so that XOR of coordinates is XOR of keys.
-  llvm::SmallVector<unsigned> shifts;
-  unsigned bits = 0;
-  for (int64_t extent : llvm::reverse(layout.getShape())) {
-    shifts.push_back(bits);
-    bits += llvm::Log2_64(uint64_t(extent));
-  }
-  std::reverse(shifts.begin(), shifts.end());
-  auto key = [&](const LinearLayout::Coords &coords) {
-    uint64_t k = 0;
-    for (auto [dim, c] : llvm::enumerate(coords))
-      k |= (uint64_t(c) & (uint64_t(layout.getShape()[dim]) - 1))
-           << shifts[dim];
-    return k;
-  };
-  // A basis of GF(2) vectors by leading bit; true when `v` is independent.
-  llvm::SmallVector<uint64_t> basis(64, 0);
-  auto insert = [&](uint64_t v) {
-    for (int b = 63; b >= 0 && v; --b) {
-      if (!((v >> b) & 1))
-        continue;
-      if (!basis[b]) {
-        basis[b] = v;
-        return true;
-      }
-      v ^= basis[b];
-    }
-    return false;
-  };
-  Owners owners;
-  uint64_t redundantRegs = 0;
-  for (auto [i, b] : llvm::enumerate(layout.getRegBases()))
-    if (!insert(key(b)))
-      redundantRegs |= uint64_t(1) << i;
-  for (auto [i, b] : llvm::enumerate(layout.getLaneBases()))
-    if (!insert(key(b)))
-      owners.redundantLanes |= 1u << i;
-  // Threads past the layout's lanes and warps hold nothing of it.
-  owners.redundantLanes |= ~uint32_t(layout.getNumLanes() - 1);
-  for (auto [i, b] : llvm::enumerate(layout.getWarpBases()))
-    if (!insert(key(b)))
-      owners.redundantWarps |= 1u << i;
-  owners.redundantWarps |= ~uint32_t(layout.getNumWarps() - 1);
-  for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg)
-    owners.regOwns.push_back((uint64_t(reg) & redundantRegs) == 0);
-  return owners;
-}
-
 /// `@p red.relaxed.gpu.global.OP [address], value;` with p = `predicate`.
 void emitRed(OpBuilder &builder, Location loc, StringRef op, Value address,
              Value value, StringRef valueConstraint, Value predicate) {
@@ -111,23 +53,16 @@ struct AtomicLowering : public StatefulPattern<AtomicRMWOp> {
         planAccess(rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
                    adaptor.getIndices(), adaptor.getMask(), element, 1);
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
-    Owners owners = findOwners(getLinearLayout(valueType));
+    ElementOwners owners = findElementOwners(getLinearLayout(valueType));
     if (owners.regOwns.size() != values.size())
       return rewriter.notifyMatchFailure(op, "registers differ from layout");
 
     // The copy held by this thread's lane and warp acts.
-    ThreadPosition position = getThreadPosition(rewriter, op);
+    LinearLayout layout = getLinearLayout(valueType);
+    Value thread =
+        ownsElementsHere(rewriter, loc, owners, layout,
+                         getThreadPosition(rewriter, op), /*always=*/true);
     Value zero = i32Const(rewriter, loc, 0);
-    auto noneOf = [&](Value id, uint32_t bits) {
-      Value masked = arith::AndIOp::create(rewriter, loc, id,
-                                           i32Const(rewriter, loc, bits));
-      return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                   masked, zero)
-          .getResult();
-    };
-    Value thread = arith::AndIOp::create(
-        rewriter, loc, noneOf(position.lane, owners.redundantLanes),
-        noneOf(position.warp, owners.redundantWarps));
 
     bool isAdd = op.getKind() == AtomicKind::Add;
     Type i16 = rewriter.getI16Type(), i32 = rewriter.getI32Type();

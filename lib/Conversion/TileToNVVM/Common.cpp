@@ -230,6 +230,80 @@ Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
                              start, ValueRange{linear});
 }
 
+ElementOwners tegula::tile::findElementOwners(const LinearLayout &layout) {
+  // Coordinates packed into one integer, each dimension in its own bits
+  // (extents are powers of two), so that XOR of coordinates is XOR of keys.
+  llvm::SmallVector<unsigned> shifts;
+  unsigned bits = 0;
+  for (int64_t extent : llvm::reverse(layout.getShape())) {
+    shifts.push_back(bits);
+    bits += llvm::Log2_64(uint64_t(extent));
+  }
+  std::reverse(shifts.begin(), shifts.end());
+  auto key = [&](const LinearLayout::Coords &coords) {
+    uint64_t k = 0;
+    for (auto [dim, c] : llvm::enumerate(coords))
+      k |= (uint64_t(c) & (uint64_t(layout.getShape()[dim]) - 1))
+           << shifts[dim];
+    return k;
+  };
+  // A basis of GF(2) vectors by leading bit; true when `v` is independent.
+  llvm::SmallVector<uint64_t> basis(64, 0);
+  auto insert = [&](uint64_t v) {
+    for (int b = 63; b >= 0 && v; --b) {
+      if (!((v >> b) & 1))
+        continue;
+      if (!basis[b]) {
+        basis[b] = v;
+        return true;
+      }
+      v ^= basis[b];
+    }
+    return false;
+  };
+  ElementOwners owners;
+  uint64_t redundantRegs = 0;
+  for (auto [i, b] : llvm::enumerate(layout.getRegBases()))
+    if (!insert(key(b)))
+      redundantRegs |= uint64_t(1) << i;
+  for (auto [i, b] : llvm::enumerate(layout.getLaneBases()))
+    if (!insert(key(b)))
+      owners.redundantLanes |= 1u << i;
+  // Threads past the layout's lanes and warps hold nothing of it.
+  owners.redundantLanes |= ~uint32_t(layout.getNumLanes() - 1);
+  for (auto [i, b] : llvm::enumerate(layout.getWarpBases()))
+    if (!insert(key(b)))
+      owners.redundantWarps |= 1u << i;
+  owners.redundantWarps |= ~uint32_t(layout.getNumWarps() - 1);
+  for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg)
+    owners.regOwns.push_back((uint64_t(reg) & redundantRegs) == 0);
+  return owners;
+}
+
+bool ElementOwners::threadsReplicate(const LinearLayout &layout) const {
+  return (redundantLanes & uint32_t(layout.getNumLanes() - 1)) ||
+         (redundantWarps & uint32_t(layout.getNumWarps() - 1));
+}
+
+Value tegula::tile::ownsElementsHere(OpBuilder &builder, Location loc,
+                                     const ElementOwners &owners,
+                                     const LinearLayout &layout,
+                                     ThreadPosition position, bool always) {
+  if (!always && !owners.threadsReplicate(layout))
+    return {};
+  Value zero = i32Const(builder, loc, 0);
+  auto noneOf = [&](Value id, uint32_t bits) {
+    Value masked =
+        arith::AndIOp::create(builder, loc, id, i32Const(builder, loc, bits));
+    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                 masked, zero)
+        .getResult();
+  };
+  return arith::AndIOp::create(builder, loc,
+                               noneOf(position.lane, owners.redundantLanes),
+                               noneOf(position.warp, owners.redundantWarps));
+}
+
 Value tegula::tile::firstWarpCopy(OpBuilder &builder, Location loc,
                                   const LinearLayout &layout,
                                   Operation *anchor) {

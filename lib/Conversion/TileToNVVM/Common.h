@@ -68,6 +68,26 @@ ThreadPosition getThreadPosition(mlir::OpBuilder &builder, mlir::Operation *op);
 mlir::Value firstWarpCopy(mlir::OpBuilder &builder, mlir::Location loc,
                           const LinearLayout &layout, mlir::Operation *anchor);
 
+/// Which copies of a layout's elements are the ones that act (atomics,
+/// copies into shared memory): every register, lane and warp bit whose
+/// basis is spanned by the bases before it (register bits first, then
+/// lanes, then warps) must be zero.
+struct ElementOwners {
+  llvm::SmallVector<bool> regOwns;
+  uint32_t redundantLanes = 0, redundantWarps = 0;
+  /// Whether some lane or warp of the layout holds a copy of another's
+  /// elements (threads past the layout's lanes and warps aside).
+  bool threadsReplicate(const LinearLayout &layout) const;
+};
+ElementOwners findElementOwners(const LinearLayout &layout);
+
+/// An i1 that holds in the threads whose lane and warp own their elements;
+/// null when no thread replicates another, unless `always`.
+mlir::Value ownsElementsHere(mlir::OpBuilder &builder, mlir::Location loc,
+                             const ElementOwners &owners,
+                             const LinearLayout &layout,
+                             ThreadPosition position, bool always = false);
+
 /// i32 and i64 constants.
 mlir::Value i32Const(mlir::OpBuilder &builder, mlir::Location loc,
                      int64_t value);

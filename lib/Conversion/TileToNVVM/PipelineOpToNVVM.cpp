@@ -171,9 +171,26 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
       return getSharedElementAddress(rewriter, loc, shared, type.getShape(),
                                      regCoords, element, stage);
     };
+    // Threads that hold copies of another's elements (a block smaller than
+    // the threads) leave the writing to the owner: one writer an address.
+    ElementOwners owners = findElementOwners(layout);
+    Value owns = ownsElementsHere(rewriter, loc, owners, layout, position);
+    auto onlyOwner = [&](function_ref<void()> write) {
+      if (!owns)
+        return write();
+      auto guarded =
+          scf::IfOp::create(rewriter, loc, owns, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(guarded.thenBlock());
+      write();
+    };
     if (!async) {
       auto store = [&](int64_t reg, Value value) {
-        LLVM::StoreOp::create(rewriter, loc, value, addressOf(coords[reg]));
+        if (!owners.regOwns[reg])
+          return;
+        onlyOwner([&] {
+          LLVM::StoreOp::create(rewriter, loc, value, addressOf(coords[reg]));
+        });
       };
       if (stream)
         loadBlock(store);
@@ -185,10 +202,15 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     }
     for (auto [index, source] : llvm::enumerate(plan.addresses)) {
       size_t group = index;
-      emitAsyncCopy(
-          state.target, rewriter, loc,
-          [&] { return addressOf(coords[group * width]); }, source, groupBytes,
-          plan.masks[group]);
+      if (!owners.regOwns[group * width])
+        continue;
+      // A masked-off cp.async still zero-fills: copies must not be issued.
+      onlyOwner([&] {
+        emitAsyncCopy(
+            state.target, rewriter, loc,
+            [&] { return addressOf(coords[group * width]); }, source,
+            groupBytes, plan.masks[group]);
+      });
     }
     emitAsyncCopyCommit(state.target, rewriter, loc);
     rewriter.eraseOp(op);
