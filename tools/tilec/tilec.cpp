@@ -539,6 +539,22 @@ int writeBundles(mlir::ModuleOp first, const Program &program,
   return 0;
 }
 
+/// The message for `-D NAME` given again with `value`: the one -D to write
+/// instead, its values in the order given, each once.
+std::string repeatedDefine(const std::string &name,
+                           const std::vector<std::string> &values,
+                           const std::string &value) {
+  std::vector<std::string> merged = values;
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(value).split(items, ',');
+  for (llvm::StringRef item : items)
+    if (!item.trim().empty() && !llvm::is_contained(merged, item.trim().str()))
+      merged.push_back(item.trim().str());
+  return "-D " + name + " is given twice; give it once" +
+         (merged.size() > 1 ? ", with a comma list to sweep it" : "") +
+         " (-D " + name + "=" + llvm::join(merged, ",") + ")";
+}
+
 } // namespace
 
 static int compile(int argc, char **argv) {
@@ -606,10 +622,7 @@ static int compile(int argc, char **argv) {
     // The frontend would keep the last value while a sweep names the first.
     for (const auto &[given, values] : sweep)
       if (given == name)
-        return fail("-D " + name +
-                    " is given twice; give it once, with a "
-                    "comma list to sweep it (-D " +
-                    name + "=A,B)");
+        return fail(repeatedDefine(name, values, d.substr(eq + 1)));
     std::vector<std::string> values;
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(d).drop_front(eq + 1).split(items, ',');
