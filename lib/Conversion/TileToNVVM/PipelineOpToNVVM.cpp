@@ -200,16 +200,15 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    for (auto [index, source] : llvm::enumerate(plan.addresses)) {
-      size_t group = index;
+    for (size_t group = 0; group < plan.addresses.size(); ++group) {
       if (!owners.regOwns[group * width])
         continue;
       // A masked-off cp.async still zero-fills: copies must not be issued.
       onlyOwner([&] {
         emitAsyncCopy(
             state.target, rewriter, loc,
-            [&] { return addressOf(coords[group * width]); }, source,
-            groupBytes, plan.masks[group]);
+            [&] { return addressOf(coords[group * width]); },
+            plan.addresses[group], groupBytes, plan.masks[group]);
       });
     }
     emitAsyncCopyCommit(state.target, rewriter, loc);
