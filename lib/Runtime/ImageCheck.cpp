@@ -33,6 +33,25 @@ std::string outside(const std::string &what, uint64_t offset, uint64_t bytes,
 constexpr uint64_t kElf64HeaderBytes = 64, kPhdrBytes = 56, kShdrBytes = 64;
 constexpr uint32_t kShtNull = 0, kShtStrtab = 3, kShtNobits = 8;
 
+/// A header table of `count` entries of `entrySize` bytes (at least
+/// `minimum`, ELF64's size) at `table`, inside the file.
+bool checkTable(const std::string &image, const char *what, uint64_t table,
+                uint16_t entrySize, uint16_t count, uint64_t minimum,
+                std::string &error) {
+  if (entrySize < minimum) {
+    error = std::string("has ") + what + " headers of " +
+            std::to_string(entrySize) + " bytes (ELF64's are " +
+            std::to_string(minimum) + ")";
+    return false;
+  }
+  if (!inside(table, uint64_t(count) * entrySize, image.size())) {
+    error = outside(std::string("its ") + what + " header table", table,
+                    uint64_t(count) * entrySize, image.size());
+    return false;
+  }
+  return true;
+}
+
 /// The program headers: each segment's file bytes inside the file.
 bool checkSegments(const std::string &image, std::string &error) {
   const uint64_t size = image.size(), table = field<uint64_t>(image, 32);
@@ -40,16 +59,9 @@ bool checkSegments(const std::string &image, std::string &error) {
                  count = field<uint16_t>(image, 56);
   if (count == 0)
     return true;
-  if (entrySize < kPhdrBytes) {
-    error = "has program headers of " + std::to_string(entrySize) +
-            " bytes (ELF64's are 56)";
+  if (!checkTable(image, "program", table, entrySize, count, kPhdrBytes,
+                  error))
     return false;
-  }
-  if (!inside(table, uint64_t(count) * entrySize, size)) {
-    error = outside("its program header table", table,
-                    uint64_t(count) * entrySize, size);
-    return false;
-  }
   for (uint16_t i = 0; i < count; ++i) {
     uint64_t header = table + uint64_t(i) * entrySize;
     uint64_t offset = field<uint64_t>(image, header + 8),
@@ -76,16 +88,9 @@ bool checkSections(const std::string &image, std::string &error) {
             " as its section-name string table but has no sections";
     return false;
   }
-  if (entrySize < kShdrBytes) {
-    error = "has section headers of " + std::to_string(entrySize) +
-            " bytes (ELF64's are 64)";
+  if (!checkTable(image, "section", table, entrySize, count, kShdrBytes,
+                  error))
     return false;
-  }
-  if (!inside(table, uint64_t(count) * entrySize, size)) {
-    error = outside("its section header table", table,
-                    uint64_t(count) * entrySize, size);
-    return false;
-  }
   auto header = [&](uint16_t i) { return table + uint64_t(i) * entrySize; };
   for (uint16_t i = 0; i < count; ++i) {
     uint32_t type = field<uint32_t>(image, header(i) + 4);
