@@ -30,7 +30,6 @@
 #include <cstdio>
 
 using namespace mlir;
-using nlohmann::json;
 
 namespace tegula::interp {
 
@@ -43,16 +42,14 @@ void registerInterpreterDialects(DialectRegistry &registry) {
 
 bool bundleFromKernel(func::FuncOp kernel, const std::string &reference,
                       rt::Bundle &bundle, std::string &error) {
-  // The description tilec writes, so the interpreter binds and checks its
-  // inputs exactly as tile-run does.
-  std::optional<json> description =
+  // The description tilec writes, read back, so the interpreter binds and
+  // checks its inputs exactly as tile-run does.
+  std::optional<rt::Bundle> description =
       target::describeKernel(kernel, reference, error);
   if (!description)
     return false;
-  // Strings of hand-written IR need not be UTF-8; nlohmann would throw.
-  return rt::parseBundleJson(
-      description->dump(-1, ' ', false, json::error_handler_t::replace),
-      "@" + kernel.getSymName().str(), bundle, error);
+  return rt::parseBundleJson(rt::writeBundleJson(*description),
+                             "@" + kernel.getSymName().str(), bundle, error);
 }
 
 /// How the interpreter's --check can get a reference.

@@ -2,6 +2,7 @@
 
 #include "tegula/Runtime/Bundle.h"
 
+#include "tegula/Runtime/Chip.h"
 #include "tegula/Runtime/File.h"
 #include "tegula/Runtime/ImageCheck.h"
 #include "tegula/Runtime/Text.h"
@@ -396,9 +397,7 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
     error = v.error;
     return false;
   }
-  if (b.target.rfind("sm_", 0) != 0 || b.target.size() < 5 ||
-      !std::isdigit((unsigned char)b.target[3]) ||
-      !std::isdigit((unsigned char)b.target[4]))
+  if (!parseChipName(b.target))
     v.fail("target '" + b.target + "' is not of the form sm_XY");
 
   if (auto it = root.find("template"); it != root.end() && !it->is_null()) {

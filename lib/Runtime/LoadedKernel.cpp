@@ -2,52 +2,25 @@
 
 #include "tegula/Runtime/LoadedKernel.h"
 
-#include <algorithm>
-#include <cctype>
+#include "tegula/Runtime/Chip.h"
+
 #include <cstring>
 
 namespace tegula::rt {
 
-namespace {
-/// "sm_90a" -> 90, saturating at 2^20 (target names come from bundles);
-/// `end` is where the digits stop.
-int64_t targetNumber(const std::string &target, size_t &end) {
-  int64_t number = 0;
-  for (end = 3; end < target.size() && std::isdigit((unsigned char)target[end]);
-       ++end)
-    number = std::min<int64_t>(number * 10 + (target[end] - '0'), 1 << 20);
-  return number;
-}
-
-/// sm_XY's number for compute capability X.Y, in 64 bits: the capability
-/// may come from a caller (tegula_rt_kernel_uses_cubin) and be absurd.
-int64_t ccNumber(int major, int minor) { return int64_t(major) * 10 + minor; }
-} // namespace
-
 bool targetRunsOn(const std::string &target, int major, int minor,
                   std::string &error) {
-  size_t end;
-  const int64_t number = targetNumber(target, end);
-  std::string suffix = target.substr(std::min(end, target.size()));
-  int64_t tMajor = number / 10, tMinor = number % 10;
-  bool ok;
-  if (suffix == "a") // Arch-specific features: that exact GPU only.
-    ok = major == tMajor && minor == tMinor;
-  else if (suffix == "f") // Family: same major, same or newer minor.
-    ok = major == tMajor && minor >= tMinor;
-  else
-    ok = ccNumber(major, minor) >= number;
-  if (!ok)
-    error = "the bundle targets " + target + " but the GPU is sm_" +
-            std::to_string(major) + std::to_string(minor);
-  return ok;
+  std::optional<ChipName> chip = parseChipName(target);
+  if (chip && chip->runsOn(major, minor))
+    return true;
+  error = "the bundle targets " + target + " but the GPU is sm_" +
+          std::to_string(major) + std::to_string(minor);
+  return false;
 }
 
 bool cubinRunsOn(const std::string &target, int major, int minor) {
-  if (target.rfind("sm_", 0) != 0 || target.size() < 5)
-    return false;
-  size_t end;
-  return targetNumber(target, end) == ccNumber(major, minor);
+  std::optional<ChipName> chip = parseChipName(target);
+  return chip && chip->cubinRunsOn(major, minor);
 }
 
 LoadedKernel::~LoadedKernel() {

@@ -31,8 +31,6 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <mutex>
 
@@ -98,39 +96,37 @@ LogicalResult target::lowerToLLVMDialect(ModuleOp module) {
   return success();
 }
 
-static std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(const TargetInfo &target, std::string &error) {
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const TargetInfo &target) {
   llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
   const llvm::Target *nvptx = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!nvptx)
-    return nullptr;
+    return llvm::createStringError(error);
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(nvptx->createTargetMachine(
       triple, target.chip, target.ptxFeatures, options, std::nullopt,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
-std::unique_ptr<llvm::Module>
+llvm::Expected<std::unique_ptr<llvm::Module>>
 target::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
-                          const TargetInfo &target, std::string &error) {
+                          const TargetInfo &target) {
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "tegula");
-  if (!llvmModule) {
-    error = "translation to LLVM IR failed";
-    return nullptr;
-  }
-  std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(target, error);
+  if (!llvmModule)
+    return llvm::createStringError("translation to LLVM IR failed");
+  auto machine = createTargetMachine(target);
   if (!machine)
-    return nullptr;
-  llvmModule->setTargetTriple(machine->getTargetTriple());
-  llvmModule->setDataLayout(machine->createDataLayout());
+    return machine.takeError();
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  llvmModule->setDataLayout((*machine)->createDataLayout());
 
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgscc;
   llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(machine.get());
+  llvm::PassBuilder builder(machine->get());
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(cgscc);
   builder.registerFunctionAnalyses(functions);
@@ -139,7 +135,7 @@ target::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   llvm::ModulePassManager passes =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   passes.run(*llvmModule, modules);
-  return llvmModule;
+  return std::move(llvmModule);
 }
 
 namespace {
@@ -165,20 +161,17 @@ public:
 constexpr unsigned kMaxStrengthReducedInstructions = 4096;
 } // namespace
 
-std::string target::emitPTX(llvm::Module &module, const TargetInfo &target,
-                            std::string &error) {
-  std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(target, error);
+llvm::Expected<std::string> target::emitPTX(llvm::Module &module,
+                                            const TargetInfo &target) {
+  auto machine = createTargetMachine(target);
   if (!machine)
-    return "";
+    return machine.takeError();
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream stream(ptx);
   llvm::legacy::PassManager passes;
-  if (machine->addPassesToEmitFile(passes, stream, nullptr,
-                                   llvm::CodeGenFileType::AssemblyFile)) {
-    error = "the NVPTX back end cannot emit PTX";
-    return "";
-  }
+  if ((*machine)->addPassesToEmitFile(passes, stream, nullptr,
+                                      llvm::CodeGenFileType::AssemblyFile))
+    return llvm::createStringError("the NVPTX back end cannot emit PTX");
   unsigned largest = 0;
   for (const llvm::Function &function : module)
     largest = std::max(largest, function.getInstructionCount());
@@ -196,32 +189,22 @@ std::string target::emitPTX(llvm::Module &module, const TargetInfo &target,
 // Bundle descriptions
 //===----------------------------------------------------------------------===//
 
-std::optional<std::map<std::string, std::string>>
+std::optional<std::map<std::string, rt::Bundle>>
 target::describeKernels(ModuleOp tileModule, const std::string &reference,
                         std::string &error) {
-  std::map<std::string, std::string> descriptions;
+  std::map<std::string, rt::Bundle> descriptions;
   WalkResult walk = tileModule.walk([&](func::FuncOp func) {
     if (!func->hasAttr(TileDialect::kKernelAttrName))
       return WalkResult::advance();
     std::string name = func.getSymName().str();
-    std::optional<nlohmann::json> kernel = describeKernel(
+    std::optional<rt::Bundle> kernel = describeKernel(
         func, reference.empty() ? defaultReference(name) : reference, error);
     if (!kernel)
       return WalkResult::interrupt();
-    descriptions[name] = kernel->dump(2);
+    descriptions[name] = std::move(*kernel);
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return std::nullopt;
   return descriptions;
-}
-
-std::string target::finishDescription(const std::string &description,
-                                      int64_t sharedBytes,
-                                      const nlohmann::json &variants) {
-  nlohmann::json kernel = nlohmann::json::parse(description);
-  kernel["shared_bytes"] = sharedBytes;
-  if (!variants.empty())
-    kernel["variants"] = variants;
-  return kernel.dump(2) + "\n";
 }

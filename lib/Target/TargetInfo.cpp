@@ -5,13 +5,14 @@
 using namespace tegula;
 
 namespace {
-// Every supported target, once. Shared memory is the opt-in dynamic shared
-// memory per block (language.md).
+// Every supported target, once, in the order of kSupportedChips (Chip.h),
+// whose facts they take. Shared memory is the opt-in dynamic shared memory
+// per block (language.md).
 const TargetInfo kTargets[] = {
-    {"sm_90a", "+ptx80", 232448, DotFamily::Wgmma, CopyFamily::CpAsync, 4352,
-     16, 8},
-    {"sm_80", "+ptx70", 166912, DotFamily::MmaSync, CopyFamily::CpAsync, 4352,
-     16, 8},
+    {"sm_90a", "+ptx80", findChip("sm_90a")->sharedBytesPerBlock,
+     DotFamily::Wgmma, CopyFamily::CpAsync, 4352, 16, 8},
+    {"sm_80", "+ptx70", findChip("sm_80")->sharedBytesPerBlock,
+     DotFamily::MmaSync, CopyFamily::CpAsync, 4352, 16, 8},
 };
 } // namespace
 

@@ -2,7 +2,8 @@
 //
 // Loads and validates a bundle as described in docs/spec tools.md. All
 // validation that needs no GPU happens here, so a malformed bundle is
-// reported the same way on any machine.
+// reported the same way on any machine. The one writer (BundleWriter.cpp)
+// writes the same typed Bundle back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,6 +147,12 @@ bool parseBundleJson(const std::string &text, const std::string &jsonPath,
 /// entry with the parameter list the ABI gives.
 bool loadBundle(const std::string &jsonPath, Bundle &bundle,
                 std::string &error);
+/// KERNEL.json of `bundle`: what parseBundleJson reads back into the same
+/// fields (paths as the bundle names them: plain file names). The one
+/// writer; tilec fills a Bundle and calls it.
+nlohmann::json bundleToJson(const Bundle &bundle);
+/// bundleToJson as text, two-space indented, ending in a newline.
+std::string writeBundleJson(const Bundle &bundle);
 /// Finds `.entry NAME(` in PTX text (without comments: stripPtxComments)
 /// and returns the bit width of each parameter, and in `paramsEnd` the
 /// offset past the list's ')'; false if the entry is missing.

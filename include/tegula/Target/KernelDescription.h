@@ -1,17 +1,19 @@
 //===- KernelDescription.h - KERNEL.json from a tile-level kernel -*- C++ -*-===//
 //
-// The one writer of a kernel's bundle description (tools.md's KERNEL.json):
-// tilec writes it beside the PTX, and the interpreter builds the same
-// description to bind and check its inputs exactly as tile-run does.
+// A kernel's bundle description (tools.md's KERNEL.json) from its tile-level
+// function, as the typed rt::Bundle that the one writer (rt::writeBundleJson)
+// writes: tilec adds the code and writes it beside the PTX, and the
+// interpreter reads the same description back to bind and check its inputs
+// exactly as tile-run does.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TEGULA_TARGET_KERNELDESCRIPTION_H
 #define TEGULA_TARGET_KERNELDESCRIPTION_H
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "tegula/Runtime/Bundle.h"
 
-#include <nlohmann/json.hpp>
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
 #include <string>
@@ -22,11 +24,12 @@ namespace tegula::target {
 /// target its module names. `reference` is the float64 reference for
 /// tile-run --check: a name, a JSON object, or empty for none. A kernel
 /// whose arguments lack what the description needs (hand-written IR) or a
-/// malformed reference gives none and `error`. shared_bytes is 0 until the
-/// lowering knows it (withSharedBytes).
-std::optional<nlohmann::json> describeKernel(mlir::func::FuncOp kernel,
-                                             const std::string &reference,
-                                             std::string &error);
+/// malformed reference gives none and `error`. The bundle has one config,
+/// its launch shape; its code (PTX, shared_bytes, variants) is the
+/// lowering's to add.
+std::optional<rt::Bundle> describeKernel(mlir::func::FuncOp kernel,
+                                         const std::string &reference,
+                                         std::string &error);
 
 /// The float64 reference a kernel gets by default: its own name when the
 /// runtime ships a reference of that name, else none ("").

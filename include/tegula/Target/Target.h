@@ -9,11 +9,11 @@
 #ifndef TEGULA_TARGET_TARGET_H
 #define TEGULA_TARGET_TARGET_H
 
+#include "tegula/Runtime/Bundle.h"
 #include "tegula/Target/TargetInfo.h"
 
 #include "mlir/IR/BuiltinOps.h"
-
-#include <nlohmann/json.hpp>
+#include "llvm/Support/Error.h"
 
 #include <map>
 #include <optional>
@@ -37,29 +37,23 @@ mlir::LogicalResult lowerToGPU(mlir::ModuleOp module);
 /// GPU-level MLIR to the LLVM dialect, kernels marked for NVVM.
 mlir::LogicalResult lowerToLLVMDialect(mlir::ModuleOp module);
 
-/// LLVM-dialect module to LLVM IR for the NVPTX target, optimized at -O3.
-std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
-                                                llvm::LLVMContext &context,
-                                                const TargetInfo &target,
-                                                std::string &error);
+/// LLVM-dialect module to LLVM IR for the NVPTX target `target` (the
+/// module's tile.target: tile::getTarget), optimized at -O3.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                  const TargetInfo &target);
 
-/// PTX of an LLVM module, or an empty string and `error`.
-std::string emitPTX(llvm::Module &module, const TargetInfo &target,
-                    std::string &error);
+/// PTX of an LLVM module for `target`, or an error saying why none.
+llvm::Expected<std::string> emitPTX(llvm::Module &module,
+                                    const TargetInfo &target);
 
 /// Bundle descriptions (tools.md's KERNEL.json) of every kernel of a
 /// tile-level module, keyed by kernel name (see describeKernel). An empty
 /// `reference` gives each kernel its default one (defaultReference). None,
 /// and `error`, if a kernel cannot be described.
-std::optional<std::map<std::string, std::string>>
+std::optional<std::map<std::string, rt::Bundle>>
 describeKernels(mlir::ModuleOp tileModule, const std::string &reference,
                 std::string &error);
-
-/// Adds the lowered kernel's shared-memory size and its variants (an array
-/// of {name, ptx, when, shared_bytes}; may be empty) to its description.
-std::string finishDescription(const std::string &description,
-                              int64_t sharedBytes,
-                              const nlohmann::json &variants);
 
 } // namespace tegula::target
 

@@ -2,11 +2,15 @@
 //
 // Every target difference the lowering and the driver consult lives here,
 // so that sm_90a can grow wgmma and TMA paths behind the same questions.
+// Facts of the chip itself (facts()) come from tegula/Runtime/Chip.h, the
+// one table the runtime reads too; this adds what only the compiler needs.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TEGULA_TARGET_TARGETINFO_H
 #define TEGULA_TARGET_TARGETINFO_H
+
+#include "tegula/Runtime/Chip.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -37,7 +41,8 @@ struct TargetInfo {
   llvm::StringRef chip;
   /// PTX ISA feature string for the NVPTX back end.
   llvm::StringRef ptxFeatures;
-  /// Dynamic shared memory a block may opt into, in bytes.
+  /// Dynamic shared memory a block may opt into, in bytes
+  /// (facts().sharedBytesPerBlock).
   int64_t maxSharedBytes;
   /// Who lowers `dot` and pipeline copies.
   DotFamily dotFamily;
@@ -86,6 +91,10 @@ struct TargetInfo {
   /// wgmma accumulator lies), and each warpgroup's columns one
   /// instruction's n (a multiple of 8, at most 256).
   bool isWarpgroupSplit(int64_t m, int64_t n, DotWarpSplit split) const;
+
+  /// What the chip offers: SM number, wgmma, TMA, bf16 atomics, registers
+  /// and shared memory per block (Chip.h, which the runtime shares).
+  const ChipFacts &facts() const { return *findChip(chip); }
 
   /// The target named `name`, or none if it is not supported.
   static std::optional<TargetInfo> lookup(llvm::StringRef name);

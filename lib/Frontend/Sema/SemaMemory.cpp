@@ -450,18 +450,6 @@ Val Sema::evalMethod(const Expr &e) {
   return error(l, "pipelines have no method '" + e.name + "'; use push or pop");
 }
 
-/// The SM version of a chip name (`sm_90a` -> 90), 0 if it has none.
-static int smVersion(llvm::StringRef chip) {
-  int version = 0;
-  chip.consume_front("sm_");
-  for (char c : chip) {
-    if (c < '0' || c > '9')
-      break;
-    version = version * 10 + (c - '0');
-  }
-  return version;
-}
-
 /// atomic_add(T[...], V (, mask = M)?) and atomic_max: a statement, like
 /// store, whose elements are combined into memory one relaxed GPU-scope
 /// atomic each. The old values are not returned.
@@ -485,7 +473,7 @@ Val Sema::builtinAtomic(const Expr &e) {
                      (isAdd ? ""
                             : "; accumulate the maximum in an f32 or "
                               "i32 tensor"));
-  if (dt == DT::BF16 && smVersion(targetInfo().chip) < 90)
+  if (dt == DT::BF16 && !targetInfo().facts().hasBf16Atomics)
     return error(e.operands[0]->loc(),
                  "'atomic_add' on bf16 needs sm_90 or newer (PTX "
                  "red.add.noftz.bf16), but the target is " +
