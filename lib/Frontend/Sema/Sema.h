@@ -12,8 +12,10 @@
 // SemaConstant (compile-time evaluation), SemaConversion (materializing and
 // converting values), SemaExpr (operators), SemaBuiltins (the builtin table
 // and its handlers), SemaMemory (tensor blocks, loads, stores, pipelines),
-// SemaInline (fn calls), SemaStmt (statements) and SemaKernel (kernels and
-// their launch description). Private to lib/Frontend.
+// SemaInline (fn calls), SemaStmt (statements), SemaSignature (a kernel's
+// template values and parameters) and SemaKernel (kernels and their launch
+// description). What belongs to one kernel lives in a KernelState made
+// fresh for each. Private to lib/Frontend.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +46,10 @@
 #include <set>
 #include <string>
 #include <vector>
+
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
 
 namespace tegula::frontend::sema {
 
@@ -318,6 +324,95 @@ inline std::string opText(Tok kind) {
 
 inline bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/// An open loop, for `break` and the pipelined loads of its iterations.
+struct LoopInfo {
+  size_t frameDepth; ///< frames.size() where the loop is
+  bool hasBreak;     ///< it has its own $broken flag
+  bool pipelined;
+  std::optional<SourceLoc> breakLoc; ///< the first break, for errors
+};
+
+/// Everything that belongs to the elaboration of one kernel. Sema::kernel
+/// constructs it fresh for each kernel and drops it when the kernel is
+/// done, so nothing one kernel binds, counts or reports reaches the next.
+struct KernelState {
+  // A deque: bindings are referenced across scope pushes.
+  std::deque<llvm::StringMap<Binding>> scopes;
+  std::vector<TensorParam> tensors;
+  llvm::StringSet<> sizeVars;
+  llvm::StringSet<> scalarParams;
+  std::vector<PipeInfo> pipes;
+  /// Where pipeline pushes and pops are recorded: the body's list, or
+  /// that of the runtime if or loop being elaborated.
+  std::vector<Effect> *effects = nullptr;
+  std::vector<Frame> frames;
+  unsigned runtimeDepth = 0; ///< runtime ifs and loops around the statement
+  /// Early exits (docs/language-extensions.md): a `return` outside runtime
+  /// control ends the kernel's elaboration; one under it, and `break`, set
+  /// hidden vars ($returned, $broken) that guard what follows.
+  bool kernelReturned = false;
+  bool blockExited = false; ///< the rest of the current block is dead
+  std::vector<LoopInfo> loops;
+  std::vector<int64_t> loopLoadBytes; ///< open pipelined loops
+  int64_t sharedBytes = 0;
+  bool sharedReported = false;
+  int64_t warps = 4;
+  /// The work budget: steps taken, and whether it ran out.
+  uint64_t work = 0;
+  bool aborted = false;
+  std::set<uint32_t> reportedPipeErrors;
+  std::set<uint32_t> reportedFnTypeNames;
+
+  /// The innermost loop when it is in the fn (or kernel body) being
+  /// elaborated, so that a `break` here leaves it; else null.
+  LoopInfo *loopOfThisFrame() {
+    if (loops.empty() || loops.back().frameDepth != frames.size())
+      return nullptr;
+    return &loops.back();
+  }
+  /// Around the body of a runtime if or loop.
+  void enterRuntimeControl() {
+    if (!frames.empty())
+      ++frames.back().runtimeNesting;
+    ++runtimeDepth;
+  }
+  void leaveRuntimeControl() {
+    --runtimeDepth;
+    if (!frames.empty())
+      --frames.back().runtimeNesting;
+  }
+};
+
+/// A kernel parameter as declared: its type and, for a tensor, its dims as
+/// the func's attribute records them.
+struct ParamInfo {
+  static constexpr int kFixed = -1;          ///< a fixed dim
+  static constexpr int kSizeExpression = -2; ///< computed from size variables
+  const Param *param;
+  Ty ty;
+  llvm::SmallVector<mlir::Attribute> dims;
+  /// Per dim: its index into KernelSignature::sizeVarOrder, or kFixed, or
+  /// kSizeExpression.
+  llvm::SmallVector<int> dimSizeVar;
+  bool ok = true;
+};
+
+/// What the steps of Sema::kernel learn of the parameters before the func
+/// exists, and hand on to build and describe it.
+struct KernelSignature {
+  std::vector<ParamInfo> params; ///< in declaration order
+  /// Size variables by first appearance: the i32 arguments after params.
+  llvm::SmallVector<std::string> sizeVarOrder;
+  llvm::StringMap<SourceLoc> paramNames;
+  /// Size variables seen as a whole dimension, and the first dimension
+  /// expression (2 * N) each appears in.
+  llvm::StringSet<> boundAlone;
+  llvm::StringMap<const Expr *> inExpression;
+
+  /// Strides of strided tensors: the i64 arguments after the size variables.
+  size_t numStrides() const;
+};
+
 //===----------------------------------------------------------------------===//
 // The elaborator
 //===----------------------------------------------------------------------===//
@@ -340,13 +435,13 @@ private:
   }
   std::string src(const Expr &e) { return diags.slice(e.range).str(); }
   bool budget(SourceLoc l) {
-    if (aborted)
+    if (kernelState->aborted)
       return false;
-    if (++work > kMaxWork) {
+    if (++kernelState->work > kMaxWork) {
       diags.error(l, "the kernel is too large after inlining and unrolling "
                      "compile-time branches (over " +
                          llvm::Twine(kMaxWork) + " steps)");
-      aborted = true;
+      kernelState->aborted = true;
       return false;
     }
     return true;
@@ -354,6 +449,7 @@ private:
 
   // Scopes.
   Binding *lookup(llvm::StringRef name) {
+    std::deque<llvm::StringMap<Binding>> &scopes = kernelState->scopes;
     for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
       auto found = it->find(name);
       if (found != it->end())
@@ -362,12 +458,15 @@ private:
     return nullptr;
   }
   void bind(llvm::StringRef name, Val val, SourceLoc l, bool isVar = false) {
-    scopes.back()[name] = Binding{std::move(val), isVar, l, runtimeDepth};
+    kernelState->scopes.back()[name] =
+        Binding{std::move(val), isVar, l, kernelState->runtimeDepth};
   }
   struct ScopeGuard {
     Sema &s;
-    explicit ScopeGuard(Sema &s) : s(s) { s.scopes.emplace_back(); }
-    ~ScopeGuard() { s.scopes.pop_back(); }
+    explicit ScopeGuard(Sema &s) : s(s) {
+      s.kernelState->scopes.emplace_back();
+    }
+    ~ScopeGuard() { s.kernelState->scopes.pop_back(); }
   };
 
   // Types.
@@ -547,27 +646,62 @@ private:
   void forStmt(const Stmt &s);
   void ifStmt(const Stmt &s);
 
-  // Kernels.
+  // Kernels, in the order Sema::kernel takes the steps.
   void kernel(const Kernel &k);
+  /// Binds the template parameters; their values for the func's attribute.
+  mlir::DictionaryAttr bindTemplateParams(const Kernel &k);
+  /// The value the -D options give `tp`: none if none names it, invalid
+  /// after an error.
+  std::optional<Val> definedValue(const TemplateParam &tp);
+  /// The default of `tp` (it has one); invalid after an error.
+  Val defaultValue(const TemplateParam &tp);
+  /// Fills `sig` from the parameters, reporting what is wrong with them.
+  void declareParams(const Kernel &k, KernelSignature &sig);
+  void declareTensorParam(const Param &p, KernelSignature &sig);
+  /// Dimension `d` of tensor `p`: a size variable, an expression over them
+  /// or a fixed extent; clears `info.ok` after an error.
+  void declareTensorDim(const Param &p, const Expr &d, ParamInfo &info,
+                        KernelSignature &sig);
+  /// The fixed extent `d` (dimension `index` of `p`), checked.
+  std::optional<int64_t> fixedTensorDim(const Param &p, const Expr &d,
+                                        size_t index);
+  /// A tensor dimension over size variables (`2 * N`, `M + 1`): nothing if
+  /// `dim` names no unbound variable (a fixed dim); else its launch text,
+  /// with its variables added to `sig`, or "" after an error.
+  std::optional<std::string> sizeExpression(const Expr &dim,
+                                            const std::string &tensor,
+                                            KernelSignature &sig);
+  void checkSizeVarsBound(const KernelSignature &sig);
+  void checkParamBytes(const Kernel &k, const KernelSignature &sig);
+  /// The kernel's func, with the builder at the start of its body.
+  mlir::func::FuncOp createKernelFunc(const Kernel &k,
+                                      const KernelSignature &sig);
+  /// Binds the parameters and size variables to the func's arguments;
+  /// false after an error.
+  bool bindParams(const Kernel &k, const KernelSignature &sig,
+                  mlir::func::FuncOp func);
+  bool bindTensorParam(const ParamInfo &p, size_t i, const KernelSignature &sig,
+                       mlir::func::FuncOp func, size_t &nextStride);
+  /// The launch description: warps, grid, requires, flops, bytes and the
+  /// template values, as attributes of `func`.
+  void describeLaunch(const Kernel &k, const KernelSignature &sig,
+                      mlir::func::FuncOp func,
+                      mlir::DictionaryAttr templateValues);
+  void setWarps(const Kernel &k, mlir::func::FuncOp func);
+  void setGrid(const Kernel &k, mlir::func::FuncOp func);
+  void setRequires(const Kernel &k, const KernelSignature &sig,
+                   mlir::func::FuncOp func);
+  /// The statements, then the pipeline counting rule over them.
+  void elaborateBody(const Kernel &k);
+  /// How the body used each tensor: read, write or readwrite.
+  void setArgAccess(const KernelSignature &sig, mlir::func::FuncOp func);
   std::optional<std::string> renderLaunch(const Expr &e, int parentPrec,
                                           bool right);
   /// Whether `e` reads a size variable or a scalar parameter.
   bool dependsOnLaunch(const Expr &e);
-  /// A tensor dimension over size variables (`2 * N`, `M + 1`): nothing if
-  /// `dim` names no unbound variable (a fixed dim); else its launch text,
-  /// with its variables added to `order` and `firstUse`, or "" after an
-  /// error.
-  std::optional<std::string>
-  sizeExpression(const Expr &dim, const std::string &tensor,
-                 const llvm::StringMap<SourceLoc> &paramNames,
-                 llvm::SmallVectorImpl<std::string> &order,
-                 llvm::StringMap<const Expr *> &firstUse);
   void countPipelines(const std::vector<Effect> &effects,
                       std::map<int, int> &state);
   void addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what);
-  void checkParamBytes(const Kernel &k, size_t numParams, size_t numSizeVars,
-                       size_t numStrides,
-                       llvm::function_ref<int64_t(size_t)> paramBytes);
   void checkGridExtent(const Expr &extent, size_t axis);
   const TargetInfo &targetInfo() const { return options.target; }
 
@@ -579,36 +713,8 @@ private:
   llvm::StringMap<const Function *> functions;
   llvm::StringSet<> usedDefines;
 
-  // Per kernel.
-  // A deque: bindings are referenced across scope pushes.
-  std::deque<llvm::StringMap<Binding>> scopes;
-  std::vector<TensorParam> tensors;
-  llvm::StringSet<> sizeVars;
-  llvm::StringSet<> scalarParams;
-  std::vector<PipeInfo> pipes;
-  std::vector<Effect> *effects = nullptr;
-  std::vector<Frame> frames;
-  unsigned runtimeDepth = 0; ///< runtime ifs and loops around the statement
-  /// Early exits (docs/language-extensions.md): a `return` outside runtime
-  /// control ends the kernel's elaboration; one under it, and `break`, set
-  /// hidden vars ($returned, $broken) that guard what follows.
-  bool kernelReturned = false;
-  bool blockExited = false; ///< the rest of the current block is dead
-  struct LoopInfo {
-    size_t frameDepth; ///< frames.size() where the loop is
-    bool hasBreak;     ///< it has its own $broken flag
-    bool pipelined;
-    std::optional<SourceLoc> breakLoc; ///< the first break, for errors
-  };
-  std::vector<LoopInfo> loops;
-  std::vector<int64_t> loopLoadBytes; ///< open pipelined loops
-  int64_t sharedBytes = 0;
-  bool sharedReported = false;
-  int64_t warps = 4;
-  bool aborted = false;
-  uint64_t work = 0;
-  std::set<uint32_t> reportedPipeErrors;
-  std::set<uint32_t> reportedFnTypeNames;
+  /// The kernel being elaborated; set only inside Sema::kernel.
+  std::optional<KernelState> kernelState;
   std::set<uint32_t> warnedDivisions; ///< for the whole program
   mlir::OwningOpRef<mlir::ModuleOp> module;
   static constexpr uint64_t kMaxWork = 200000;

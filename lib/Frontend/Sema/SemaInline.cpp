@@ -33,7 +33,7 @@ bool Sema::checkFnTypeNames(const Function &fn, const TypeExpr &t) {
     name = firstUnbound(*t.dims[d]);
   if (!name)
     return true;
-  if (!reportedFnTypeNames.insert(name->loc().offset).second)
+  if (!kernelState->reportedFnTypeNames.insert(name->loc().offset).second)
     return false;
   std::string declared;
   for (const TemplateParam &tp : fn.templateParams)
@@ -52,10 +52,10 @@ bool Sema::checkFnTypeNames(const Function &fn, const TypeExpr &t) {
 }
 
 Val Sema::callFunction(const Function &fn, const Expr &e) {
-  for (const Frame &f : frames)
+  for (const Frame &f : kernelState->frames)
     if (f.fn == &fn) {
       std::string chain;
-      for (const Frame &g : frames)
+      for (const Frame &g : kernelState->frames)
         chain += g.fn->name + " -> ";
       diags.error(e.loc(), "recursive call to fn '" + fn.name + "' (" + chain +
                                fn.name + "); fn calls are inlined, so "
@@ -114,9 +114,9 @@ Val Sema::callFunction(const Function &fn, const Expr &e) {
   }
   // The callee sees only its own template parameters and parameters.
   std::deque<llvm::StringMap<Binding>> saved;
-  std::swap(saved, scopes);
-  scopes.emplace_back();
-  llvm::scope_exit restore([&] { std::swap(saved, scopes); });
+  std::swap(saved, kernelState->scopes);
+  kernelState->scopes.emplace_back();
+  llvm::scope_exit restore([&] { std::swap(saved, kernelState->scopes); });
   llvm::StringSet<> bound;
   for (size_t i = 0; i < explicitArgs.size(); ++i) {
     bind(fn.templateParams[i].name, explicitArgs[i], fn.templateParams[i].loc);
@@ -195,18 +195,18 @@ Val Sema::callFunction(const Function &fn, const Expr &e) {
       v.ty.origins = args[i].ty.origins;
     bind(p.name, v, p.loc);
   }
-  if (frames.size() >= 64)
+  if (kernelState->frames.size() >= 64)
     return error(e.loc(), "fn calls nest too deeply (more than 64)");
   Frame frame;
   frame.fn = &fn;
   frame.callLoc = e.loc();
-  frames.push_back(frame);
-  scopes.emplace_back();
+  kernelState->frames.push_back(frame);
+  kernelState->scopes.emplace_back();
   stmts(fn.body);
-  scopes.pop_back();
-  Frame done = frames.back();
-  frames.pop_back();
-  if (fn.result && !done.returned && !aborted) {
+  kernelState->scopes.pop_back();
+  Frame done = kernelState->frames.back();
+  kernelState->frames.pop_back();
+  if (fn.result && !done.returned && !kernelState->aborted) {
     diags.error(fn.loc, "fn '" + fn.name + "' must end with 'return' of its "
                         "result on every compile-time path");
     diags.note(e.loc(), "called here");

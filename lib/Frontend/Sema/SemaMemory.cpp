@@ -164,7 +164,7 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
   }
   if (!base.ok())
     return std::nullopt;
-  TensorParam &t = tensors[base.index];
+  TensorParam &t = kernelState->tensors[base.index];
   Block block;
   block.tensor = base.index;
   size_t rank = t.ty.shape.size();
@@ -395,14 +395,14 @@ Val Sema::evalMethod(const Expr &e) {
                               src(*e.operands[0]) + "' is not a pipeline");
   // A copy: evaluating the pushed block may inline fn calls that create
   // pipelines and so grow `pipes`.
-  const PipeInfo info = pipes[recv.index];
+  const PipeInfo info = kernelState->pipes[recv.index];
   std::string pipeName = info.name.empty() ? src(*e.operands[0]) : info.name;
   SourceLoc l = e.loc();
   if (e.name == "push") {
     // Counted even when refused, so the pops after it are not reported too.
     llvm::scope_exit countPush([&] {
-      if (effects)
-        effects->push_back({Effect::Push, recv.index, l, {}, {}});
+      if (kernelState->effects)
+        kernelState->effects->push_back({Effect::Push, recv.index, l, {}, {}});
     });
     if (e.operands.size() != 2) {
       return error(l, "push takes one indexed tensor, as in " + pipeName +
@@ -415,7 +415,7 @@ Val Sema::evalMethod(const Expr &e) {
                            namedArg(e, "other") || namedArg(e, "mask"));
     if (!block)
       return Val::invalid();
-    TensorParam &t = tensors[block->tensor];
+    TensorParam &t = kernelState->tensors[block->tensor];
     Ty blockTy = Ty::tile(t.ty.dt, block->shape, block->origins);
     if (blockTy.dt != recv.ty.dt || blockTy.shape != recv.ty.shape) {
       diags.error(e.operands[1]->loc(),
@@ -443,8 +443,8 @@ Val Sema::evalMethod(const Expr &e) {
     Ty ty = recv.ty;
     ty.kind = Ty::Tile;
     mlir::Value r = tl::PipelinePopOp::create(builder, loc(l), mlirType(ty), recv.v);
-    if (effects)
-      effects->push_back({Effect::Pop, recv.index, l, {}, {}});
+    if (kernelState->effects)
+      kernelState->effects->push_back({Effect::Pop, recv.index, l, {}, {}});
     return Val::runtime(r, ty);
   }
   return error(l, "pipelines have no method '" + e.name + "'; use push or pop");
@@ -473,7 +473,7 @@ Val Sema::builtinAtomic(const Expr &e) {
                          namedArg(e, "mask"));
   if (!block)
     return Val::invalid();
-  TensorParam &t = tensors[block->tensor];
+  TensorParam &t = kernelState->tensors[block->tensor];
   DT dt = t.ty.dt;
   bool supported = dt == DT::F32 || dt == DT::I32 ||
                    (isAdd && (dt == DT::F16 || dt == DT::BF16));
