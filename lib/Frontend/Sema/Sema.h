@@ -307,6 +307,16 @@ struct Block {
   llvm::SmallVector<mlir::Value> indices;
 };
 
+/// One index of a block T[...]: its value and whether it is a tile (that
+/// adds its extents to the block) or a scalar.
+struct BlockIndex {
+  Val v;
+  bool tile;
+};
+
+/// An index expression as a linear sum (SemaMemory.cpp).
+struct Linear;
+
 struct TensorParam {
   std::string name;
   SourceLoc loc;
@@ -330,6 +340,14 @@ struct LoopInfo {
   bool hasBreak;     ///< it has its own $broken flag
   bool pipelined;
   std::optional<SourceLoc> breakLoc; ///< the first break, for errors
+};
+
+/// A `for` header, checked: bounds and step as i32 values, the direction,
+/// and pipelined(S).
+struct LoopHeader {
+  Val lo, hi, step;
+  int64_t reverseStep = 0; ///< counts down by this much; 0 counts up
+  std::optional<int64_t> stages;
 };
 
 /// Everything that belongs to the elaboration of one kernel. Sema::kernel
@@ -570,6 +588,19 @@ private:
                                                       llvm::StringRef what,
                                                       llvm::StringRef example);
   Val callFunction(const Function &fn, const Expr &e);
+  /// Reports a recursive call or arguments that do not fit `fn`.
+  bool checkCall(const Function &fn, const Expr &e);
+  /// The explicit template arguments of call `e`; none after an error.
+  std::optional<std::vector<Val>> explicitTemplateArgs(const Function &fn,
+                                                       const Expr &e);
+  /// Binds the template parameters of `fn`: given, inferred from `args`
+  /// or defaults. False after an error.
+  bool bindFnTemplateParams(const Function &fn, const Expr &e,
+                            llvm::ArrayRef<Val> explicitArgs,
+                            llvm::ArrayRef<Val> args);
+  /// Binds the parameters of `fn` to `args`, converted to their types.
+  bool bindFnParams(const Function &fn, const Expr &e,
+                    llvm::ArrayRef<Val> args);
   const Expr *firstUnbound(const Expr &e);
   /// Reports a name in `t` (a type of `fn`) that is not one of its template
   /// parameters, with the declaration to write; false if it reported.
@@ -588,6 +619,15 @@ private:
   bool checkIndexRange(const TensorParam &t, size_t dim, const Expr &ix,
                        std::optional<int64_t> start, int64_t length,
                        bool forStore, bool padded);
+  /// Index `ix` of dimension `dim` of `t` in a block, checked; none after
+  /// an error.
+  std::optional<BlockIndex> blockIndex(const TensorParam &t, size_t dim,
+                                       const Expr &ix, bool forStore,
+                                       bool padded);
+  std::optional<BlockIndex> sliceIndex(const TensorParam &t, size_t dim,
+                                       const Expr &ix, bool forStore,
+                                       bool padded);
+  Linear linearize(const Expr &x);
   std::optional<mlir::Value> evalMask(const Expr &e, const Block &b);
   std::optional<mlir::Value> evalOther(const Expr &e, const Block &b, DT dt);
   const NamedArg *namedArg(const Expr &e, llvm::StringRef name);
@@ -644,6 +684,12 @@ private:
   void letStmt(const Stmt &s);
   void assignStmt(const Stmt &s);
   void forStmt(const Stmt &s);
+  std::optional<LoopHeader> loopHeader(const Stmt &s);
+  /// A loop bound (`dflt` when absent) as an i32 value.
+  Val loopBound(const Expr *x, int64_t dflt, SourceLoc l);
+  /// How much the loop `s` with `step` counts down by (0: it counts up),
+  /// or none after an error.
+  std::optional<int64_t> loopReverseStep(const Stmt &s, const Val &step);
   void ifStmt(const Stmt &s);
 
   // Kernels, in the order Sema::kernel takes the steps.

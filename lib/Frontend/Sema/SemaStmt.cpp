@@ -428,69 +428,97 @@ static bool isKnownPositive(mlir::Value v, int depth = 0) {
   return false;
 }
 
-void Sema::forStmt(const Stmt &s) {
-  auto bound = [&](const Expr *x, int64_t dflt) -> Val {
-    if (!x)
-      return toRuntime(Val::cint(dflt), s.range.begin);
-    Val v = eval(*x);
-    if (!v.ok())
-      return v;
-    if (v.kind == Val::CInt)
-      return toRuntime(v, x->loc(), DT::I32);
-    if (v.kind != Val::Runtime || !v.ty.isScalar() || v.ty.dt != DT::I32)
-      return error(x->loc(), "loop bounds must be i32 scalars, but '" + src(*x) +
-                                 "' is " + (v.kind == Val::Runtime ? v.ty.str() : std::string("not an integer")));
+Val Sema::loopBound(const Expr *x, int64_t dflt, SourceLoc l) {
+  if (!x)
+    return toRuntime(Val::cint(dflt), l);
+  Val v = eval(*x);
+  if (!v.ok())
     return v;
+  if (v.kind == Val::CInt)
+    return toRuntime(v, x->loc(), DT::I32);
+  if (v.kind != Val::Runtime || !v.ty.isScalar() || v.ty.dt != DT::I32)
+    return error(x->loc(),
+                 "loop bounds must be i32 scalars, but '" + src(*x) + "' is " +
+                     (v.kind == Val::Runtime ? v.ty.str()
+                                             : std::string("not an integer")));
+  return v;
+}
+
+std::optional<int64_t> Sema::loopReverseStep(const Stmt &s, const Val &step) {
+  std::optional<Val> c = tryConst(*s.step);
+  if (c && c->kind == Val::CInt && c->i == 0) {
+    diags.error(s.step->loc(), "the loop step must not be 0; use 1 to count "
+                               "up or -1 to count down");
+    return std::nullopt;
+  }
+  if (c && c->kind == Val::CInt && c->i < 0)
+    return -c->i;
+  if (c || isKnownPositive(step.v))
+    return 0;
+  // Operands of the suggested arithmetic, parenthesized unless simple.
+  auto term = [&](const Expr &x) {
+    bool simple = x.kind == ExprKind::Name || x.kind == ExprKind::Int ||
+                  x.kind == ExprKind::Call;
+    return simple ? src(x) : "(" + src(x) + ")";
   };
-  Val lo = bound(s.start.get(), 0), hi = bound(s.end.get(), 0),
-      step = bound(s.step.get(), 1);
+  std::string a = s.start ? term(*s.start) : "0", b = term(*s.end),
+              k = term(*s.step);
+  diags.error(s.step->loc(),
+              "the sign of the loop step '" + src(*s.step) +
+                  "' is not known at compile time, so the loop cannot "
+                  "tell whether to count up or down; write a constant "
+                  "step (range(" +
+                  (s.start ? src(*s.start) : "0") + ", " + src(*s.end) +
+                  ", 4), or a negative "
+                  "one to count down) or loop over a count: for t in "
+                  "range(0, cdiv(" +
+                  b + " - " + a + ", " + k + ")) with the index " + a +
+                  " + t * " + k);
+  return std::nullopt;
+}
+
+std::optional<LoopHeader> Sema::loopHeader(const Stmt &s) {
+  LoopHeader h;
+  h.lo = loopBound(s.start.get(), 0, s.range.begin);
+  h.hi = loopBound(s.end.get(), 0, s.range.begin);
+  h.step = loopBound(s.step.get(), 1, s.range.begin);
   // A negative step counts down (reverseStep), as Python's range does.
-  int64_t reverseStep = 0;
-  if (s.step && step.ok()) {
-    std::optional<Val> c = tryConst(*s.step);
-    if (c && c->kind == Val::CInt && c->i == 0) {
-      diags.error(s.step->loc(), "the loop step must not be 0; use 1 to count "
-                                 "up or -1 to count down");
-      return;
-    }
-    if (c && c->kind == Val::CInt && c->i < 0)
-      reverseStep = -c->i;
-    else if (!c && !isKnownPositive(step.v)) {
-      // Operands of the suggested arithmetic, parenthesized unless simple.
-      auto term = [&](const Expr &x) {
-        bool simple = x.kind == ExprKind::Name || x.kind == ExprKind::Int ||
-                      x.kind == ExprKind::Call;
-        return simple ? src(x) : "(" + src(x) + ")";
-      };
-      std::string a = s.start ? term(*s.start) : "0", b = term(*s.end),
-                  k = term(*s.step);
-      diags.error(s.step->loc(),
-                  "the sign of the loop step '" + src(*s.step) +
-                      "' is not known at compile time, so the loop cannot "
-                      "tell whether to count up or down; write a constant "
-                      "step (range(" +
-                      (s.start ? src(*s.start) : "0") + ", " + src(*s.end) +
-                      ", 4), or a negative "
-                      "one to count down) or loop over a count: for t in "
-                      "range(0, cdiv(" +
-                      b + " - " + a + ", " + k + ")) with the index " + a +
-                      " + t * " + k);
-      return;
-    }
+  if (s.step && h.step.ok()) {
+    std::optional<int64_t> reverseStep = loopReverseStep(s, h.step);
+    if (!reverseStep)
+      return std::nullopt;
+    h.reverseStep = *reverseStep;
   }
-  std::optional<int64_t> stages;
   if (s.stages) {
-    stages = evalConstInt(*s.stages, "the pipelined stage count");
-    if (!stages)
-      return;
-    if (*stages < 1 || *stages > 16) {
+    h.stages = evalConstInt(*s.stages, "the pipelined stage count");
+    if (!h.stages)
+      return std::nullopt;
+    if (*h.stages < 1 || *h.stages > 16) {
       diags.error(s.stages->loc(), "pipelined(S) needs 1 to 16 stages, got " +
-                                       std::to_string(*stages));
-      return;
+                                       std::to_string(*h.stages));
+      return std::nullopt;
     }
   }
-  if (!lo.ok() || !hi.ok() || !step.ok())
+  if (!h.lo.ok() || !h.hi.ok() || !h.step.ok())
+    return std::nullopt;
+  return h;
+}
+
+/// Whether `effects` push or pop a pipeline.
+static bool usesPipelines(const std::vector<Effect> &effects) {
+  return llvm::any_of(effects, [&](const Effect &e) {
+    return e.kind == Effect::Push || e.kind == Effect::Pop ||
+           usesPipelines(e.first) || usesPipelines(e.second);
+  });
+}
+
+void Sema::forStmt(const Stmt &s) {
+  std::optional<LoopHeader> header = loopHeader(s);
+  if (!header)
     return;
+  Val &lo = header->lo, &hi = header->hi, &step = header->step;
+  int64_t reverseStep = header->reverseStep;
+  std::optional<int64_t> stages = header->stages;
   // A loop with a break of its own carries a $broken flag, bound in a scope
   // around the loop; once set, the remaining iterations do nothing.
   bool hasBreak = contains(s.body, StmtKind::Break);
@@ -560,14 +588,7 @@ void Sema::forStmt(const Stmt &s) {
     kernelState->loops.pop_back();
     kernelState->leaveRuntimeControl();
     // Pipelines count pushes and pops per iteration and may prefetch.
-    std::function<bool(const std::vector<Effect> &)> usesPipes =
-        [&](const std::vector<Effect> &list) {
-          return llvm::any_of(list, [&](const Effect &e) {
-            return e.kind == Effect::Push || e.kind == Effect::Pop ||
-                   usesPipes(e.first) || usesPipes(e.second);
-          });
-        };
-    if (breakLoc && usesPipes(body))
+    if (breakLoc && usesPipelines(body))
       diags.error(*breakLoc, "'break' in a loop that pushes or pops a "
                              "pipeline is not supported; the stage counts "
                              "must be the same on every path");
