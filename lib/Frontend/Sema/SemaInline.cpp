@@ -37,11 +37,7 @@ bool Sema::checkFnTypeNames(const Function &fn, const TypeExpr &t) {
     return false;
   std::string declared;
   for (const TemplateParam &tp : fn.templateParams)
-    declared += tp.name + ": " +
-                (tp.kind == TemplateKind::Int    ? "int"
-                 : tp.kind == TemplateKind::Bool ? "bool"
-                                                 : "dtype") +
-                ", ";
+    declared += tp.name + ": " + templateKindName(tp.kind) + ", ";
   diags.error(name->loc(), "'" + name->name + "' in the types of fn '" +
                                fn.name +
                                "' is not one of its template parameters; "

@@ -14,12 +14,6 @@ using namespace tegula;
 using namespace tegula::frontend;
 using namespace tegula::frontend::sema;
 
-static const char *templateKindName(TemplateKind kind) {
-  return kind == TemplateKind::Int    ? "int"
-         : kind == TemplateKind::Bool ? "bool"
-                                      : "dtype";
-}
-
 static std::optional<Val> parseDefine(llvm::StringRef text, TemplateKind kind) {
   text = text.trim();
   if (kind == TemplateKind::Bool) {
