@@ -12,8 +12,11 @@
 // SemaConstant (compile-time evaluation), SemaConversion (materializing and
 // converting values), SemaExpr (operators), SemaBuiltins (the builtin table
 // and its handlers), SemaMemory (tensor blocks, loads, stores, pipelines),
-// SemaInline (fn calls), SemaStmt (statements) and SemaKernel (kernels and
-// their launch description). Private to lib/Frontend.
+// SemaInline (fn calls), SemaStmt (statements), SemaSignature (a kernel's
+// template values and parameters) and SemaKernel (kernels and their launch
+// description). Types and values are in SemaValues.h; what belongs to one
+// kernel lives in a KernelState (KernelState.h) made fresh for each.
+// Private to lib/Frontend.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,8 @@
 #include "tegula/Target/TargetInfo.h"
 
 #include "../Builtins.h"
+#include "KernelState.h"
+#include "SemaValues.h"
 
 #include "Tile/TileDialect.h"
 #include "Tile/TileOps.h"
@@ -31,292 +36,23 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <deque>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace tegula::frontend::sema {
 
 namespace tl = tegula::tile;
-
-//===----------------------------------------------------------------------===//
-// Types and values
-//===----------------------------------------------------------------------===//
-
-enum class DT { I1, I32, I64, F16, BF16, F32 };
-
-inline bool isFloat(DT dt) {
-  return dt == DT::F16 || dt == DT::BF16 || dt == DT::F32;
-}
-inline bool isInt(DT dt) { return dt == DT::I32 || dt == DT::I64; }
-inline int64_t dtBytes(DT dt) {
-  switch (dt) {
-  case DT::I1:
-    return 1;
-  case DT::F16:
-  case DT::BF16:
-    return 2;
-  case DT::I32:
-  case DT::F32:
-    return 4;
-  case DT::I64:
-    return 8;
-  }
-  return 4;
-}
-inline const char *dtName(DT dt) {
-  switch (dt) {
-  case DT::I1:
-    return "i1";
-  case DT::I32:
-    return "i32";
-  case DT::I64:
-    return "i64";
-  case DT::F16:
-    return "f16";
-  case DT::BF16:
-    return "bf16";
-  case DT::F32:
-    return "f32";
-  }
-  return "?";
-}
-inline std::optional<DT> parseDT(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<DT>>(name)
-      .Case("i1", DT::I1)
-      .Case("bool", DT::I1)
-      .Case("i32", DT::I32)
-      .Case("i64", DT::I64)
-      .Case("f16", DT::F16)
-      .Case("bf16", DT::BF16)
-      .Case("f32", DT::F32)
-      .Default(std::nullopt);
-}
-
-/// How one compile-time integer was computed, for messages.
-struct Origin {
-  std::string text; ///< "DK = D * EXPAND / 2 = 16 * 1 / 2"; empty if literal
-  SourceLoc loc;
-};
-
-struct Ty {
-  enum Kind { Scalar, Tile, Pipeline, Tensor } kind = Scalar;
-  DT dt = DT::I32;
-  llvm::SmallVector<int64_t> shape;
-  std::vector<Origin> origins; ///< per extent; may be empty
-  unsigned stages = 0;
-  bool isMutable = false;
-  bool isStrided = false; ///< tensors: strides come at launch
-
-  static Ty scalar(DT dt) {
-    Ty t;
-    t.dt = dt;
-    return t;
-  }
-  static Ty tile(DT dt, llvm::ArrayRef<int64_t> shape,
-                 std::vector<Origin> origins = {}) {
-    if (shape.empty())
-      return scalar(dt);
-    Ty t;
-    t.kind = Tile;
-    t.dt = dt;
-    t.shape.assign(shape.begin(), shape.end());
-    t.origins = std::move(origins);
-    t.origins.resize(shape.size());
-    return t;
-  }
-  Ty withDT(DT newDT) const {
-    Ty t = *this;
-    t.dt = newDT;
-    return t;
-  }
-  bool isScalar() const { return kind == Scalar; }
-  bool isTile() const { return kind == Tile; }
-  int64_t rank() const { return shape.size(); }
-  int64_t elements() const {
-    int64_t n = 1;
-    for (int64_t e : shape)
-      n *= e;
-    return n;
-  }
-  bool sameValueType(const Ty &o) const {
-    return kind == o.kind && dt == o.dt && shape == o.shape;
-  }
-  std::string str() const {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    if (kind == Scalar) {
-      os << dtName(dt);
-      return s;
-    }
-    os << (kind == Tile       ? "tile"
-           : kind == Pipeline ? "pipeline"
-                              : "tensor")
-       << "<" << dtName(dt) << ">[";
-    llvm::interleaveComma(shape, os);
-    os << "]";
-    return s;
-  }
-};
-
-inline std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
-}
-
-/// An integer `/` whose quotient a float would misread (`1 / K` is 0).
-struct TruncatedDiv {
-  const Expr *div;
-  std::string values; ///< "1 / 64 = 0"; empty when only known at run time
-};
-
-/// What an expression evaluates to.
-struct Val {
-  enum Kind {
-    Invalid, ///< an error was reported already
-    Void,
-    CInt,   ///< compile-time integer: takes any numeric dtype it meets
-    CFloat, ///< float literal: takes any float dtype it meets
-    CBool,
-    DType,
-    Runtime, ///< an SSA scalar or tile
-    Tensor,  ///< a tensor parameter
-    Pipe,    ///< a pipeline handle
-    Tuple,
-  } kind = Invalid;
-  int64_t i = 0;
-  double f = 0;
-  bool b = false;
-  DT dt = DT::I32;
-  Origin origin;
-  Ty ty;
-  mlir::Value v;
-  int index = -1; ///< tensor parameter or pipeline id
-  std::vector<Val> elements;
-  /// Set on the quotient of an integer `/` (and, at compile time, on what
-  /// is computed from it): warned about where it becomes a float. Shared:
-  /// values are copied often and this is rarely set.
-  std::shared_ptr<const TruncatedDiv> truncatedDiv;
-
-  static Val invalid() { return Val(); }
-  static Val voidVal() {
-    Val x;
-    x.kind = Void;
-    return x;
-  }
-  static Val cint(int64_t value, Origin origin = {}) {
-    Val x;
-    x.kind = CInt;
-    x.i = value;
-    x.origin = std::move(origin);
-    return x;
-  }
-  static Val cfloat(double value) {
-    Val x;
-    x.kind = CFloat;
-    x.f = value;
-    return x;
-  }
-  static Val cbool(bool value) {
-    Val x;
-    x.kind = CBool;
-    x.b = value;
-    return x;
-  }
-  static Val dtype(DT dt) {
-    Val x;
-    x.kind = DType;
-    x.dt = dt;
-    return x;
-  }
-  static Val runtime(mlir::Value v, Ty ty) {
-    Val x;
-    x.kind = Runtime;
-    x.v = v;
-    x.ty = std::move(ty);
-    return x;
-  }
-  bool ok() const { return kind != Invalid; }
-  bool isConst() const {
-    return kind == CInt || kind == CFloat || kind == CBool || kind == DType;
-  }
-  /// A literal-like value with no dtype of its own yet.
-  bool isLiteral() const { return kind == CInt || kind == CFloat; }
-  bool isValue() const {
-    return kind == Runtime || isLiteral() || kind == CBool;
-  }
-};
-
-struct Binding {
-  Val val;
-  bool isVar = false;
-  SourceLoc loc;
-  /// How many runtime ifs and loops enclose the declaration.
-  unsigned runtimeDepth = 0;
-};
-
-/// Push/pop events of pipelines, in program order, for the counting rule.
-struct Effect {
-  enum Kind { Push, Pop, If, Loop } kind;
-  int pipe = -1;
-  SourceLoc loc;
-  std::vector<Effect> first, second;
-};
-
-struct PipeInfo {
-  std::string name;
-  SourceLoc loc;
-  unsigned stages;
-  Ty ty;
-};
-
-/// One inlined fn call in progress.
-struct Frame {
-  const Function *fn = nullptr;
-  SourceLoc callLoc;
-  bool returned = false;
-  Val result;
-  unsigned runtimeNesting = 0;
-};
-
-/// A tensor block addressed by T[I0, ..., In].
-struct Block {
-  int tensor = -1;
-  llvm::SmallVector<int64_t> shape;
-  std::vector<Origin> origins;
-  llvm::SmallVector<mlir::Value> indices;
-};
-
-struct TensorParam {
-  std::string name;
-  SourceLoc loc;
-  Ty ty;
-  mlir::Value value;
-  bool read = false, written = false;
-  /// Each dimension as written (`D`, `R / 2`, `64`), for messages.
-  std::vector<std::string> dimTexts;
-};
-
-inline std::string opText(Tok kind) {
-  std::string s = tokSpelling(kind);
-  return s.substr(1, s.size() - 2);
-}
-
-inline bool isPow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 //===----------------------------------------------------------------------===//
 // The elaborator
@@ -340,13 +76,13 @@ private:
   }
   std::string src(const Expr &e) { return diags.slice(e.range).str(); }
   bool budget(SourceLoc l) {
-    if (aborted)
+    if (kernelState->aborted)
       return false;
-    if (++work > kMaxWork) {
+    if (++kernelState->work > kMaxWork) {
       diags.error(l, "the kernel is too large after inlining and unrolling "
                      "compile-time branches (over " +
                          llvm::Twine(kMaxWork) + " steps)");
-      aborted = true;
+      kernelState->aborted = true;
       return false;
     }
     return true;
@@ -354,6 +90,7 @@ private:
 
   // Scopes.
   Binding *lookup(llvm::StringRef name) {
+    std::deque<llvm::StringMap<Binding>> &scopes = kernelState->scopes;
     for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
       auto found = it->find(name);
       if (found != it->end())
@@ -362,12 +99,15 @@ private:
     return nullptr;
   }
   void bind(llvm::StringRef name, Val val, SourceLoc l, bool isVar = false) {
-    scopes.back()[name] = Binding{std::move(val), isVar, l, runtimeDepth};
+    kernelState->scopes.back()[name] =
+        Binding{std::move(val), isVar, l, kernelState->runtimeDepth};
   }
   struct ScopeGuard {
     Sema &s;
-    explicit ScopeGuard(Sema &s) : s(s) { s.scopes.emplace_back(); }
-    ~ScopeGuard() { s.scopes.pop_back(); }
+    explicit ScopeGuard(Sema &s) : s(s) {
+      s.kernelState->scopes.emplace_back();
+    }
+    ~ScopeGuard() { s.kernelState->scopes.pop_back(); }
   };
 
   // Types.
@@ -471,6 +211,19 @@ private:
                                                       llvm::StringRef what,
                                                       llvm::StringRef example);
   Val callFunction(const Function &fn, const Expr &e);
+  /// Reports a recursive call or arguments that do not fit `fn`.
+  bool checkCall(const Function &fn, const Expr &e);
+  /// The explicit template arguments of call `e`; none after an error.
+  std::optional<std::vector<Val>> explicitTemplateArgs(const Function &fn,
+                                                       const Expr &e);
+  /// Binds the template parameters of `fn`: given, inferred from `args`
+  /// or defaults. False after an error.
+  bool bindFnTemplateParams(const Function &fn, const Expr &e,
+                            llvm::ArrayRef<Val> explicitArgs,
+                            llvm::ArrayRef<Val> args);
+  /// Binds the parameters of `fn` to `args`, converted to their types.
+  bool bindFnParams(const Function &fn, const Expr &e,
+                    llvm::ArrayRef<Val> args);
   const Expr *firstUnbound(const Expr &e);
   /// Reports a name in `t` (a type of `fn`) that is not one of its template
   /// parameters, with the declaration to write; false if it reported.
@@ -489,6 +242,15 @@ private:
   bool checkIndexRange(const TensorParam &t, size_t dim, const Expr &ix,
                        std::optional<int64_t> start, int64_t length,
                        bool forStore, bool padded);
+  /// Index `ix` of dimension `dim` of `t` in a block, checked; none after
+  /// an error.
+  std::optional<BlockIndex> blockIndex(const TensorParam &t, size_t dim,
+                                       const Expr &ix, bool forStore,
+                                       bool padded);
+  std::optional<BlockIndex> sliceIndex(const TensorParam &t, size_t dim,
+                                       const Expr &ix, bool forStore,
+                                       bool padded);
+  Linear linearize(const Expr &x);
   std::optional<mlir::Value> evalMask(const Expr &e, const Block &b);
   std::optional<mlir::Value> evalOther(const Expr &e, const Block &b, DT dt);
   const NamedArg *namedArg(const Expr &e, llvm::StringRef name);
@@ -545,29 +307,70 @@ private:
   void letStmt(const Stmt &s);
   void assignStmt(const Stmt &s);
   void forStmt(const Stmt &s);
+  std::optional<LoopHeader> loopHeader(const Stmt &s);
+  /// A loop bound (`dflt` when absent) as an i32 value.
+  Val loopBound(const Expr *x, int64_t dflt, SourceLoc l);
+  /// How much the loop `s` with `step` counts down by (0: it counts up),
+  /// or none after an error.
+  std::optional<int64_t> loopReverseStep(const Stmt &s, const Val &step);
   void ifStmt(const Stmt &s);
 
-  // Kernels.
+  // Kernels, in the order Sema::kernel takes the steps.
   void kernel(const Kernel &k);
+  /// Binds the template parameters; their values for the func's attribute.
+  mlir::DictionaryAttr bindTemplateParams(const Kernel &k);
+  /// The value the -D options give `tp`: none if none names it, invalid
+  /// after an error.
+  std::optional<Val> definedValue(const TemplateParam &tp);
+  /// The default of `tp` (it has one); invalid after an error.
+  Val defaultValue(const TemplateParam &tp);
+  /// Fills `sig` from the parameters, reporting what is wrong with them.
+  void declareParams(const Kernel &k, KernelSignature &sig);
+  void declareTensorParam(const Param &p, KernelSignature &sig);
+  /// Dimension `d` of tensor `p`: a size variable, an expression over them
+  /// or a fixed extent; clears `info.ok` after an error.
+  void declareTensorDim(const Param &p, const Expr &d, ParamInfo &info,
+                        KernelSignature &sig);
+  /// The fixed extent `d` (dimension `index` of `p`), checked.
+  std::optional<int64_t> fixedTensorDim(const Param &p, const Expr &d,
+                                        size_t index);
+  /// A tensor dimension over size variables (`2 * N`, `M + 1`): nothing if
+  /// `dim` names no unbound variable (a fixed dim); else its launch text,
+  /// with its variables added to `sig`, or "" after an error.
+  std::optional<std::string> sizeExpression(const Expr &dim,
+                                            const std::string &tensor,
+                                            KernelSignature &sig);
+  void checkSizeVarsBound(const KernelSignature &sig);
+  void checkParamBytes(const Kernel &k, const KernelSignature &sig);
+  /// The kernel's func, with the builder at the start of its body.
+  mlir::func::FuncOp createKernelFunc(const Kernel &k,
+                                      const KernelSignature &sig);
+  /// Binds the parameters and size variables to the func's arguments;
+  /// false after an error.
+  bool bindParams(const Kernel &k, const KernelSignature &sig,
+                  mlir::func::FuncOp func);
+  bool bindTensorParam(const ParamInfo &p, size_t i, const KernelSignature &sig,
+                       mlir::func::FuncOp func, size_t &nextStride);
+  /// The launch description: warps, grid, requires, flops, bytes and the
+  /// template values, as attributes of `func`.
+  void describeLaunch(const Kernel &k, const KernelSignature &sig,
+                      mlir::func::FuncOp func,
+                      mlir::DictionaryAttr templateValues);
+  void setWarps(const Kernel &k, mlir::func::FuncOp func);
+  void setGrid(const Kernel &k, mlir::func::FuncOp func);
+  void setRequires(const Kernel &k, const KernelSignature &sig,
+                   mlir::func::FuncOp func);
+  /// The statements, then the pipeline counting rule over them.
+  void elaborateBody(const Kernel &k);
+  /// How the body used each tensor: read, write or readwrite.
+  void setArgAccess(const KernelSignature &sig, mlir::func::FuncOp func);
   std::optional<std::string> renderLaunch(const Expr &e, int parentPrec,
                                           bool right);
   /// Whether `e` reads a size variable or a scalar parameter.
   bool dependsOnLaunch(const Expr &e);
-  /// A tensor dimension over size variables (`2 * N`, `M + 1`): nothing if
-  /// `dim` names no unbound variable (a fixed dim); else its launch text,
-  /// with its variables added to `order` and `firstUse`, or "" after an
-  /// error.
-  std::optional<std::string>
-  sizeExpression(const Expr &dim, const std::string &tensor,
-                 const llvm::StringMap<SourceLoc> &paramNames,
-                 llvm::SmallVectorImpl<std::string> &order,
-                 llvm::StringMap<const Expr *> &firstUse);
   void countPipelines(const std::vector<Effect> &effects,
                       std::map<int, int> &state);
   void addSharedBytes(int64_t bytes, SourceLoc l, const llvm::Twine &what);
-  void checkParamBytes(const Kernel &k, size_t numParams, size_t numSizeVars,
-                       size_t numStrides,
-                       llvm::function_ref<int64_t(size_t)> paramBytes);
   void checkGridExtent(const Expr &extent, size_t axis);
   const TargetInfo &targetInfo() const { return options.target; }
 
@@ -579,36 +382,8 @@ private:
   llvm::StringMap<const Function *> functions;
   llvm::StringSet<> usedDefines;
 
-  // Per kernel.
-  // A deque: bindings are referenced across scope pushes.
-  std::deque<llvm::StringMap<Binding>> scopes;
-  std::vector<TensorParam> tensors;
-  llvm::StringSet<> sizeVars;
-  llvm::StringSet<> scalarParams;
-  std::vector<PipeInfo> pipes;
-  std::vector<Effect> *effects = nullptr;
-  std::vector<Frame> frames;
-  unsigned runtimeDepth = 0; ///< runtime ifs and loops around the statement
-  /// Early exits (docs/language-extensions.md): a `return` outside runtime
-  /// control ends the kernel's elaboration; one under it, and `break`, set
-  /// hidden vars ($returned, $broken) that guard what follows.
-  bool kernelReturned = false;
-  bool blockExited = false; ///< the rest of the current block is dead
-  struct LoopInfo {
-    size_t frameDepth; ///< frames.size() where the loop is
-    bool hasBreak;     ///< it has its own $broken flag
-    bool pipelined;
-    std::optional<SourceLoc> breakLoc; ///< the first break, for errors
-  };
-  std::vector<LoopInfo> loops;
-  std::vector<int64_t> loopLoadBytes; ///< open pipelined loops
-  int64_t sharedBytes = 0;
-  bool sharedReported = false;
-  int64_t warps = 4;
-  bool aborted = false;
-  uint64_t work = 0;
-  std::set<uint32_t> reportedPipeErrors;
-  std::set<uint32_t> reportedFnTypeNames;
+  /// The kernel being elaborated; set only inside Sema::kernel.
+  std::optional<KernelState> kernelState;
   std::set<uint32_t> warnedDivisions; ///< for the whole program
   mlir::OwningOpRef<mlir::ModuleOp> module;
   static constexpr uint64_t kMaxWork = 200000;

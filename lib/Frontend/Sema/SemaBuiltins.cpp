@@ -495,7 +495,7 @@ Val Sema::builtinLoad(const Expr &e) {
                          namedArg(e, "other") || namedArg(e, "mask"));
   if (!block)
     return Val::invalid();
-  TensorParam &t = tensors[block->tensor];
+  TensorParam &t = kernelState->tensors[block->tensor];
   bool scalar = block->shape.empty();
   if (scalar) {
     block->shape.push_back(1);
@@ -511,7 +511,7 @@ Val Sema::builtinLoad(const Expr &e) {
   mlir::Value r = tl::LoadOp::create(builder, loc(l), mlirType(ty), t.value,
                                      block->indices, *mask, *other);
   t.read = true;
-  for (int64_t &bytes : loopLoadBytes)
+  for (int64_t &bytes : kernelState->loopLoadBytes)
     bytes += ty.elements() * dtBytes(ty.dt);
   if (scalar) {
     Ty sty = Ty::scalar(t.ty.dt);
@@ -528,7 +528,7 @@ Val Sema::builtinStore(const Expr &e) {
   auto block = evalBlock(*e.operands[0], true, "store", namedArg(e, "mask"));
   if (!block)
     return Val::invalid();
-  TensorParam &t = tensors[block->tensor];
+  TensorParam &t = kernelState->tensors[block->tensor];
   Val v = eval(*e.operands[1]);
   if (!v.ok())
     return v;
@@ -630,8 +630,8 @@ Val Sema::builtinPipeline(const Expr &e) {
   p.kind = Val::Pipe;
   p.ty = ty;
   p.v = tl::PipelineCreateOp::create(builder, loc(l), type);
-  p.index = pipes.size();
-  pipes.push_back({"", l, (unsigned)*stages, ty});
+  p.index = kernelState->pipes.size();
+  kernelState->pipes.push_back({"", l, (unsigned)*stages, ty});
   return p;
 }
 

@@ -310,13 +310,13 @@ bool Sema::checkShape(llvm::ArrayRef<int64_t> shape, SourceLoc l) {
   // linear (emitPTX skips LLVM's quadratic strength reduction on big
   // functions).
   constexpr int64_t kMaxElementsPerThread = 1024;
-  int64_t threads = 32 * warps;
+  int64_t threads = 32 * kernelState->warps;
   if (n > kMaxElementsPerThread * threads) {
     diags.error(l, "tile " + shapeStr(shape) + " holds " + std::to_string(n) +
                        " elements, " + std::to_string(n / threads) +
                        " for each of the " + std::to_string(threads) +
-                       " threads of " + std::to_string(warps) +
-                       (warps == 1 ? " warp" : " warps") +
+                       " threads of " + std::to_string(kernelState->warps) +
+                       (kernelState->warps == 1 ? " warp" : " warps") +
                        "; a thread may hold at most " +
                        std::to_string(kMaxElementsPerThread) +
                        " elements of one tile: use more warps or smaller "

@@ -239,8 +239,8 @@ Val Sema::coerce(const Val &v, const Ty &to, SourceLoc l,
                          v.ty.str() + "; pipeline types must match exactly "
                          "(dtype and block shape)");
       diags.note(declLoc, "the expected type " + to.str() + " is declared here");
-      if (v.index >= 0 && v.index < (int)pipes.size())
-        diags.note(pipes[v.index].loc,
+      if (v.index >= 0 && v.index < (int)kernelState->pipes.size())
+        diags.note(kernelState->pipes[v.index].loc,
                    "the " + v.ty.str() + " pipeline is created here");
       return Val::invalid();
     }

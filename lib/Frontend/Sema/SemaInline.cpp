@@ -33,15 +33,11 @@ bool Sema::checkFnTypeNames(const Function &fn, const TypeExpr &t) {
     name = firstUnbound(*t.dims[d]);
   if (!name)
     return true;
-  if (!reportedFnTypeNames.insert(name->loc().offset).second)
+  if (!kernelState->reportedFnTypeNames.insert(name->loc().offset).second)
     return false;
   std::string declared;
   for (const TemplateParam &tp : fn.templateParams)
-    declared += tp.name + ": " +
-                (tp.kind == TemplateKind::Int    ? "int"
-                 : tp.kind == TemplateKind::Bool ? "bool"
-                                                 : "dtype") +
-                ", ";
+    declared += tp.name + ": " + templateKindName(tp.kind) + ", ";
   diags.error(name->loc(), "'" + name->name + "' in the types of fn '" +
                                fn.name +
                                "' is not one of its template parameters; "
@@ -51,37 +47,47 @@ bool Sema::checkFnTypeNames(const Function &fn, const TypeExpr &t) {
   return false;
 }
 
-Val Sema::callFunction(const Function &fn, const Expr &e) {
-  for (const Frame &f : frames)
+bool Sema::checkCall(const Function &fn, const Expr &e) {
+  for (const Frame &f : kernelState->frames)
     if (f.fn == &fn) {
       std::string chain;
-      for (const Frame &g : frames)
+      for (const Frame &g : kernelState->frames)
         chain += g.fn->name + " -> ";
       diags.error(e.loc(), "recursive call to fn '" + fn.name + "' (" + chain +
                                fn.name + "); fn calls are inlined, so "
                                "recursion is not allowed");
       diags.note(fn.loc, "'" + fn.name + "' is defined here");
-      return Val::invalid();
+      return false;
     }
-  if (!e.hasCallArgs)
-    return error(e.loc(), "fn '" + fn.name + "' must be called with (...)");
-  if (!e.namedArgs.empty())
-    return error(e.namedArgs[0].loc, "fn arguments are positional");
-  if (e.templateArgs.size() > fn.templateParams.size())
-    return error(e.loc(), "fn '" + fn.name + "' takes " +
-                              std::to_string(fn.templateParams.size()) +
-                              " template arguments, but " +
-                              std::to_string(e.templateArgs.size()) +
-                              " were given");
+  if (!e.hasCallArgs) {
+    diags.error(e.loc(), "fn '" + fn.name + "' must be called with (...)");
+    return false;
+  }
+  if (!e.namedArgs.empty()) {
+    diags.error(e.namedArgs[0].loc, "fn arguments are positional");
+    return false;
+  }
+  if (e.templateArgs.size() > fn.templateParams.size()) {
+    diags.error(e.loc(), "fn '" + fn.name + "' takes " +
+                             std::to_string(fn.templateParams.size()) +
+                             " template arguments, but " +
+                             std::to_string(e.templateArgs.size()) +
+                             " were given");
+    return false;
+  }
   if (e.operands.size() != fn.params.size()) {
     diags.error(e.loc(), "fn '" + fn.name + "' takes " +
                              std::to_string(fn.params.size()) +
                              " arguments, but " +
                              std::to_string(e.operands.size()) + " were given");
     diags.note(fn.loc, "'" + fn.name + "' is defined here");
-    return Val::invalid();
+    return false;
   }
-  // Arguments and explicit template arguments, in the caller's scope.
+  return true;
+}
+
+std::optional<std::vector<Val>> Sema::explicitTemplateArgs(const Function &fn,
+                                                           const Expr &e) {
   std::vector<Val> explicitArgs;
   for (size_t i = 0; i < e.templateArgs.size(); ++i) {
     const TemplateParam &tp = fn.templateParams[i];
@@ -89,34 +95,28 @@ Val Sema::callFunction(const Function &fn, const Expr &e) {
     if (tp.kind == TemplateKind::DType) {
       auto dt = evalDType(arg);
       if (!dt)
-        return Val::invalid();
+        return std::nullopt;
       explicitArgs.push_back(Val::dtype(*dt));
-    } else {
-      std::optional<Val> c = tryConst(arg);
-      bool good = c && (tp.kind == TemplateKind::Int ? c->kind == Val::CInt
-                                                     : c->kind == Val::CBool);
-      if (!good)
-        return error(arg.loc(), "template argument '" + src(arg) + "' for '" +
-                                    tp.name + "' must be a compile-time " +
-                                    (tp.kind == TemplateKind::Int ? "int" : "bool"));
-      explicitArgs.push_back(*c);
+      continue;
     }
+    std::optional<Val> c = tryConst(arg);
+    bool good = c && (tp.kind == TemplateKind::Int ? c->kind == Val::CInt
+                                                   : c->kind == Val::CBool);
+    if (!good) {
+      diags.error(arg.loc(),
+                  "template argument '" + src(arg) + "' for '" + tp.name +
+                      "' must be a compile-time " +
+                      (tp.kind == TemplateKind::Int ? "int" : "bool"));
+      return std::nullopt;
+    }
+    explicitArgs.push_back(*c);
   }
-  std::vector<Val> args;
-  for (const ExprPtr &arg : e.operands) {
-    Val v = eval(*arg);
-    if (!v.ok())
-      return v;
-    if (v.kind == Val::Tensor || v.kind == Val::Tuple || v.kind == Val::DType ||
-        v.kind == Val::Void)
-      return error(arg->loc(), "an fn argument must be a scalar, a tile or a pipeline");
-    args.push_back(v);
-  }
-  // The callee sees only its own template parameters and parameters.
-  std::deque<llvm::StringMap<Binding>> saved;
-  std::swap(saved, scopes);
-  scopes.emplace_back();
-  llvm::scope_exit restore([&] { std::swap(saved, scopes); });
+  return explicitArgs;
+}
+
+bool Sema::bindFnTemplateParams(const Function &fn, const Expr &e,
+                                llvm::ArrayRef<Val> explicitArgs,
+                                llvm::ArrayRef<Val> args) {
   llvm::StringSet<> bound;
   for (size_t i = 0; i < explicitArgs.size(); ++i) {
     bind(fn.templateParams[i].name, explicitArgs[i], fn.templateParams[i].loc);
@@ -144,7 +144,8 @@ Val Sema::callFunction(const Function &fn, const Expr &e) {
       for (size_t d = 0; d < t.dims.size(); ++d)
         if (t.dims[d]->kind == ExprKind::Name &&
             isUnbound(t.dims[d]->name, TemplateKind::Int)) {
-          Origin origin = d < arg.ty.origins.size() ? arg.ty.origins[d] : Origin();
+          Origin origin =
+              d < arg.ty.origins.size() ? arg.ty.origins[d] : Origin();
           bind(t.dims[d]->name, Val::cint(arg.ty.shape[d], origin), fn.loc);
           bound.insert(t.dims[d]->name);
         }
@@ -158,7 +159,7 @@ Val Sema::callFunction(const Function &fn, const Expr &e) {
                                "' from the arguments; give it explicitly, as " +
                                fn.name + "<...>(...)");
       diags.note(tp.loc, "'" + tp.name + "' is declared here");
-      return Val::invalid();
+      return false;
     }
     std::optional<Val> v = tp.kind == TemplateKind::DType
                                ? std::optional<Val>()
@@ -167,46 +168,80 @@ Val Sema::callFunction(const Function &fn, const Expr &e) {
       if (auto dt = evalDType(*tp.defaultValue))
         v = Val::dtype(*dt);
     if (!v) {
-      if (findUndefined(*tp.defaultValue))
-        return Val::invalid();
-      return error(tp.defaultValue->loc(), "the default of '" + tp.name +
-                                               "' must be compile-time");
+      if (!findUndefined(*tp.defaultValue))
+        diags.error(tp.defaultValue->loc(),
+                    "the default of '" + tp.name + "' must be compile-time");
+      return false;
     }
     bind(tp.name, *v, tp.loc);
     bound.insert(tp.name);
   }
+  return true;
+}
+
+bool Sema::bindFnParams(const Function &fn, const Expr &e,
+                        llvm::ArrayRef<Val> args) {
   // A name in the types that is no template parameter would otherwise be
   // only an undefined name, with no word on how fn templates are declared.
   bool namesBound = llvm::all_of(
       fn.params, [&](const Param &p) { return checkFnTypeNames(fn, *p.type); });
   if (!namesBound)
-    return Val::invalid();
+    return false;
   for (size_t i = 0; i < fn.params.size(); ++i) {
     const Param &p = fn.params[i];
     std::optional<Ty> ty = resolveType(*p.type);
     if (!ty)
-      return Val::invalid();
+      return false;
     Val v = coerce(args[i], *ty, e.operands[i]->loc(),
                    "argument '" + p.name + "' of fn '" + fn.name + "'", p.loc);
     if (!v.ok())
-      return v;
-    if (ty->isTile() && v.kind == Val::Runtime && args[i].kind == Val::Runtime &&
-        args[i].ty.shape == ty->shape)
+      return false;
+    if (ty->isTile() && v.kind == Val::Runtime &&
+        args[i].kind == Val::Runtime && args[i].ty.shape == ty->shape)
       v.ty.origins = args[i].ty.origins;
     bind(p.name, v, p.loc);
   }
-  if (frames.size() >= 64)
+  return true;
+}
+
+Val Sema::callFunction(const Function &fn, const Expr &e) {
+  if (!checkCall(fn, e))
+    return Val::invalid();
+  // Arguments and explicit template arguments, in the caller's scope.
+  std::optional<std::vector<Val>> explicitArgs = explicitTemplateArgs(fn, e);
+  if (!explicitArgs)
+    return Val::invalid();
+  std::vector<Val> args;
+  for (const ExprPtr &arg : e.operands) {
+    Val v = eval(*arg);
+    if (!v.ok())
+      return v;
+    if (v.kind == Val::Tensor || v.kind == Val::Tuple || v.kind == Val::DType ||
+        v.kind == Val::Void)
+      return error(arg->loc(),
+                   "an fn argument must be a scalar, a tile or a pipeline");
+    args.push_back(v);
+  }
+  // The callee sees only its own template parameters and parameters.
+  std::deque<llvm::StringMap<Binding>> saved;
+  std::swap(saved, kernelState->scopes);
+  kernelState->scopes.emplace_back();
+  llvm::scope_exit restore([&] { std::swap(saved, kernelState->scopes); });
+  if (!bindFnTemplateParams(fn, e, *explicitArgs, args) ||
+      !bindFnParams(fn, e, args))
+    return Val::invalid();
+  if (kernelState->frames.size() >= 64)
     return error(e.loc(), "fn calls nest too deeply (more than 64)");
   Frame frame;
   frame.fn = &fn;
   frame.callLoc = e.loc();
-  frames.push_back(frame);
-  scopes.emplace_back();
+  kernelState->frames.push_back(frame);
+  kernelState->scopes.emplace_back();
   stmts(fn.body);
-  scopes.pop_back();
-  Frame done = frames.back();
-  frames.pop_back();
-  if (fn.result && !done.returned && !aborted) {
+  kernelState->scopes.pop_back();
+  Frame done = kernelState->frames.back();
+  kernelState->frames.pop_back();
+  if (fn.result && !done.returned && !kernelState->aborted) {
     diags.error(fn.loc, "fn '" + fn.name + "' must end with 'return' of its "
                         "result on every compile-time path");
     diags.note(e.loc(), "called here");

@@ -18,7 +18,7 @@ using namespace tegula;
 using namespace tegula::frontend;
 using namespace tegula::frontend::sema;
 
-namespace {
+namespace tegula::frontend::sema {
 /// A sum of runtime terms with integer coefficients plus a constant, used to
 /// find slice lengths where the runtime parts of both ends cancel.
 struct Linear {
@@ -26,7 +26,7 @@ struct Linear {
   int64_t constant = 0;
   bool ok = true;
 };
-} // namespace
+} // namespace tegula::frontend::sema
 
 static std::string canonical(llvm::StringRef text) {
   std::string out;
@@ -152,6 +152,150 @@ bool Sema::checkIndexRange(const TensorParam &t, size_t dim, const Expr &ix,
               " covers the part inside, or pass " + padding);
 }
 
+Linear Sema::linearize(const Expr &x) {
+  Linear lin;
+  if (auto c = tryConst(x)) {
+    if (c->kind == Val::CInt) {
+      lin.constant = c->i;
+      return lin;
+    }
+  }
+  if (x.kind == ExprKind::Unary && x.op == Tok::Minus) {
+    lin = linearize(*x.operands[0]);
+    for (auto &term : lin.terms)
+      term.second = -term.second;
+    if (lin.constant == INT64_MIN)
+      lin.ok = false;
+    lin.constant = -lin.constant;
+    return lin;
+  }
+  if (x.kind == ExprKind::Binary && (x.op == Tok::Plus || x.op == Tok::Minus)) {
+    Linear a = linearize(*x.operands[0]), b = linearize(*x.operands[1]);
+    int64_t sign = x.op == Tok::Plus ? 1 : -1;
+    lin = a;
+    for (auto &term : b.terms)
+      lin.terms[term.first] += sign * term.second;
+    lin.ok =
+        a.ok && b.ok &&
+        !__builtin_add_overflow(a.constant, sign * b.constant, &lin.constant);
+    return lin;
+  }
+  if (x.kind == ExprKind::Binary && x.op == Tok::Star) {
+    for (int side = 0; side < 2; ++side) {
+      auto c = tryConst(*x.operands[side]);
+      if (c && c->kind == Val::CInt) {
+        lin = linearize(*x.operands[1 - side]);
+        for (auto &term : lin.terms)
+          if (__builtin_mul_overflow(term.second, c->i, &term.second))
+            lin.ok = false;
+        if (__builtin_mul_overflow(lin.constant, c->i, &lin.constant))
+          lin.ok = false;
+        return lin;
+      }
+    }
+  }
+  lin.terms[canonical(diags.slice(x.range))] = 1;
+  return lin;
+}
+
+std::optional<BlockIndex> Sema::sliceIndex(const TensorParam &t, size_t dim,
+                                           const Expr &ix, bool forStore,
+                                           bool padded) {
+  if (ix.operands.empty()) {
+    diags.error(ix.loc(), "':' alone is not a tensor index; write a "
+                          "slice 'START : END' of compile-time length");
+    return std::nullopt;
+  }
+  Linear a = linearize(*ix.operands[0]), b = linearize(*ix.operands[1]);
+  bool constant = a.ok && b.ok;
+  for (auto &term : b.terms)
+    a.terms[term.first] -= term.second;
+  for (auto &term : a.terms)
+    constant &= term.second == 0;
+  int64_t length = 0;
+  if (!constant || __builtin_sub_overflow(b.constant, a.constant, &length)) {
+    diags.error(ix.loc(), "the length of slice '" + src(ix) +
+                              "' is not a compile-time constant; write "
+                              "both ends so that END - START is known "
+                              "(for example 'n0 : n0 + BLOCK')");
+    return std::nullopt;
+  }
+  if (!isPow2(length) || length > tl::kMaxTileElements) {
+    diags.error(ix.loc(), "slice '" + src(ix) + "' has length " +
+                              std::to_string(length) +
+                              ", which is not a power of two; tile "
+                              "extents must be powers of two");
+    return std::nullopt;
+  }
+  Origin origin;
+  auto startConst = tryConst(*ix.operands[0]);
+  if (startConst && startConst->kind == Val::CInt && startConst->i == 0)
+    if (auto endConst = tryConst(*ix.operands[1]))
+      origin = endConst->origin;
+  Val start = eval(*ix.operands[0]);
+  if (!start.ok())
+    return std::nullopt;
+  if (!(start.kind == Val::CInt ||
+        (start.kind == Val::Runtime && start.ty.isScalar() &&
+         isInt(start.ty.dt)))) {
+    diags.error(ix.operands[0]->loc(),
+                "a slice start must be a scalar integer");
+    return std::nullopt;
+  }
+  Ty ty = Ty::tile(DT::I32, {length}, {origin});
+  mlir::Value r = tl::ArangeOp::create(builder, loc(ix.loc()), mlirType(ty));
+  if (!(start.kind == Val::CInt && start.i == 0)) {
+    if (start.kind == Val::Runtime && start.ty.dt == DT::I64)
+      start = castTo(start, DT::I32, ix.loc());
+    Val sum = binaryOp(Tok::Plus, start, Val::runtime(r, ty), ix.loc(), nullptr,
+                       nullptr);
+    if (!sum.ok())
+      return std::nullopt;
+    r = sum.v;
+  }
+  std::optional<int64_t> first;
+  if (start.kind == Val::CInt)
+    first = start.i;
+  if (!checkIndexRange(t, dim, ix, first, length, forStore, padded))
+    return std::nullopt;
+  return BlockIndex{Val::runtime(r, ty), true};
+}
+
+std::optional<BlockIndex> Sema::blockIndex(const TensorParam &t, size_t dim,
+                                           const Expr &ix, bool forStore,
+                                           bool padded) {
+  if (ix.kind == ExprKind::Slice)
+    return sliceIndex(t, dim, ix, forStore, padded);
+  if (ix.kind == ExprKind::NoneIndex) {
+    diags.error(ix.loc(), "'None' is not a tensor index");
+    return std::nullopt;
+  }
+  Val v = eval(ix);
+  if (!v.ok())
+    return std::nullopt;
+  if (v.kind == Val::CInt) {
+    if (!checkIndexRange(t, dim, ix, v.i, 1, forStore, padded))
+      return std::nullopt;
+    v = toRuntime(v, ix.loc(), DT::I32);
+    if (!v.ok())
+      return std::nullopt;
+  }
+  if (v.kind != Val::Runtime || !isInt(v.ty.dt)) {
+    diags.error(ix.loc(),
+                "a tensor index must be a scalar integer, an "
+                "integer tile or a slice 'START : END', but '" +
+                    src(ix) + "' is " +
+                    (v.kind == Val::Runtime ? v.ty.str()
+                                            : std::string("not an integer")));
+    return std::nullopt;
+  }
+  // arange(N) as an index covers 0 .. N - 1.
+  if (v.ty.rank() == 1 && v.v.getDefiningOp<tl::ArangeOp>() &&
+      !checkIndexRange(t, dim, ix, 0, v.ty.shape[0], forStore, padded))
+    return std::nullopt;
+  return BlockIndex{v, v.ty.isTile()};
+}
+
 std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
                                      llvm::StringRef writer, bool padded) {
   Val base;
@@ -164,7 +308,7 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
   }
   if (!base.ok())
     return std::nullopt;
-  TensorParam &t = tensors[base.index];
+  TensorParam &t = kernelState->tensors[base.index];
   Block block;
   block.tensor = base.index;
   size_t rank = t.ty.shape.size();
@@ -184,147 +328,17 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
     diags.note(t.loc, "'" + t.name + "' is declared here");
     return std::nullopt;
   }
-  struct Item {
-    Val v;
-    bool tile;
-  };
-  std::vector<Item> items;
-  std::function<Linear(const Expr &)> linearize = [&](const Expr &x) -> Linear {
-    Linear lin;
-    if (auto c = tryConst(x)) {
-      if (c->kind == Val::CInt) {
-        lin.constant = c->i;
-        return lin;
-      }
-    }
-    if (x.kind == ExprKind::Unary && x.op == Tok::Minus) {
-      lin = linearize(*x.operands[0]);
-      for (auto &term : lin.terms)
-        term.second = -term.second;
-      if (lin.constant == INT64_MIN)
-        lin.ok = false;
-      lin.constant = -lin.constant;
-      return lin;
-    }
-    if (x.kind == ExprKind::Binary && (x.op == Tok::Plus || x.op == Tok::Minus)) {
-      Linear a = linearize(*x.operands[0]), b = linearize(*x.operands[1]);
-      int64_t sign = x.op == Tok::Plus ? 1 : -1;
-      lin = a;
-      for (auto &term : b.terms)
-        lin.terms[term.first] += sign * term.second;
-      lin.ok = a.ok && b.ok &&
-               !__builtin_add_overflow(a.constant, sign * b.constant, &lin.constant);
-      return lin;
-    }
-    if (x.kind == ExprKind::Binary && x.op == Tok::Star) {
-      for (int side = 0; side < 2; ++side) {
-        auto c = tryConst(*x.operands[side]);
-        if (c && c->kind == Val::CInt) {
-          lin = linearize(*x.operands[1 - side]);
-          for (auto &term : lin.terms)
-            if (__builtin_mul_overflow(term.second, c->i, &term.second))
-              lin.ok = false;
-          if (__builtin_mul_overflow(lin.constant, c->i, &lin.constant))
-            lin.ok = false;
-          return lin;
-        }
-      }
-    }
-    lin.terms[canonical(diags.slice(x.range))] = 1;
-    return lin;
-  };
+  std::vector<BlockIndex> items;
   for (size_t i = 1; i < e.operands.size(); ++i) {
-    const Expr &ix = *e.operands[i];
-    if (ix.kind == ExprKind::Slice) {
-      if (ix.operands.empty()) {
-        diags.error(ix.loc(), "':' alone is not a tensor index; write a "
-                              "slice 'START : END' of compile-time length");
-        return std::nullopt;
-      }
-      Linear a = linearize(*ix.operands[0]), b = linearize(*ix.operands[1]);
-      bool constant = a.ok && b.ok;
-      for (auto &term : b.terms)
-        a.terms[term.first] -= term.second;
-      for (auto &term : a.terms)
-        constant &= term.second == 0;
-      int64_t length = 0;
-      if (!constant || __builtin_sub_overflow(b.constant, a.constant, &length)) {
-        diags.error(ix.loc(), "the length of slice '" + src(ix) +
-                                  "' is not a compile-time constant; write "
-                                  "both ends so that END - START is known "
-                                  "(for example 'n0 : n0 + BLOCK')");
-        return std::nullopt;
-      }
-      if (!isPow2(length) || length > tl::kMaxTileElements) {
-        diags.error(ix.loc(), "slice '" + src(ix) + "' has length " +
-                                  std::to_string(length) +
-                                  ", which is not a power of two; tile "
-                                  "extents must be powers of two");
-        return std::nullopt;
-      }
-      Origin origin;
-      auto startConst = tryConst(*ix.operands[0]);
-      if (startConst && startConst->kind == Val::CInt && startConst->i == 0)
-        if (auto endConst = tryConst(*ix.operands[1]))
-          origin = endConst->origin;
-      Val start = eval(*ix.operands[0]);
-      if (!start.ok())
-        return std::nullopt;
-      if (!(start.kind == Val::CInt ||
-            (start.kind == Val::Runtime && start.ty.isScalar() && isInt(start.ty.dt)))) {
-        diags.error(ix.operands[0]->loc(), "a slice start must be a scalar integer");
-        return std::nullopt;
-      }
-      Ty ty = Ty::tile(DT::I32, {length}, {origin});
-      mlir::Value r = tl::ArangeOp::create(builder, loc(ix.loc()), mlirType(ty));
-      if (!(start.kind == Val::CInt && start.i == 0)) {
-        if (start.kind == Val::Runtime && start.ty.dt == DT::I64)
-          start = castTo(start, DT::I32, ix.loc());
-        Val sum = binaryOp(Tok::Plus, start, Val::runtime(r, ty), ix.loc(), nullptr, nullptr);
-        if (!sum.ok())
-          return std::nullopt;
-        r = sum.v;
-      }
-      std::optional<int64_t> first;
-      if (start.kind == Val::CInt)
-        first = start.i;
-      if (!checkIndexRange(t, i - 1, ix, first, length, forStore, padded))
-        return std::nullopt;
-      items.push_back({Val::runtime(r, ty), true});
-      continue;
-    }
-    if (ix.kind == ExprKind::NoneIndex) {
-      diags.error(ix.loc(), "'None' is not a tensor index");
+    std::optional<BlockIndex> item =
+        blockIndex(t, i - 1, *e.operands[i], forStore, padded);
+    if (!item)
       return std::nullopt;
-    }
-    Val v = eval(ix);
-    if (!v.ok())
-      return std::nullopt;
-    if (v.kind == Val::CInt) {
-      if (!checkIndexRange(t, i - 1, ix, v.i, 1, forStore, padded))
-        return std::nullopt;
-      v = toRuntime(v, ix.loc(), DT::I32);
-      if (!v.ok())
-        return std::nullopt;
-    }
-    if (v.kind != Val::Runtime || !isInt(v.ty.dt)) {
-      diags.error(ix.loc(),
-                  "a tensor index must be a scalar integer, an "
-                  "integer tile or a slice 'START : END', but '" +
-                      src(ix) + "' is " +
-                      (v.kind == Val::Runtime ? v.ty.str()
-                                              : std::string("not an integer")));
-      return std::nullopt;
-    }
-    // arange(N) as an index covers 0 .. N - 1.
-    if (v.ty.rank() == 1 && v.v.getDefiningOp<tl::ArangeOp>() &&
-        !checkIndexRange(t, i - 1, ix, 0, v.ty.shape[0], forStore, padded))
-      return std::nullopt;
-    items.push_back({v, v.ty.isTile()});
+    items.push_back(std::move(*item));
   }
   // Each tile index contributes its extents, in order: a 2-D index tile on
   // one dimension gathers a 2-D block from it.
-  for (const Item &item : items)
+  for (const BlockIndex &item : items)
     for (size_t d = 0; item.tile && d < item.v.ty.shape.size(); ++d) {
       block.shape.push_back(item.v.ty.shape[d]);
       block.origins.push_back(
@@ -333,7 +347,7 @@ std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
   if (!checkShape(block.shape, e.loc()))
     return std::nullopt;
   size_t position = 0;
-  for (const Item &item : items) {
+  for (const BlockIndex &item : items) {
     mlir::Value v = item.v.v;
     if (!item.tile) {
       block.indices.push_back(broadcastTo(v, item.v.ty, block.shape, e.loc()));
@@ -395,14 +409,14 @@ Val Sema::evalMethod(const Expr &e) {
                               src(*e.operands[0]) + "' is not a pipeline");
   // A copy: evaluating the pushed block may inline fn calls that create
   // pipelines and so grow `pipes`.
-  const PipeInfo info = pipes[recv.index];
+  const PipeInfo info = kernelState->pipes[recv.index];
   std::string pipeName = info.name.empty() ? src(*e.operands[0]) : info.name;
   SourceLoc l = e.loc();
   if (e.name == "push") {
     // Counted even when refused, so the pops after it are not reported too.
     llvm::scope_exit countPush([&] {
-      if (effects)
-        effects->push_back({Effect::Push, recv.index, l, {}, {}});
+      if (kernelState->effects)
+        kernelState->effects->push_back({Effect::Push, recv.index, l, {}, {}});
     });
     if (e.operands.size() != 2) {
       return error(l, "push takes one indexed tensor, as in " + pipeName +
@@ -415,7 +429,7 @@ Val Sema::evalMethod(const Expr &e) {
                            namedArg(e, "other") || namedArg(e, "mask"));
     if (!block)
       return Val::invalid();
-    TensorParam &t = tensors[block->tensor];
+    TensorParam &t = kernelState->tensors[block->tensor];
     Ty blockTy = Ty::tile(t.ty.dt, block->shape, block->origins);
     if (blockTy.dt != recv.ty.dt || blockTy.shape != recv.ty.shape) {
       diags.error(e.operands[1]->loc(),
@@ -443,8 +457,8 @@ Val Sema::evalMethod(const Expr &e) {
     Ty ty = recv.ty;
     ty.kind = Ty::Tile;
     mlir::Value r = tl::PipelinePopOp::create(builder, loc(l), mlirType(ty), recv.v);
-    if (effects)
-      effects->push_back({Effect::Pop, recv.index, l, {}, {}});
+    if (kernelState->effects)
+      kernelState->effects->push_back({Effect::Pop, recv.index, l, {}, {}});
     return Val::runtime(r, ty);
   }
   return error(l, "pipelines have no method '" + e.name + "'; use push or pop");
@@ -461,7 +475,7 @@ Val Sema::builtinAtomic(const Expr &e) {
                          namedArg(e, "mask"));
   if (!block)
     return Val::invalid();
-  TensorParam &t = tensors[block->tensor];
+  TensorParam &t = kernelState->tensors[block->tensor];
   DT dt = t.ty.dt;
   bool supported = dt == DT::F32 || dt == DT::I32 ||
                    (isAdd && (dt == DT::F16 || dt == DT::BF16));

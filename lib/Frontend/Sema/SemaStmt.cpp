@@ -63,15 +63,15 @@ bool sema::contains(llvm::ArrayRef<StmtPtr> body, StmtKind kind) {
 void Sema::stmts(llvm::ArrayRef<StmtPtr> body) {
   for (size_t i = 0; i < body.size(); ++i) {
     const StmtPtr &s = body[i];
-    if (aborted || kernelReturned ||
-        (!frames.empty() && frames.back().returned))
+    if (kernelState->aborted || kernelState->kernelReturned ||
+        (!kernelState->frames.empty() && kernelState->frames.back().returned))
       return;
     if (!budget(s->range.begin))
       return;
     stmt(*s);
-    if (blockExited) {
+    if (kernelState->blockExited) {
       // A return or break at this level: what follows never runs.
-      blockExited = false;
+      kernelState->blockExited = false;
       return;
     }
     // What follows runs only while no return or break has happened.
@@ -84,10 +84,11 @@ void Sema::stmts(llvm::ArrayRef<StmtPtr> body) {
 }
 
 bool Sema::mayExit(const Stmt &s) {
-  if (frames.empty() && lookup(kReturned) && holds(s, StmtKind::Return))
+  if (kernelState->frames.empty() && lookup(kReturned) &&
+      holds(s, StmtKind::Return))
     return true;
-  return !loops.empty() && loops.back().frameDepth == frames.size() &&
-         loops.back().hasBreak && holds(s, StmtKind::Break);
+  LoopInfo *loop = kernelState->loopOfThisFrame();
+  return loop && loop->hasBreak && holds(s, StmtKind::Break);
 }
 
 mlir::Value Sema::stillRunning(SourceLoc l) {
@@ -103,10 +104,9 @@ mlir::Value Sema::stillRunning(SourceLoc l) {
                             .getResult()
                       : clear;
   };
-  if (frames.empty())
+  if (kernelState->frames.empty())
     notSet(kReturned);
-  if (!loops.empty() && loops.back().frameDepth == frames.size() &&
-      loops.back().hasBreak)
+  if (LoopInfo *loop = kernelState->loopOfThisFrame(); loop && loop->hasBreak)
     notSet(kBroken);
   if (!running)
     running = mlir::arith::ConstantIntOp::create(builder, at, 1, 1);
@@ -131,44 +131,44 @@ void Sema::returnStmt(const Stmt &s) {
                                 "to end the program early");
     return;
   }
-  if (runtimeDepth == 0) {
+  if (kernelState->runtimeDepth == 0) {
     // Outside runtime control: the rest of the kernel is not compiled.
-    kernelReturned = true;
+    kernelState->kernelReturned = true;
     return;
   }
-  if (!pipes.empty()) {
+  if (!kernelState->pipes.empty()) {
     diags.error(s.range.begin,
                 "'return' under a runtime 'if' or in a loop is not supported "
                 "after a pipeline is created (its copies in flight and stage "
                 "counts must reach the end of the kernel); return before "
                 "creating pipelines");
-    diags.note(pipes.front().loc, "a pipeline is created here");
+    diags.note(kernelState->pipes.front().loc, "a pipeline is created here");
     return;
   }
   setFlag(kReturned, s.range.begin);
-  blockExited = true;
+  kernelState->blockExited = true;
 }
 
 void Sema::breakStmt(const Stmt &s) {
-  if (loops.empty() || loops.back().frameDepth != frames.size()) {
-    diags.error(s.range.begin, frames.empty()
+  LoopInfo *loop = kernelState->loopOfThisFrame();
+  if (!loop) {
+    diags.error(s.range.begin, kernelState->frames.empty()
                                    ? "'break' is only allowed inside a loop"
                                    : "'break' is only allowed inside a loop "
                                      "of the same fn");
     return;
   }
-  LoopInfo &loop = loops.back();
-  if (loop.pipelined) {
+  if (loop->pipelined) {
     diags.error(s.range.begin,
                 "'break' in a pipelined(S) loop is not supported: the loop "
                 "fetches the blocks of later iterations ahead; remove "
                 "pipelined(S) from the loop");
     return;
   }
-  if (!loop.breakLoc)
-    loop.breakLoc = s.range.begin;
+  if (!loop->breakLoc)
+    loop->breakLoc = s.range.begin;
   setFlag(kBroken, s.range.begin);
-  blockExited = true;
+  kernelState->blockExited = true;
 }
 
 void Sema::stmt(const Stmt &s) {
@@ -218,9 +218,9 @@ void Sema::stmt(const Stmt &s) {
   case StmtKind::DeviceAssert:
     return deviceAssertStmt(s);
   case StmtKind::Return: {
-    if (frames.empty())
+    if (kernelState->frames.empty())
       return returnStmt(s);
-    if (frames.back().runtimeNesting) {
+    if (kernelState->frames.back().runtimeNesting) {
       diags.error(s.range.begin, "'return' inside a runtime 'if' or loop is not "
                                  "supported; assign a var and return it at the end");
       return;
@@ -228,11 +228,11 @@ void Sema::stmt(const Stmt &s) {
     // Evaluating the returned expression may inline further calls, which grow
     // `frames`: the frame is addressed by index and marked returned only once
     // its value is known, so no reference into the vector outlives a call.
-    size_t frameIndex = frames.size() - 1;
-    const Function &fn = *frames[frameIndex].fn;
+    size_t frameIndex = kernelState->frames.size() - 1;
+    const Function &fn = *kernelState->frames[frameIndex].fn;
     auto finish = [&](Val result) {
-      frames[frameIndex].returned = true;
-      frames[frameIndex].result = result;
+      kernelState->frames[frameIndex].returned = true;
+      kernelState->frames[frameIndex].result = result;
     };
     if (!fn.result) {
       if (s.value)
@@ -356,8 +356,8 @@ void Sema::letStmt(const Stmt &s) {
                   s.range.begin};
     }
   }
-  if (v.kind == Val::Pipe && pipes[v.index].name.empty())
-    pipes[v.index].name = name;
+  if (v.kind == Val::Pipe && kernelState->pipes[v.index].name.empty())
+    kernelState->pipes[v.index].name = name;
   bind(name, v, s.nameLocs[0], isVar);
 }
 
@@ -395,7 +395,7 @@ void Sema::assignStmt(const Stmt &s) {
   // another ring only outside the runtime ifs and loops it was declared
   // outside of.
   if (b->val.kind == Val::Pipe && v.kind == Val::Pipe &&
-      v.index != b->val.index && runtimeDepth > b->runtimeDepth) {
+      v.index != b->val.index && kernelState->runtimeDepth > b->runtimeDepth) {
     diags.error(s.nameLocs[0],
                 "pipeline var '" + name + "' is assigned another pipeline "
                 "inside a runtime 'if' or loop; which pipeline a var names "
@@ -428,69 +428,97 @@ static bool isKnownPositive(mlir::Value v, int depth = 0) {
   return false;
 }
 
-void Sema::forStmt(const Stmt &s) {
-  auto bound = [&](const Expr *x, int64_t dflt) -> Val {
-    if (!x)
-      return toRuntime(Val::cint(dflt), s.range.begin);
-    Val v = eval(*x);
-    if (!v.ok())
-      return v;
-    if (v.kind == Val::CInt)
-      return toRuntime(v, x->loc(), DT::I32);
-    if (v.kind != Val::Runtime || !v.ty.isScalar() || v.ty.dt != DT::I32)
-      return error(x->loc(), "loop bounds must be i32 scalars, but '" + src(*x) +
-                                 "' is " + (v.kind == Val::Runtime ? v.ty.str() : std::string("not an integer")));
+Val Sema::loopBound(const Expr *x, int64_t dflt, SourceLoc l) {
+  if (!x)
+    return toRuntime(Val::cint(dflt), l);
+  Val v = eval(*x);
+  if (!v.ok())
     return v;
+  if (v.kind == Val::CInt)
+    return toRuntime(v, x->loc(), DT::I32);
+  if (v.kind != Val::Runtime || !v.ty.isScalar() || v.ty.dt != DT::I32)
+    return error(x->loc(),
+                 "loop bounds must be i32 scalars, but '" + src(*x) + "' is " +
+                     (v.kind == Val::Runtime ? v.ty.str()
+                                             : std::string("not an integer")));
+  return v;
+}
+
+std::optional<int64_t> Sema::loopReverseStep(const Stmt &s, const Val &step) {
+  std::optional<Val> c = tryConst(*s.step);
+  if (c && c->kind == Val::CInt && c->i == 0) {
+    diags.error(s.step->loc(), "the loop step must not be 0; use 1 to count "
+                               "up or -1 to count down");
+    return std::nullopt;
+  }
+  if (c && c->kind == Val::CInt && c->i < 0)
+    return -c->i;
+  if (c || isKnownPositive(step.v))
+    return 0;
+  // Operands of the suggested arithmetic, parenthesized unless simple.
+  auto term = [&](const Expr &x) {
+    bool simple = x.kind == ExprKind::Name || x.kind == ExprKind::Int ||
+                  x.kind == ExprKind::Call;
+    return simple ? src(x) : "(" + src(x) + ")";
   };
-  Val lo = bound(s.start.get(), 0), hi = bound(s.end.get(), 0),
-      step = bound(s.step.get(), 1);
+  std::string a = s.start ? term(*s.start) : "0", b = term(*s.end),
+              k = term(*s.step);
+  diags.error(s.step->loc(),
+              "the sign of the loop step '" + src(*s.step) +
+                  "' is not known at compile time, so the loop cannot "
+                  "tell whether to count up or down; write a constant "
+                  "step (range(" +
+                  (s.start ? src(*s.start) : "0") + ", " + src(*s.end) +
+                  ", 4), or a negative "
+                  "one to count down) or loop over a count: for t in "
+                  "range(0, cdiv(" +
+                  b + " - " + a + ", " + k + ")) with the index " + a +
+                  " + t * " + k);
+  return std::nullopt;
+}
+
+std::optional<LoopHeader> Sema::loopHeader(const Stmt &s) {
+  LoopHeader h;
+  h.lo = loopBound(s.start.get(), 0, s.range.begin);
+  h.hi = loopBound(s.end.get(), 0, s.range.begin);
+  h.step = loopBound(s.step.get(), 1, s.range.begin);
   // A negative step counts down (reverseStep), as Python's range does.
-  int64_t reverseStep = 0;
-  if (s.step && step.ok()) {
-    std::optional<Val> c = tryConst(*s.step);
-    if (c && c->kind == Val::CInt && c->i == 0) {
-      diags.error(s.step->loc(), "the loop step must not be 0; use 1 to count "
-                                 "up or -1 to count down");
-      return;
-    }
-    if (c && c->kind == Val::CInt && c->i < 0)
-      reverseStep = -c->i;
-    else if (!c && !isKnownPositive(step.v)) {
-      // Operands of the suggested arithmetic, parenthesized unless simple.
-      auto term = [&](const Expr &x) {
-        bool simple = x.kind == ExprKind::Name || x.kind == ExprKind::Int ||
-                      x.kind == ExprKind::Call;
-        return simple ? src(x) : "(" + src(x) + ")";
-      };
-      std::string a = s.start ? term(*s.start) : "0", b = term(*s.end),
-                  k = term(*s.step);
-      diags.error(s.step->loc(),
-                  "the sign of the loop step '" + src(*s.step) +
-                      "' is not known at compile time, so the loop cannot "
-                      "tell whether to count up or down; write a constant "
-                      "step (range(" +
-                      (s.start ? src(*s.start) : "0") + ", " + src(*s.end) +
-                      ", 4), or a negative "
-                      "one to count down) or loop over a count: for t in "
-                      "range(0, cdiv(" +
-                      b + " - " + a + ", " + k + ")) with the index " + a +
-                      " + t * " + k);
-      return;
-    }
+  if (s.step && h.step.ok()) {
+    std::optional<int64_t> reverseStep = loopReverseStep(s, h.step);
+    if (!reverseStep)
+      return std::nullopt;
+    h.reverseStep = *reverseStep;
   }
-  std::optional<int64_t> stages;
   if (s.stages) {
-    stages = evalConstInt(*s.stages, "the pipelined stage count");
-    if (!stages)
-      return;
-    if (*stages < 1 || *stages > 16) {
+    h.stages = evalConstInt(*s.stages, "the pipelined stage count");
+    if (!h.stages)
+      return std::nullopt;
+    if (*h.stages < 1 || *h.stages > 16) {
       diags.error(s.stages->loc(), "pipelined(S) needs 1 to 16 stages, got " +
-                                       std::to_string(*stages));
-      return;
+                                       std::to_string(*h.stages));
+      return std::nullopt;
     }
   }
-  if (!lo.ok() || !hi.ok() || !step.ok())
+  if (!h.lo.ok() || !h.hi.ok() || !h.step.ok())
+    return std::nullopt;
+  return h;
+}
+
+/// Whether `effects` push or pop a pipeline.
+static bool usesPipelines(const std::vector<Effect> &effects) {
+  return llvm::any_of(effects, [&](const Effect &e) {
+    return e.kind == Effect::Push || e.kind == Effect::Pop ||
+           usesPipelines(e.first) || usesPipelines(e.second);
+  });
+}
+
+void Sema::forStmt(const Stmt &s) {
+  std::optional<LoopHeader> header = loopHeader(s);
+  if (!header)
     return;
+  Val &lo = header->lo, &hi = header->hi, &step = header->step;
+  int64_t reverseStep = header->reverseStep;
+  std::optional<int64_t> stages = header->stages;
   // A loop with a break of its own carries a $broken flag, bound in a scope
   // around the loop; once set, the remaining iterations do nothing.
   bool hasBreak = contains(s.body, StmtKind::Break);
@@ -503,8 +531,9 @@ void Sema::forStmt(const Stmt &s) {
                       Ty::scalar(DT::I1)),
          s.range.begin, /*isVar=*/true);
   }
-  bool guarded = hasBreak || (frames.empty() && lookup(kReturned) &&
-                              contains(s.body, StmtKind::Return));
+  bool guarded =
+      hasBreak || (kernelState->frames.empty() && lookup(kReturned) &&
+                   contains(s.body, StmtKind::Return));
   // Loop-carried values: outer vars the body assigns.
   llvm::SmallVector<std::string> assigned;
   llvm::SmallVector<Binding *> carried;
@@ -533,10 +562,10 @@ void Sema::forStmt(const Stmt &s) {
     forOp->setAttr(tl::TileDialect::kPipelineStagesAttrName,
                    builder.getI32IntegerAttr(*stages));
   std::vector<Effect> body;
-  std::vector<Effect> *savedEffects = effects;
-  effects = &body;
+  std::vector<Effect> *savedEffects = kernelState->effects;
+  kernelState->effects = &body;
   if (stages)
-    loopLoadBytes.push_back(0);
+    kernelState->loopLoadBytes.push_back(0);
   {
     mlir::OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(forOp.getBody());
@@ -548,28 +577,18 @@ void Sema::forStmt(const Stmt &s) {
       index = mlir::arith::SubIOp::create(builder, loc(s.range.begin), start,
                                           index);
     bind(s.names[0], Val::runtime(index, Ty::scalar(DT::I32)), s.nameLocs[0]);
-    if (!frames.empty())
-      ++frames.back().runtimeNesting;
-    ++runtimeDepth;
-    loops.push_back({frames.size(), hasBreak, stages.has_value(), {}});
+    kernelState->enterRuntimeControl();
+    kernelState->loops.push_back(
+        {kernelState->frames.size(), hasBreak, stages.has_value(), {}});
     if (guarded)
       runtimeIf(s.range.begin, stillRunning(s.range.begin), s.body, {});
     else
       stmts(s.body);
-    std::optional<SourceLoc> breakLoc = loops.back().breakLoc;
-    loops.pop_back();
-    --runtimeDepth;
-    if (!frames.empty())
-      --frames.back().runtimeNesting;
+    std::optional<SourceLoc> breakLoc = kernelState->loops.back().breakLoc;
+    kernelState->loops.pop_back();
+    kernelState->leaveRuntimeControl();
     // Pipelines count pushes and pops per iteration and may prefetch.
-    std::function<bool(const std::vector<Effect> &)> usesPipes =
-        [&](const std::vector<Effect> &list) {
-          return llvm::any_of(list, [&](const Effect &e) {
-            return e.kind == Effect::Push || e.kind == Effect::Pop ||
-                   usesPipes(e.first) || usesPipes(e.second);
-          });
-        };
-    if (breakLoc && usesPipes(body))
+    if (breakLoc && usesPipelines(body))
       diags.error(*breakLoc, "'break' in a loop that pushes or pops a "
                              "pipeline is not supported; the stage counts "
                              "must be the same on every path");
@@ -583,12 +602,13 @@ void Sema::forStmt(const Stmt &s) {
   }
   for (auto [i, b] : llvm::enumerate(carried))
     b->val.v = forOp.getResult(i);
-  effects = savedEffects;
-  if (effects)
-    effects->push_back({Effect::Loop, -1, s.range.begin, std::move(body), {}});
+  kernelState->effects = savedEffects;
+  if (kernelState->effects)
+    kernelState->effects->push_back(
+        {Effect::Loop, -1, s.range.begin, std::move(body), {}});
   if (stages) {
-    int64_t perIteration = loopLoadBytes.back();
-    loopLoadBytes.pop_back();
+    int64_t perIteration = kernelState->loopLoadBytes.back();
+    kernelState->loopLoadBytes.pop_back();
     addSharedBytes(*stages * perIteration, s.range.begin,
                    "this pipelined(" + std::to_string(*stages) +
                        ") loop needs " + std::to_string(*stages) + " x " +
@@ -636,17 +656,15 @@ void Sema::runtimeIf(SourceLoc l, mlir::Value cond,
   auto ifOp = mlir::scf::IfOp::create(builder, loc(l), types, cond,
                                       /*withElseRegion=*/true);
   std::vector<Effect> arms[2];
-  std::vector<Effect> *savedEffects = effects;
-  if (!frames.empty())
-    ++frames.back().runtimeNesting;
-  ++runtimeDepth;
+  std::vector<Effect> *savedEffects = kernelState->effects;
+  kernelState->enterRuntimeControl();
   for (int arm = 0; arm < 2; ++arm) {
     mlir::Block *block = arm == 0 ? ifOp.thenBlock() : ifOp.elseBlock();
     mlir::OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(block);
     for (auto [i, b] : llvm::enumerate(results))
       b->val = before[i];
-    effects = &arms[arm];
+    kernelState->effects = &arms[arm];
     {
       ScopeGuard scope(*this);
       stmts(arm == 0 ? then : otherwise);
@@ -659,15 +677,13 @@ void Sema::runtimeIf(SourceLoc l, mlir::Value cond,
     else
       block->back().setOperands(yields);
   }
-  --runtimeDepth;
-  if (!frames.empty())
-    --frames.back().runtimeNesting;
-  effects = savedEffects;
+  kernelState->leaveRuntimeControl();
+  kernelState->effects = savedEffects;
   for (auto [i, b] : llvm::enumerate(results)) {
     b->val = before[i];
     b->val.v = ifOp.getResult(i);
   }
-  if (effects)
-    effects->push_back(
+  if (kernelState->effects)
+    kernelState->effects->push_back(
         {Effect::If, -1, l, std::move(arms[0]), std::move(arms[1])});
 }
