@@ -48,19 +48,9 @@ struct TestAxisInfoPass
         return;
       std::string text;
       llvm::raw_string_ostream os(text);
-      ValueRange indices;
-      Value mask;
-      if (auto load = dyn_cast<LoadOp>(op)) {
-        indices = load.getIndices();
-        mask = load.getMask();
-      } else if (auto store = dyn_cast<StoreOp>(op)) {
-        indices = store.getIndices();
-        mask = store.getMask();
-      } else {
-        auto push = cast<PipelinePushOp>(op);
-        indices = push.getIndices();
-        mask = push.getMask();
-      }
+      auto access = cast<GlobalAccessOpInterface>(op);
+      ValueRange indices = access.getAccessIndices();
+      Value mask = access.getAccessMask();
       for (auto [dim, index] : llvm::enumerate(indices)) {
         os << "index " << dim << ": ";
         printSteps(os, getAxisFacts(index));
