@@ -4,6 +4,7 @@
 #define TEGULA_DIALECT_TILE_TILEOPS_H
 
 #include "Tile/TileDialect.h"
+#include "Tile/TileInterfaces.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -55,6 +56,10 @@ bool mayAlias(mlir::Value tensorA, mlir::Value tensorB);
 /// when the pop has other readers: FoldTransposeIntoPop folds only a sole
 /// one), or null; `transposed` says whether `tile` is the stage transposed.
 PipelinePopOp getStagePop(mlir::Value tile, bool &transposed);
+
+/// The type a reduction over `elementType` combines and moves between
+/// lanes and warps in (f16 and bf16 widen to f32), or null if unsupported.
+mlir::Type getReduceWorkType(mlir::Type elementType);
 } // namespace tegula::tile
 
 #endif // TEGULA_DIALECT_TILE_TILEOPS_H

@@ -6,6 +6,7 @@
 include "Tile/TileDialect.td"
 include "Tile/TileTypes.td"
 include "Tile/TileAttrs.td"
+include "Tile/TileInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -52,7 +53,9 @@ def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
 // Tile construction and shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Tile_ArangeOp : Tile_TileOp<"arange", [Pure]> {
+def Tile_ArangeOp : Tile_TileOp<"arange", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["inferResultLayout"]>]> {
   let summary = "The tile 0, 1, ..., N-1";
   let description = [{
     ```mlir
@@ -64,6 +67,8 @@ def Tile_ArangeOp : Tile_TileOp<"arange", [Pure]> {
 }
 
 def Tile_SplatOp : Tile_TileOp<"splat", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["inferResultLayout"]>,
     TypesMatchWith<"result element type matches the scalar",
                    "result", "value",
                    "::llvm::cast<::mlir::ShapedType>($_self).getElementType()">]> {
@@ -79,6 +84,8 @@ def Tile_SplatOp : Tile_TileOp<"splat", [Pure,
 }
 
 def Tile_BroadcastOp : Tile_TileOp<"broadcast", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["inferResultLayout"]>,
     AllElementTypesMatch<["source", "result"]>,
     AllRanksMatch<["source", "result"]>]> {
   let summary = "Repeat a tile along its unit dimensions";
@@ -96,6 +103,8 @@ def Tile_BroadcastOp : Tile_TileOp<"broadcast", [Pure,
 }
 
 def Tile_ExpandDimsOp : Tile_TileOp<"expand_dims", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+        ["inferResultLayout", "getRequiredOperandLayout"]>,
     AllElementTypesMatch<["source", "result"]>]> {
   let summary = "Insert a unit dimension";
   let description = [{
@@ -111,6 +120,9 @@ def Tile_ExpandDimsOp : Tile_TileOp<"expand_dims", [Pure,
 }
 
 def Tile_TransOp : Tile_TileOp<"trans", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+        ["inferResultLayout", "getRequiredOperandLayout"]>,
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>,
     AllElementTypesMatch<["source", "result"]>]> {
   let summary = "Transpose a 2-D tile";
   let description = [{
@@ -126,6 +138,9 @@ def Tile_TransOp : Tile_TileOp<"trans", [Pure,
 }
 
 def Tile_PermuteOp : Tile_TileOp<"permute", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+        ["inferResultLayout", "getRequiredOperandLayout"]>,
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>,
     AllElementTypesMatch<["source", "result"]>]> {
   let summary = "Reorder the dimensions of a tile";
   let description = [{
@@ -149,6 +164,9 @@ def Tile_PermuteOp : Tile_TileOp<"permute", [Pure,
 }
 
 def Tile_ReshapeOp : Tile_TileOp<"reshape", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+        ["inferResultLayout", "getRequiredOperandLayout"]>,
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>,
     AllElementTypesMatch<["source", "result"]>]> {
   let summary = "The same elements, in row-major order, in another shape";
   let description = [{
@@ -170,6 +188,9 @@ def Tile_ReshapeOp : Tile_TileOp<"reshape", [Pure,
 }
 
 def Tile_ConvertLayoutOp : Tile_TileOp<"convert_layout", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+        ["inferResultLayout", "getRequiredOperandLayout"]>,
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>,
     SameOperandsAndResultShape, SameOperandsAndResultElementType]> {
   let summary = "Move a tile's elements to another layout";
   let description = [{
@@ -247,7 +268,10 @@ def Tile_LoadOp : Tile_TileOp<"load", [
     OptionalTypesMatchWith<"other has the result type", "result", "other",
                            "$_self">,
     AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<Tile_GlobalAccessOpInterface>,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["inferResultLayout"]>]> {
   let summary = "Gather a block from a global tensor";
   let description = [{
     One index tile per tensor dimension, each of the result's shape, gives
@@ -275,7 +299,10 @@ def Tile_StoreOp : Tile_TileOp<"store", [
     OptionalTypesMatchWith<"mask is an i1 tile of the value's shape",
                            "value", "mask", "::tegula::tile::getI1SameShape($_self)">,
     AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<Tile_GlobalAccessOpInterface, ["writesTensor"]>,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["getRequiredOperandLayout"]>]> {
   let summary = "Scatter a block into a mutable global tensor";
   let description = [{
     Index tiles as for `tile.load`; elements outside the tensor, or whose
@@ -307,7 +334,11 @@ def Tile_AtomicRMWOp : Tile_TileOp<"atomic_rmw", [
     OptionalTypesMatchWith<"mask is an i1 tile of the value's shape",
                            "value", "mask", "::tegula::tile::getI1SameShape($_self)">,
     AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<Tile_GlobalAccessOpInterface,
+                              ["writesTensor", "commutesWith"]>,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["getRequiredOperandLayout"]>]> {
   let summary = "Atomically combine a block into a mutable global tensor";
   let description = [{
     Index tiles as for `tile.store`; every element whose coordinates lie
@@ -419,6 +450,9 @@ def Tile_AssertOp : Tile_Op<"assert", [MemoryEffects<[MemWrite]>]> {
 }
 
 def Tile_CumsumOp : Tile_TileOp<"cumsum", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["inferResultLayout"]>,
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>,
     AllTypesMatch<["source", "result"]>]> {
   let summary = "Inclusive prefix sum along one axis of a tile";
   let description = [{
@@ -446,6 +480,9 @@ def Tile_ReduceKindAttr : I32EnumAttr<"ReduceKind", "reduction combiner", [
 }
 
 def Tile_ReduceOp : Tile_TileOp<"reduce", [Pure,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+        ["inferResultLayout", "getRequiredOperandLayout"]>,
+    DeclareOpInterfaceMethods<Tile_ScratchOpInterface>,
     AllElementTypesMatch<["source", "result"]>]> {
   let summary = "Reduce one axis of a tile away";
   let description = [{
@@ -484,7 +521,11 @@ def Tile_PipelineCreateOp : Tile_Op<"pipeline.create", [
 
 def Tile_PipelinePushOp : Tile_TileOp<"pipeline.push", [
     AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<Tile_GlobalAccessOpInterface,
+                              ["readsAfterReturning"]>,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["getRequiredOperandLayout"]>]> {
   let summary = "Start copying a global block into the next free stage";
   let description = [{
     The block is addressed as for `tile.load` and must have exactly the
@@ -511,7 +552,9 @@ def Tile_PipelinePushOp : Tile_TileOp<"pipeline.push", [
 }
 
 def Tile_PipelinePopOp : Tile_TileOp<"pipeline.pop", [
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["inferResultLayout"]>]> {
   let summary = "Wait for the oldest stage and read it as a tile";
   let description = [{
     With `transpose`, the 2-D stage is read transposed: the same as

@@ -79,6 +79,17 @@ def TileTestAxisInfo : Pass<"tile-test-axis-info", "::mlir::func::FuncOp"> {
   }];
 }
 
+def TileTestGlobalAccesses
+    : Pass<"tile-test-global-accesses", "::mlir::func::FuncOp"> {
+  let summary = "Print what each global access says of itself (for tests)";
+  let description = [{
+    Emits a remark on each op of GlobalAccessOpInterface: whether it reads
+    or writes, the kernel parameter its tensor is made from, its index and
+    mask tiles, whether it reads after returning, which earlier accesses of
+    the function it commutes with, and whether it moves vectors.
+  }];
+}
+
 def TileTestSharedMemoryPlan
     : Pass<"tile-test-shared-memory-plan", "::mlir::func::FuncOp"> {
   let summary = "Print the shared-memory plan of each kernel (for tests)";

@@ -285,16 +285,13 @@ unsigned tegula::tile::getAccessVectorWidth(Value tensor, ValueRange indices,
 }
 
 unsigned tegula::tile::getAccessVectorWidth(Operation *op) {
-  if (auto load = dyn_cast<LoadOp>(op))
-    return getAccessVectorWidth(load.getTensor(), load.getIndices(),
-                                load.getMask(), load.getType());
-  if (auto store = dyn_cast<StoreOp>(op))
-    return getAccessVectorWidth(
-        store.getTensor(), store.getIndices(), store.getMask(),
-        cast<RankedTensorType>(store.getIndices().front().getType()));
-  if (auto push = dyn_cast<PipelinePushOp>(op))
-    return getAccessVectorWidth(
-        push.getTensor(), push.getIndices(), push.getMask(),
-        cast<RankedTensorType>(push.getIndices().front().getType()));
-  return 0;
+  auto access = dyn_cast<GlobalAccessOpInterface>(op);
+  if (!access)
+    return 0;
+  RankedTensorType block = access.getVectorBlockType();
+  if (!block)
+    return 0;
+  return getAccessVectorWidth(access.getAccessedTensor(),
+                              access.getAccessIndices(), access.getAccessMask(),
+                              block);
 }

@@ -24,7 +24,9 @@
 // loop counts all its accesses as pending after it); branches join their
 // arms. Atomics count as stores, except that two of one kind commute. A
 // pipeline push reads its tensor asynchronously: a store after it waits
-// for the copies too. Ops that meet at a barrier anyway (conversions through
+// for the copies too. Each access op says these of itself
+// (GlobalAccessOpInterface: its tensor, indices, writes, commutes, reads
+// after returning). Ops that meet at a barrier anyway (conversions through
 // shared memory, transposes, reductions across warps, pipeline pops that
 // wait) empty the set as a placed barrier does.
 //
@@ -64,24 +66,8 @@ struct Access {
 };
 using Pending = SmallVector<Access>;
 
-Value tensorOf(Operation *op) {
-  if (auto load = dyn_cast<LoadOp>(op))
-    return load.getTensor();
-  if (auto store = dyn_cast<StoreOp>(op))
-    return store.getTensor();
-  if (auto atomic = dyn_cast<AtomicRMWOp>(op))
-    return atomic.getTensor();
-  return cast<PipelinePushOp>(op).getTensor();
-}
-
 ValueRange indicesOf(Operation *op) {
-  if (auto load = dyn_cast<LoadOp>(op))
-    return load.getIndices();
-  if (auto store = dyn_cast<StoreOp>(op))
-    return store.getIndices();
-  if (auto atomic = dyn_cast<AtomicRMWOp>(op))
-    return atomic.getIndices();
-  return cast<PipelinePushOp>(op).getIndices();
+  return cast<GlobalAccessOpInterface>(op).getAccessIndices();
 }
 
 /// A layout conversion moves values between threads, not addresses: the
@@ -268,11 +254,11 @@ struct Footprint {
   SmallVector<IndexRange, 2> ranges;
 };
 
-Footprint footprintOf(Operation *op) {
+Footprint footprintOf(GlobalAccessOpInterface op) {
   Footprint footprint;
-  footprint.tensor = tensorOf(op);
-  footprint.writes = isa<StoreOp, AtomicRMWOp>(op);
-  ValueRange indices = indicesOf(op);
+  footprint.tensor = op.getAccessedTensor();
+  footprint.writes = op.writesTensor();
+  ValueRange indices = op.getAccessIndices();
   footprint.ownsElements = ownsElements(indices);
   if (!cast<GlobalTensorType>(footprint.tensor.getType()).getIsStrided())
     for (Value index : indices)
@@ -312,13 +298,6 @@ bool sameThreads(Operation *a, const Footprint &footprintA, const Access &b) {
   return true;
 }
 
-/// Atomics of one kind commute: their order between threads does not
-/// change what memory holds at the next barrier.
-bool commute(Operation *a, Operation *b) {
-  auto atomicA = dyn_cast<AtomicRMWOp>(a), atomicB = dyn_cast<AtomicRMWOp>(b);
-  return atomicA && atomicB && atomicA.getKind() == atomicB.getKind();
-}
-
 /// Adds to `into` the accesses of `from` it lacks, in linear time.
 void join(Pending &into, const Pending &from) {
   llvm::DenseSet<std::pair<Operation *, Operation *>> present;
@@ -338,8 +317,8 @@ public:
   /// Walks `block` from `pending`; places barriers only when `record`.
   Pending walk(Block &block, Pending pending, bool record) {
     for (Operation &op : block) {
-      if (isa<LoadOp, StoreOp, AtomicRMWOp, PipelinePushOp>(op)) {
-        access(&op, pending, record);
+      if (auto accessOp = dyn_cast<GlobalAccessOpInterface>(op)) {
+        access(accessOp, pending, record);
         continue;
       }
       if (meetsAtBarrier(&op)) {
@@ -380,23 +359,24 @@ private:
   const Footprint &footprint(Operation *op) {
     auto [it, inserted] = footprints.try_emplace(op);
     if (inserted)
-      it->second = footprintOf(op);
+      it->second = footprintOf(cast<GlobalAccessOpInterface>(op));
     return it->second;
   }
 
-  void access(Operation *op, Pending &pending, bool record) {
+  void access(GlobalAccessOpInterface op, Pending &pending, bool record) {
     Footprint mine = footprint(op); // a copy: footprint() may grow the map
     MemoryBarrier need = MemoryBarrier::None;
     for (const Access &earlier : pending) {
       const Footprint &theirs = footprint(earlier.op);
       // Cheapest tests first: most pairs of a long run stop at one of them.
-      if ((!mine.writes && !theirs.writes) || commute(op, earlier.op) ||
+      if ((!mine.writes && !theirs.writes) || op.commutesWith(earlier.op) ||
           disjoint(mine, theirs, earlier.crossedLoop) ||
           !mayAlias(mine.tensor, theirs.tensor) ||
           sameThreads(op, mine, earlier))
         continue;
       // A copy still in flight may read after the store lands.
-      if (mine.writes && isa<PipelinePushOp>(earlier.op)) {
+      if (mine.writes &&
+          cast<GlobalAccessOpInterface>(earlier.op).readsAfterReturning()) {
         need = MemoryBarrier::WaitCopiesAndBarrier;
         break;
       }
@@ -420,7 +400,7 @@ private:
     if (!record) {
       Pending inside;
       body->walk([&](Operation *op) {
-        if (isa<LoadOp, StoreOp, AtomicRMWOp, PipelinePushOp>(op))
+        if (isa<GlobalAccessOpInterface>(op))
           inside.push_back({op, loop});
       });
       join(before, inside);

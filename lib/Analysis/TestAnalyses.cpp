@@ -16,6 +16,7 @@ using namespace mlir;
 
 namespace tegula::tile {
 #define GEN_PASS_DEF_TILETESTAXISINFO
+#define GEN_PASS_DEF_TILETESTGLOBALACCESSES
 #define GEN_PASS_DEF_TILETESTSHAREDMEMORYPLAN
 #define GEN_PASS_DEF_TILETESTPIPELINESYNC
 #define GEN_PASS_DEF_TILETESTMEMORYORDER
@@ -48,19 +49,9 @@ struct TestAxisInfoPass
         return;
       std::string text;
       llvm::raw_string_ostream os(text);
-      ValueRange indices;
-      Value mask;
-      if (auto load = dyn_cast<LoadOp>(op)) {
-        indices = load.getIndices();
-        mask = load.getMask();
-      } else if (auto store = dyn_cast<StoreOp>(op)) {
-        indices = store.getIndices();
-        mask = store.getMask();
-      } else {
-        auto push = cast<PipelinePushOp>(op);
-        indices = push.getIndices();
-        mask = push.getMask();
-      }
+      auto access = cast<GlobalAccessOpInterface>(op);
+      ValueRange indices = access.getAccessIndices();
+      Value mask = access.getAccessMask();
       for (auto [dim, index] : llvm::enumerate(indices)) {
         os << "index " << dim << ": ";
         printSteps(os, getAxisFacts(index));
@@ -76,6 +67,47 @@ struct TestAxisInfoPass
       }
       os << "vector width = " << width;
       op->emitRemark() << text;
+    });
+  }
+};
+
+/// The kernel parameter `tensor` is made from (its tile.name), else "?".
+std::string parameterName(Value tensor) {
+  auto make = tensor.getDefiningOp<MakeTensorOp>();
+  auto arg = make ? dyn_cast<BlockArgument>(make.getBase()) : BlockArgument();
+  auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                  : func::FuncOp();
+  auto name = func ? func.getArgAttrOfType<StringAttr>(
+                         arg.getArgNumber(), TileDialect::kArgNameAttrName)
+                   : StringAttr();
+  return name ? name.str() : "?";
+}
+
+/// One remark per global access: its GlobalAccessOpInterface answers.
+struct TestGlobalAccessesPass
+    : public tegula::tile::impl::TileTestGlobalAccessesBase<
+          TestGlobalAccessesPass> {
+  void runOnOperation() override {
+    SmallVector<GlobalAccessOpInterface> earlier;
+    getOperation().walk([&](GlobalAccessOpInterface access) {
+      InFlightDiagnostic remark = access->emitRemark();
+      size_t indices = access.getAccessIndices().size();
+      remark << (access.writesTensor() ? "writes '" : "reads '")
+             << parameterName(access.getAccessedTensor()) << "' through "
+             << indices << (indices == 1 ? " index tile" : " index tiles")
+             << (access.getAccessMask() ? ", masked" : "")
+             << (access.readsAfterReturning() ? ", reads after returning" : "");
+      SmallVector<unsigned> commuting;
+      for (auto [position, other] : llvm::enumerate(earlier))
+        if (access.commutesWith(other))
+          commuting.push_back(position);
+      if (!commuting.empty()) {
+        remark << ", commutes with access ";
+        llvm::interleaveComma(commuting, remark);
+      }
+      remark << (access.getVectorBlockType() ? ", vectors"
+                                             : ", one element at a time");
+      earlier.push_back(access);
     });
   }
 };

@@ -3,7 +3,9 @@
 // Anchors first: dot results take an mma layout, memory accesses a blocked
 // layout with 16-byte chunks per thread. Everything else follows its
 // operands, preferring mma-derived layouts so that a dot's result stays in
-// the registers the tensor cores left it in. Loop-carried tiles take the
+// the registers the tensor cores left it in. Each tile op states its own
+// rule (LayoutRuleOpInterface, TileInterfaces.cpp); ops without one are
+// elementwise. Loop-carried tiles take the
 // layout their loop yields. Conversions are then inserted wherever a
 // consumer needs another layout, and conversions of cheap producers
 // (splats, constants, aranges) are folded away by rebuilding them.
@@ -116,7 +118,7 @@ bool dotResultsAreReduced(func::FuncOp func) {
   return false;
 }
 
-class LayoutAssigner {
+class LayoutAssigner : public LayoutQuery {
 public:
   LayoutAssigner(func::FuncOp func, unsigned numWarps)
       : func(func), numWarps(numWarps), context(func.getContext()),
@@ -134,6 +136,21 @@ public:
     rewriteTypes();
     insertConversions();
     return success();
+  }
+
+  Attribute defaultLayout(RankedTensorType type) override {
+    return defaultBlocked(type);
+  }
+
+  Attribute layoutOf(Value value) override {
+    auto it = layouts.find(value);
+    if (it != layouts.end())
+      return it->second;
+    auto type = cast<RankedTensorType>(value.getType());
+    Attribute layout =
+        type.getEncoding() ? type.getEncoding() : defaultBlocked(type);
+    layouts[value] = layout;
+    return layout;
   }
 
 private:
@@ -288,17 +305,6 @@ private:
            dot.getA().getType().getDimSize(1) % 16 == 0;
   }
 
-  Attribute layoutOf(Value value) {
-    auto it = layouts.find(value);
-    if (it != layouts.end())
-      return it->second;
-    auto type = cast<RankedTensorType>(value.getType());
-    Attribute layout =
-        type.getEncoding() ? type.getEncoding() : defaultBlocked(type);
-    layouts[value] = layout;
-    return layout;
-  }
-
   LogicalResult assignRegion(Region &region) {
     for (Block &block : region)
       for (Operation &op : block)
@@ -383,42 +389,13 @@ private:
       }
       return success();
     }
-    if (auto reduce = dyn_cast<ReduceOp>(op)) {
-      layouts[result] = SliceLayoutAttr::get(context, reduce.getAxis(),
-                                             layoutOf(reduce.getSource()));
-      return success();
-    }
-    if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
-      auto slice = dyn_cast<SliceLayoutAttr>(layoutOf(expand.getSource()));
-      layouts[result] = slice && slice.getDim() == expand.getAxis()
-                            ? slice.getParent()
-                            : defaultBlocked(type);
-      return success();
-    }
-    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
-      layouts[result] = layoutOf(broadcast.getSource());
-      return success();
-    }
-    if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
-      layouts[result] = layoutOf(result);
-      return success();
-    }
-    // A stage popped only to be widened (bf16 logits to f32) is read in the
-    // wider type's layout: the f32 arithmetic after it has that layout, and
-    // a pop reads shared memory in any layout, where converting after it
-    // costs a shared-memory round trip and two barriers an iteration.
-    if (auto pop = dyn_cast<PipelinePopOp>(op)) {
-      auto widened = [](Operation *user) { return isa<arith::ExtFOp>(user); };
-      if (!pop->use_empty() && llvm::all_of(pop->getUsers(), widened)) {
-        layouts[result] = defaultBlocked(
-            cast<RankedTensorType>(pop->user_begin()->getResult(0).getType()));
+    if (auto rule = dyn_cast<LayoutRuleOpInterface>(op))
+      if (Attribute layout = rule.inferResultLayout(*this)) {
+        layouts[result] = layout;
         return success();
       }
-    }
-    // A scan runs over a blocked layout, whose bases each step one
-    // dimension by a power of two (CumsumOpToNVVM.cpp).
-    if (isa<LoadOp, TransOp, PermuteOp, ReshapeOp, CumsumOp, PipelinePopOp,
-            ArangeOp, SplatOp, arith::ConstantOp>(op)) {
+    // Constants are cheap producers, rebuilt in the layout asked for.
+    if (isa<arith::ConstantOp>(op)) {
       layouts[result] = defaultBlocked(type);
       return success();
     }
@@ -470,31 +447,8 @@ private:
         return SharedLayoutAttr::get(context);
       return DotOperandLayoutAttr::get(context, index, mma);
     }
-    // A transpose of a stage that no warpgroup dot reads through it works
-    // on registers loaded from the stage.
-    if (auto trans = dyn_cast<TransOp>(op))
-      if (isa<SharedLayoutAttr>(layoutOf(trans.getSource())) &&
-          !isa<SharedLayoutAttr>(layoutOf(trans.getResult())))
-        return defaultBlocked(trans.getSource().getType());
-    if (auto expand = dyn_cast<ExpandDimsOp>(op))
-      return SliceLayoutAttr::get(context, expand.getAxis(),
-                                  layoutOf(expand.getResult()));
-    if (auto broadcast = dyn_cast<BroadcastOp>(op))
-      return layoutOf(broadcast.getResult());
-    if (isa<ReduceOp, TransOp, PermuteOp, ReshapeOp, ConvertLayoutOp,
-            func::ReturnOp>(op))
-      return {};
-    if (auto cumsum = dyn_cast<CumsumOp>(op))
-      return layoutOf(cumsum.getResult());
-    if (auto load = dyn_cast<LoadOp>(op))
-      return layoutOf(load.getResult());
-    if (auto store = dyn_cast<StoreOp>(op))
-      return defaultBlocked(store.getValue().getType());
-    if (auto atomic = dyn_cast<AtomicRMWOp>(op))
-      return defaultBlocked(atomic.getValue().getType());
-    if (auto push = dyn_cast<PipelinePushOp>(op))
-      // Chunks sized by the data pushed, not by its i32 indices.
-      return defaultBlocked(push.getPipeline().getType().getTileType());
+    if (auto rule = dyn_cast<LayoutRuleOpInterface>(op))
+      return rule.getRequiredOperandLayout(index, *this);
     if (auto yield = dyn_cast<scf::YieldOp>(op)) {
       Operation *parent = yield->getParentOp();
       if (auto loop = dyn_cast<scf::ForOp>(parent))
@@ -507,9 +461,8 @@ private:
         return {};
       return layoutOf(loop.getRegionIterArgs()[index - firstInit]);
     }
-    if (op->getNumResults() == 1 && isTile(op->getResult(0).getType()))
-      return layoutOf(op->getResult(0));
-    return {};
+    // Elementwise: every operand in the result's layout.
+    return followResultLayout(op, *this);
   }
 
   void insertConversions() {

@@ -109,15 +109,12 @@ void pipelineLoop(scf::ForOp loop, unsigned stages) {
     if (!load)
       continue;
     // A block fetched ahead is read before this and the next S - 2
-    // iterations store: not for a tensor the loop writes.
-    // Atomics write as stores do.
-    bool written = loop->walk([&](Operation *writer) {
-                         Value tensor;
-                         if (auto store = dyn_cast<StoreOp>(writer))
-                           tensor = store.getTensor();
-                         else if (auto atomic = dyn_cast<AtomicRMWOp>(writer))
-                           tensor = atomic.getTensor();
-                         return tensor && mayAlias(tensor, load.getTensor())
+    // iterations store (or update atomically): not for a tensor the loop
+    // writes.
+    bool written = loop->walk([&](GlobalAccessOpInterface access) {
+                         return access.writesTensor() &&
+                                        mayAlias(access.getAccessedTensor(),
+                                                 load.getTensor())
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })

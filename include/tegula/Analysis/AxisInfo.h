@@ -46,7 +46,8 @@ unsigned getAccessVectorWidth(mlir::Value tensor, mlir::ValueRange indices,
                               mlir::Value mask,
                               mlir::RankedTensorType blockType);
 
-/// The same for a load, store or pipeline push; 0 for any other op.
+/// The same for an access op (GlobalAccessOpInterface) whose lowering
+/// moves vectors; 0 for any other op (atomics move one element at a time).
 unsigned getAccessVectorWidth(mlir::Operation *op);
 
 } // namespace tegula::tile

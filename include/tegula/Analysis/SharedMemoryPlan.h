@@ -48,14 +48,11 @@ struct KernelPlan {
 /// rings and transposes only: which reductions cross warps is not known.
 KernelPlan planSharedMemory(mlir::func::FuncOp func);
 
-/// Bytes of shared scratch `op` needs while it runs, 0 if none. An op that
-/// needs some (a conversion through shared memory, a transpose, a
-/// reduction across warps) meets the block at a barrier while it runs.
+/// Bytes of shared scratch `op` needs while it runs, 0 if none (its
+/// ScratchOpInterface's answer). An op that needs some (a conversion through
+/// shared memory, a transpose, a reduction across warps) meets the block at
+/// a barrier while it runs.
 int64_t getScratchBytes(mlir::Operation *op);
-
-/// The type a reduction over `elementType` combines and moves between
-/// lanes and warps in (f16 and bf16 widen to f32), or null if unsupported.
-mlir::Type getReduceWorkType(mlir::Type elementType);
 
 } // namespace tegula::tile
 
