@@ -1,4 +1,10 @@
-//===- TilePasses.td - Passes over the tile dialect -------*- tablegen -*-===//
+//===- TilePasses.td - Transforms of the tile dialect ------*- tablegen -*-===//
+//
+// The passes that rewrite tile IR into tile IR (as an MLIR dialect's
+// Passes.td). The lowering out of it is in TileConversionPasses.td, the
+// passes that print analyses for lit in test/lib/TestPasses.td.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TEGULA_TILE_PASSES
 #define TEGULA_TILE_PASSES
@@ -57,29 +63,6 @@ def TileDeferDotWaits : Pass<"tile-defer-dot-waits", "::mlir::func::FuncOp"> {
     target's keep waiting in each dot.
   }];
   let dependentDialects = ["::tegula::tile::TileDialect"];
-}
-
-def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
-  let summary = "Lower laid-out tiles to per-thread vectors and NVVM";
-  let description = [{
-    Every tile becomes one vector per thread holding its registers in the
-    order of its linear layout. Thread coordinates come from the layout's
-    lane and warp bases; memory accesses compute 64-bit addresses and masks
-    from the tensors' extents; dots become `mma.sync.m16n8k16` over the
-    fragments; reductions combine registers, then lanes with butterfly
-    shuffles, then warps through shared memory; layout conversions permute
-    registers where lanes and warps agree and go through shared memory
-    otherwise. Shared memory is planned statically: pipeline rings first,
-    then one scratch area reused by conversions and reductions. The total is
-    recorded on the kernel as `tile.shared_bytes` and checked against the
-    target's limit. Kernels become `func.func`s over LLVM types, marked for
-    NVVM; scf, arith and vector ops remain for the standard LLVM lowering.
-  }];
-  let dependentDialects = [
-    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect",
-    "::mlir::scf::SCFDialect",
-  ];
 }
 
 #endif // TEGULA_TILE_PASSES
