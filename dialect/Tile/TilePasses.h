@@ -1,4 +1,4 @@
-//===- TilePasses.h - Passes over the tile dialect --------------*- C++ -*-===//
+//===- TilePasses.h - The passes tilec runs on tile IR ----------*- C++ -*-===//
 
 #ifndef TEGULA_DIALECT_TILE_TILEPASSES_H
 #define TEGULA_DIALECT_TILE_TILEPASSES_H
@@ -14,11 +14,26 @@
 
 namespace tegula::tile {
 
+// Transforms of tile IR (TilePasses.td).
 #define GEN_PASS_DECL
 #include "Tile/TilePasses.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "Tile/TilePasses.h.inc"
+
+// The conversion out of it (TileConversionPasses.td).
+#define GEN_PASS_DECL
+#include "Tile/TileConversionPasses.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Tile/TileConversionPasses.h.inc"
+
+/// Registers every pass tilec runs, transforms and conversion; tile-opt adds
+/// the test passes (test/lib/TestPasses.h).
+inline void registerTilePasses() {
+  registerTileTransformsPasses();
+  registerTileConversionPasses();
+}
 
 } // namespace tegula::tile
 

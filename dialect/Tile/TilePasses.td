@@ -1,4 +1,10 @@
-//===- TilePasses.td - Passes over the tile dialect -------*- tablegen -*-===//
+//===- TilePasses.td - Transforms of the tile dialect ------*- tablegen -*-===//
+//
+// The passes that rewrite tile IR into tile IR (as an MLIR dialect's
+// Passes.td). The lowering out of it is in TileConversionPasses.td, the
+// passes that print analyses for lit in test/lib/TestPasses.td.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TEGULA_TILE_PASSES
 #define TEGULA_TILE_PASSES
@@ -57,87 +63,6 @@ def TileDeferDotWaits : Pass<"tile-defer-dot-waits", "::mlir::func::FuncOp"> {
     target's keep waiting in each dot.
   }];
   let dependentDialects = ["::tegula::tile::TileDialect"];
-}
-
-def TileTestLinearLayout
-    : Pass<"tile-test-linear-layout", "::mlir::func::FuncOp"> {
-  let summary = "Print the linear layout of every tile result (for tests)";
-  let description = [{
-    Emits a remark on each op whose results carry layout encodings, giving
-    the register, lane and warp bases of the linear layout. The lit tests of
-    the layouts use it.
-  }];
-}
-
-def TileTestAxisInfo : Pass<"tile-test-axis-info", "::mlir::func::FuncOp"> {
-  let summary = "Print axis facts and access vector widths (for tests)";
-  let description = [{
-    Emits a remark on each integer tile result giving its steps and
-    divisor, on each boolean tile result its constancy along each dimension,
-    and on each load, store and push the registers one vector instruction
-    moves. Needs laid-out IR for the widths.
-  }];
-}
-
-def TileTestGlobalAccesses
-    : Pass<"tile-test-global-accesses", "::mlir::func::FuncOp"> {
-  let summary = "Print what each global access says of itself (for tests)";
-  let description = [{
-    Emits a remark on each op of GlobalAccessOpInterface: whether it reads
-    or writes, the kernel parameter its tensor is made from, its index and
-    mask tiles, whether it reads after returning, which earlier accesses of
-    the function it commutes with, and whether it moves vectors.
-  }];
-}
-
-def TileTestSharedMemoryPlan
-    : Pass<"tile-test-shared-memory-plan", "::mlir::func::FuncOp"> {
-  let summary = "Print the shared-memory plan of each kernel (for tests)";
-  let description = [{
-    Emits a remark on each function with its total, scratch offset and
-    size, on each pipeline creation with its ring's offset, and on each op
-    that needs scratch with its bytes. Needs laid-out IR.
-  }];
-}
-
-def TileTestPipelineSync
-    : Pass<"tile-test-pipeline-sync", "::mlir::ModuleOp"> {
-  let summary = "Print the synchronization of each pipeline op (for tests)";
-  let description = [{
-    Emits a remark on each pipeline pop and push: `full`, `none` or
-    `if-same-stage`, as the lowering will synchronize it.
-  }];
-}
-
-def TileTestMemoryOrder : Pass<"tile-test-memory-order", "::mlir::ModuleOp"> {
-  let summary = "Print the barriers before global accesses (for tests)";
-  let description = [{
-    Emits a remark on each load, store and push that needs a barrier before
-    it (`barrier`, or `wait for copies and barrier`). Needs laid-out IR.
-  }];
-}
-
-def ConvertTileToNVVM : Pass<"convert-tile-to-nvvm", "::mlir::ModuleOp"> {
-  let summary = "Lower laid-out tiles to per-thread vectors and NVVM";
-  let description = [{
-    Every tile becomes one vector per thread holding its registers in the
-    order of its linear layout. Thread coordinates come from the layout's
-    lane and warp bases; memory accesses compute 64-bit addresses and masks
-    from the tensors' extents; dots become `mma.sync.m16n8k16` over the
-    fragments; reductions combine registers, then lanes with butterfly
-    shuffles, then warps through shared memory; layout conversions permute
-    registers where lanes and warps agree and go through shared memory
-    otherwise. Shared memory is planned statically: pipeline rings first,
-    then one scratch area reused by conversions and reductions. The total is
-    recorded on the kernel as `tile.shared_bytes` and checked against the
-    target's limit. Kernels become `func.func`s over LLVM types, marked for
-    NVVM; scf, arith and vector ops remain for the standard LLVM lowering.
-  }];
-  let dependentDialects = [
-    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect",
-    "::mlir::scf::SCFDialect",
-  ];
 }
 
 #endif // TEGULA_TILE_PASSES

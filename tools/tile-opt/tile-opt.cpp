@@ -1,5 +1,6 @@
 //===- tile-opt.cpp - mlir-opt with the tile dialect and passes -----------===//
 
+#include "TestPasses.h"
 #include "Tile/TileDialect.h"
 #include "Tile/TilePasses.h"
 #include "tegula/Target/Pipeline.h"
@@ -13,6 +14,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   tegula::tile::registerTilePasses();
+  tegula::tile::registerTileTestPasses();
   tegula::target::registerLoweringPipelines();
 
   mlir::DialectRegistry registry;

@@ -4,6 +4,9 @@
 // tile becomes one vector per thread holding its registers in register
 // order. These helpers give each thread its lane and warp, the coordinates
 // of its registers, and the shared-memory regions planned for the kernel.
+// They are the bottom layer: the instruction families (MmaSync.h, Wgmma.h,
+// CpAsync.h) build on them, and nothing here calls up into a family; what
+// composes families (ThroughShared.h, the patterns) sits above.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,30 +121,6 @@ mlir::Value mapElementsInF32(
     mlir::ValueRange operands,
     llvm::function_ref<mlir::Value(llvm::ArrayRef<mlir::Value>)> compute);
 
-/// Writes this thread's registers of a tile into shared memory at
-/// `byteOffset`, row-major by tile coordinates, and reads them back in
-/// another layout; the two barriers make it safe to reuse the scratch area.
-/// With `firstCopyWrites`, warps that hold copies of the tile leave the
-/// writes to the first copy (firstWarpCopy).
-mlir::Value convertThroughShared(const TargetInfo &target,
-                                 mlir::OpBuilder &builder, mlir::Location loc,
-                                 mlir::Operation *anchor, mlir::Value source,
-                                 const LinearLayout &from,
-                                 const LinearLayout &to, mlir::Type elementType,
-                                 mlir::Type resultType, int64_t byteOffset,
-                                 bool firstCopyWrites = false);
-
-/// Reads this thread's registers of `layout` from a row-major tile of
-/// `shape` at `byteOffset` in shared memory: with the dot family's fragment
-/// loads where they apply, else element by element (as `storedType`,
-/// truncated to `elementType` where they differ: booleans travel as bytes).
-llvm::SmallVector<mlir::Value>
-readTileFromShared(const TargetInfo &target, mlir::OpBuilder &builder,
-                   mlir::Location loc, mlir::Operation *anchor,
-                   llvm::ArrayRef<int64_t> shape, const LinearLayout &layout,
-                   mlir::Type elementType, mlir::Type storedType,
-                   mlir::Value byteOffset);
-
 /// Address of element `coords` of a tile of `shape` that starts `byteOffset`
 /// bytes into shared memory. Rows are every dimension but the last. A tile
 /// whose rows span a multiple of 128 bytes is stored as column panels of
@@ -173,13 +152,6 @@ void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
 mlir::Value emitInlinePtx(mlir::OpBuilder &builder, mlir::Location loc,
                           mlir::Type resultType, mlir::ValueRange operands,
                           llvm::StringRef text, llvm::StringRef constraints);
-
-/// The byte offset of `op`'s shared scratch. Before the first op whose
-/// scratch lies over the rings (SharedMemoryPlan), waits for every copy of
-/// this thread and meets the block, so no copy or reader of a stage is
-/// left.
-int64_t takeScratch(mlir::OpBuilder &builder, mlir::Location loc,
-                    mlir::Operation *op, LoweringState &state);
 
 /// Orders this thread's earlier shared-memory writes before later reads by
 /// the async proxy (wgmma operands, bulk copies).

@@ -15,6 +15,7 @@
 
 #include "Common.h"
 #include "Patterns.h"
+#include "ThroughShared.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

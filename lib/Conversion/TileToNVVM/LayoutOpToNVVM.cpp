@@ -10,6 +10,7 @@
 
 #include "Common.h"
 #include "Patterns.h"
+#include "ThroughShared.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 

@@ -20,6 +20,7 @@
 #include "Families.h"
 #include "MemoryAccess.h"
 #include "Patterns.h"
+#include "ThroughShared.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

@@ -11,6 +11,7 @@
 
 #include "Common.h"
 #include "Patterns.h"
+#include "ThroughShared.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

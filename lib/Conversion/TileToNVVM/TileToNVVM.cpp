@@ -18,7 +18,7 @@ using namespace mlir;
 
 namespace tegula::tile {
 #define GEN_PASS_DEF_CONVERTTILETONVVM
-#include "Tile/TilePasses.h.inc"
+#include "Tile/TileConversionPasses.h.inc"
 } // namespace tegula::tile
 
 using namespace tegula;

@@ -1,13 +1,13 @@
 //===- TestLinearLayout.cpp - Print linear layouts for lit tests ----------===//
 
+#include "TestPasses.h"
 #include "Tile/TileOps.h"
-#include "Tile/TilePasses.h"
 
 using namespace mlir;
 
 namespace tegula::tile {
 #define GEN_PASS_DEF_TILETESTLINEARLAYOUT
-#include "Tile/TilePasses.h.inc"
+#include "TestPasses.h.inc"
 } // namespace tegula::tile
 
 using namespace tegula::tile;

@@ -5,8 +5,8 @@
 #include "tegula/Analysis/PipelineSync.h"
 #include "tegula/Analysis/SharedMemoryPlan.h"
 
+#include "TestPasses.h"
 #include "Tile/TileOps.h"
-#include "Tile/TilePasses.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
@@ -20,7 +20,7 @@ namespace tegula::tile {
 #define GEN_PASS_DEF_TILETESTSHAREDMEMORYPLAN
 #define GEN_PASS_DEF_TILETESTPIPELINESYNC
 #define GEN_PASS_DEF_TILETESTMEMORYORDER
-#include "Tile/TilePasses.h.inc"
+#include "TestPasses.h.inc"
 } // namespace tegula::tile
 
 using namespace tegula::tile;
