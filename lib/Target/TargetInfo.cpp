@@ -8,10 +8,10 @@ namespace {
 // Every supported target, once. Shared memory is the opt-in dynamic shared
 // memory per block (language.md).
 const TargetInfo kTargets[] = {
-    {"sm_90a", "+ptx80", 232448, DotFamily::Wgmma, CopyFamily::CpAsync, 4352,
-     16, 8},
-    {"sm_80", "+ptx70", 166912, DotFamily::MmaSync, CopyFamily::CpAsync, 4352,
-     16, 8},
+    {"sm_90a", "+ptx80", 232448, /*hasWarpgroupDots=*/true, CopyFamily::CpAsync,
+     4352, 16, 8},
+    {"sm_80", "+ptx70", 166912, /*hasWarpgroupDots=*/false, CopyFamily::CpAsync,
+     4352, 16, 8},
 };
 } // namespace
 
@@ -34,8 +34,8 @@ TargetInfo TargetInfo::defaultTarget() { return kTargets[0]; }
 TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
                                                   unsigned warps,
                                                   DotUse use) const {
-  if (dotFamily == DotFamily::Wgmma && m % dotWarpRows == 0 &&
-      m / dotWarpRows <= warps && warps % (m / dotWarpRows) == 0) {
+  if (hasWarpgroupDots && m % dotWarpRows == 0 && m / dotWarpRows <= warps &&
+      warps % (m / dotWarpRows) == 0) {
     unsigned alongM = m / dotWarpRows;
     DotWarpSplit split = {alongM, warps / alongM, true};
     if (isWarpgroupSplit(m, n, split))
@@ -63,7 +63,7 @@ TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
 
 bool TargetInfo::isWarpgroupSplit(int64_t m, int64_t n,
                                   DotWarpSplit split) const {
-  if (dotFamily != DotFamily::Wgmma)
+  if (!hasWarpgroupDots)
     return false;
   int64_t columns = n / split.alongN;
   return m == dotWarpRows * split.alongM &&
