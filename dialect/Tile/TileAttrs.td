@@ -13,6 +13,7 @@
 
 include "Tile/TileDialect.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
 
 def Tile_LayoutAttrInterface : AttrInterface<"LayoutAttrInterface"> {
   let cppNamespace = "::tegula::tile";
@@ -121,15 +122,97 @@ def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
   let mnemonic = "shared";
   let summary = "A tile a warpgroup dot reads in place from shared memory";
   let description = [{
-    The tile stays where a pipeline stage holds it, in the one shared-memory
-    layout every shared tile has (getSharedElementAddress): rows of 128-byte
-    panels, each panel's 16-byte chunks XOR-swizzled by the row modulo 8,
-    which is the 128-byte swizzle that wgmma's matrix descriptors read. It
+    The tile stays where a pipeline stage holds it (tile-plan-dots decides
+    which tiles do), in the layout every shared tile has
+    (getSharedElementAddress): rows of `swizzle`-byte panels, each panel's
+    16-byte chunks XOR-swizzled by the row modulo 8, which is the swizzle
+    wgmma's matrix descriptors read. `order` lists the tile's dimensions
+    fastest first, as for `#tile.blocked`: `[1, 0]` is the stage as pushed
+    (rows contiguous), `[0, 1]` the stage seen through a transpose. As a
+    dot operand, A [M, K] with `order = [1, 0]` and B [K, N] with
+    `order = [0, 1]` are K-major; B with `order = [1, 0]` is N-major. It
     has no registers: in the lowering it is the stage's byte offset.
 
     ```mlir
-    tensor<64x128xbf16, #tile.shared>
+    tensor<64x128xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
     ```
+  }];
+  let parameters = (ins "int64_t":$swizzle, ArrayRefParameter<"unsigned">:$order);
+  let assemblyFormat = [{
+    `<` `swizzle` `=` $swizzle `,` `order` `=` `[` $order `]` `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether the tile, read as dot operand `opIdx` (0 for A [M, K], 1 for
+    /// B [K, N]), runs along K in memory.
+    bool isKMajor(unsigned opIdx) const {
+      return getOrder().front() == (opIdx == 0 ? 1u : 0u);
+    }
+    /// The same stage seen through a transpose.
+    SharedLayoutAttr transposed() const {
+      return get(getContext(), getSwizzle(),
+                 {getOrder().back(), getOrder().front()});
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Dot plans (tile-plan-dots)
+//===----------------------------------------------------------------------===//
+
+def Tile_DotFamily : I32EnumAttr<"DotFamily", "tensor-core instruction family", [
+    I32EnumAttrCase<"MmaSync", 0, "mma_sync">,
+    I32EnumAttrCase<"Wgmma", 1, "wgmma">
+  ]> {
+  let cppNamespace = "::tegula::tile";
+  let genSpecializedAttr = 0;
+}
+
+def Tile_OperandSource : I32EnumAttr<"OperandSource", "where a dot reads an operand", [
+    I32EnumAttrCase<"Registers", 0, "registers">,
+    I32EnumAttrCase<"Stage", 1, "stage">,
+    I32EnumAttrCase<"StagedCopy", 2, "staged_copy">
+  ]> {
+  let cppNamespace = "::tegula::tile";
+  let genSpecializedAttr = 0;
+}
+
+def Tile_DotPlanAttr : AttrDef<Tile_Dialect, "DotPlan"> {
+  let mnemonic = "dot_plan";
+  let summary = "Which instructions a dot becomes and where they read it";
+  let description = [{
+    Set on every `tile.dot` by tile-plan-dots, read by layout assignment,
+    the split of asynchronous dots and the lowering:
+
+    - `family`: `mma_sync` (warp-level m16n8k16, synchronous) or `wgmma`
+      (warpgroup-level m64nNk16, asynchronous on sm_90a).
+    - `warps`: how the kernel's warps split the [M, N] result (the
+      `warpsPerCTA` of its `#tile.mma` layout; TargetInfo::dotWarpSplit).
+    - `a`, `b`: where each operand is read: `registers` (fragments loaded
+      or computed in registers), `stage` (in place, where a pipeline stage
+      holds it; the operand's type then has a `#tile.shared` encoding) or
+      `staged_copy` (registers loaded from a stage that stays in shared
+      memory because another dot reads it in place).
+
+    mma.sync reads no operand in place; wgmma reads B in place.
+
+    ```mlir
+    #tile.dot_plan<wgmma, warps = [8, 1], a = stage, b = stage>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Tile_DotFamily>:$family,
+                        ArrayRefParameter<"unsigned">:$warps,
+                        EnumParameter<Tile_OperandSource>:$a,
+                        EnumParameter<Tile_OperandSource>:$b);
+  let assemblyFormat = [{
+    `<` $family `,` `warps` `=` `[` $warps `]` `,` `a` `=` $a `,` `b` `=` $b `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The source of operand `index` (0 for A, 1 for B).
+    OperandSource getSource(unsigned index) const {
+      return index == 0 ? getA() : getB();
+    }
   }];
 }
 

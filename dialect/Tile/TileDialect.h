@@ -19,6 +19,8 @@
 
 #include "Tile/TileAttrInterfaces.h.inc"
 
+#include "Tile/TileEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "Tile/TileAttrs.h.inc"
 

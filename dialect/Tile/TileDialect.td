@@ -62,11 +62,6 @@ def Tile_Dialect : Dialect {
     /// Launch description a kernel carries for its bundle (tools.md): grid,
     /// requires, flops and bytes are integer expressions over size variables
     /// and scalar parameters with template parameters folded in.
-    /// On a warpgroup dot: how many of its groups may stay in flight when
-    /// it returns (0 when absent); a tile.dot_wait after its loop collects
-    /// them.
-    static constexpr ::llvm::StringLiteral kDotsInFlightAttrName =
-        "tile.dots_in_flight";
     static constexpr ::llvm::StringLiteral kGridAttrName = "tile.grid";
     static constexpr ::llvm::StringLiteral kRequiresAttrName = "tile.requires";
     static constexpr ::llvm::StringLiteral kFlopsAttrName = "tile.flops";

@@ -11,8 +11,6 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "Tile/TileEnums.h.inc"
-
 namespace tegula::tile {
 
 /// Largest number of elements one tile may hold.

@@ -378,39 +378,93 @@ def Tile_DotOp : Tile_TileOp<"dot", [Pure,
     (f32 operands only) each element is instead a chain of f32 FMAs in
     order of k, without tensor cores.
 
+    tile-plan-dots gives every dot a `plan` (#tile.dot_plan): its
+    instruction family, warp split and where it reads each operand. A
+    `wgmma` dot is split into `tile.dot_issue` and `tile.dot_wait` before
+    the lowering (tile-split-async-dots); an `mma_sync` dot stays one op.
+
     ```mlir
     %s = tile.dot %q, %kt, %acc
         : tensor<64x128xbf16>, tensor<128x64xbf16> -> tensor<64x64xf32>
     %e = tile.dot %x, %y, %acc ieee
         : tensor<64x32xf32>, tensor<32x64xf32> -> tensor<64x64xf32>
+    %p = tile.dot %x, %y, %acc
+        {plan = #tile.dot_plan<mma_sync, warps = [4, 1], a = registers, b = registers>}
+        : tensor<64x32xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
     ```
   }];
   let arguments = (ins Tile_DotOperand:$a, Tile_DotOperand:$b,
-                   Tile_Accumulator:$acc, UnitAttr:$ieee);
+                   Tile_Accumulator:$acc, UnitAttr:$ieee,
+                   OptionalAttr<Tile_DotPlanAttr>:$plan);
   let results = (outs Tile_Accumulator:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc (`ieee` $ieee^)? attr-dict `:` type($a) `,` type($b)
     `->` type($result)
   }];
+  let builders = [
+    // Before tile-plan-dots: no plan yet.
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$a,
+                   "::mlir::Value":$b, "::mlir::Value":$acc, "bool":$ieee), [{
+      build($_builder, $_state, result, a, b, acc, ieee, DotPlanAttr());
+    }]>
+  ];
+  let hasVerifier = 1;
+}
+
+def Tile_DotIssueOp : Tile_TileOp<"dot_issue", [
+    AllTypesMatch<["acc", "result"]>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Start a warpgroup dot: acc + a @ b, complete after a wait";
+  let description = [{
+    The first half of a `wgmma` dot (tile-split-async-dots): fences the
+    accumulator, issues one wgmma.mma_async per 16 of K and commits them
+    as one group, returned as `token`. `result` holds acc + a @ b only
+    once a `tile.dot_wait` has waited for the group. `b`, and `a` when it
+    is read in place, have `#tile.shared` encodings; a register `a` has a
+    `#tile.dot_operand` one. Operands are f16 or bf16.
+
+    ```mlir
+    %d, %t = tile.dot_issue %a, %b, %acc
+        : tensor<128x64xbf16, #shared>, tensor<64x128xbf16, #shared1>
+        -> tensor<128x128xf32, #mma>
+    ```
+  }];
+  let arguments = (ins Tile_DotOperand:$a, Tile_DotOperand:$b,
+                   Tile_Accumulator:$acc);
+  let results = (outs Tile_Accumulator:$result, Tile_DotTokenType:$token);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 
 def Tile_DotWaitOp : Tile_TileOp<"dot_wait", [
-    AllTypesMatch<["acc", "result"]>]> {
-  let summary = "Wait for the warpgroup dots still computing an accumulator";
+    AllTypesMatch<["acc", "result"]>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Wait until at most `pending` warpgroup dot groups run";
   let description = [{
-    The result is `acc` once every warpgroup dot issued so far has
-    completed. The deferral pass (tile-defer-dot-waits) puts one after a
-    loop whose dots return before their instructions finish
-    (`tile.dots_in_flight`), so that nothing reads the accumulator early.
+    Waits until at most `pending` groups of this warp's warpgroup dots are
+    in flight (wgmma.wait_group), then returns `acc`. `token`, when given,
+    is the group of the `tile.dot_issue` that computed `acc`. With
+    `pending = 0` every group has completed and `result` may be read; with
+    `pending = 1` (tile-defer-dot-waits) the group just issued runs on
+    while the loop goes to its next iteration, and a `pending = 0` wait
+    after the loop collects it. `acc` passes through so that nothing
+    touches its registers while a group computes them.
 
     ```mlir
-    %done = tile.dot_wait %acc : tensor<128x128xf32, #mma>
+    %r = tile.dot_wait %d after %t pending = 0 : tensor<128x128xf32, #mma>
+    %last = tile.dot_wait %loop pending = 0 : tensor<128x128xf32, #mma>
     ```
   }];
-  let arguments = (ins Tile_Accumulator:$acc);
+  let arguments = (ins Tile_Accumulator:$acc,
+                   Optional<Tile_DotTokenType>:$token,
+                   ConfinedAttr<I32Attr, [IntNonNegative]>:$pending);
   let results = (outs Tile_Accumulator:$result);
-  let assemblyFormat = "$acc attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $acc (`after` $token^)? `pending` `=` $pending attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def Tile_SigmoidOp : Tile_Op<"sigmoid", [Pure, SameOperandsAndResultType]> {

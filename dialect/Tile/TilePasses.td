@@ -11,13 +11,52 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TilePlanDots : Pass<"tile-plan-dots", "::mlir::func::FuncOp"> {
+  let summary = "Choose each dot's instruction family and operand sources";
+  let description = [{
+    Decides, for every `tile.dot`, before layouts are assigned, and records
+    it as the dot's `plan` (#tile.dot_plan):
+
+    - the warp split of its result (TargetInfo::dotWarpSplit; rows kept in
+      one warp when some dot's result reaches a reduction);
+    - the family: `wgmma` where the target has warpgroup dots, the split
+      gives each warpgroup 64 rows, the operands are f16 or bf16 into f32,
+      K is a multiple of 16 and B is read in place; `mma_sync` otherwise;
+    - each operand's source: `stage` (read in place: popped, or popped and
+      transposed, from a swizzled ring stage a matrix descriptor can read),
+      `staged_copy` (registers loaded from a stage another dot reads in
+      place) or `registers`.
+
+    A pop stays in its stage when some wgmma dot reads it there and every
+    other reader is a dot; dropping a pop can turn a dot back to mma.sync,
+    so the choice repeats until nothing changes. Tiles read in place get a
+    `#tile.shared<swizzle = 128, order = ...>` encoding (the pop, and the
+    transpose a dot reads through), which layout assignment keeps.
+
+    ```mlir
+    %d = tile.dot %a, %b, %acc
+        {plan = #tile.dot_plan<wgmma, warps = [8, 1], a = stage, b = stage>}
+        : tensor<128x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>,
+          tensor<64x128xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+        -> tensor<128x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"defaultWarps", "warps", "unsigned", /*default=*/"4",
+           "Warps of a function without a tile.warps attribute">,
+  ];
+  let dependentDialects = ["::tegula::tile::TileDialect"];
+}
+
 def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::func::FuncOp"> {
   let summary = "Give every tile a layout, converting where users differ";
   let description = [{
     Gives each tile of a kernel a layout encoding: `mma` for dot results
     and accumulators, `dot_operand` for their inputs, blocked layouts with
     16-byte chunks for memory accesses and elementwise work, and `slice`
-    layouts for reductions. Elementwise ops take the layout of their
+    layouts for reductions; a dot's mma layout and its operands read in
+    place (#tile.shared) come from its plan (tile-plan-dots, which must
+    run first). Elementwise ops take the layout of their
     operands (an mma layout wins, so attention's scores stay in registers),
     loop-carried tiles take the layout their loop yields, and a
     `tile.convert_layout` is inserted wherever a consumer needs another
@@ -49,18 +88,34 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileSplitAsyncDots : Pass<"tile-split-async-dots", "::mlir::func::FuncOp"> {
+  let summary = "Split wgmma dots into an issue and a wait";
+  let description = [{
+    Every `tile.dot` planned as `wgmma` becomes a `tile.dot_issue`, which
+    returns the accumulator and the token of its group, followed by a
+    `tile.dot_wait ... pending = 0` that waits for it. Runs on laid-out IR;
+    mma.sync dots stay as they are.
+
+    ```mlir
+    %d, %t = tile.dot_issue %a, %b, %acc : ...
+    %r = tile.dot_wait %d after %t pending = 0 : tensor<128x128xf32, #mma>
+    ```
+  }];
+  let dependentDialects = ["::tegula::tile::TileDialect"];
+}
+
 def TileDeferDotWaits : Pass<"tile-defer-dot-waits", "::mlir::func::FuncOp"> {
   let summary = "Let a loop's warpgroup dots run on into the next iteration";
   let description = [{
-    A warpgroup dot (both operands read in place, #tile.shared) that only
-    accumulates into itself across an `scf.for` returns with its group
-    still in flight (`tile.dots_in_flight = 1`): it waits for the previous
-    iteration's group instead of its own, so the tensor cores work while
-    the warps wait for the next stage. Its rings get one more stage, the
-    one the group in flight still reads, and a `tile.dot_wait` after the
-    loop collects the last group. Runs on laid-out IR, for targets with
-    warpgroup dots; kernels whose shared memory would then exceed the
-    target's keep waiting in each dot.
+    A `tile.dot_issue` reading both operands in place from rings, whose
+    wait's result only accumulates into itself across an `scf.for`, and
+    the loop's only warpgroup dot: its wait becomes `pending = 1`, so it
+    waits for the previous iteration's group instead of its own and the
+    tensor cores work while the warps wait for the next stage. Its rings
+    get one more stage, the one the group in flight still reads, and a
+    `tile.dot_wait ... pending = 0` after the loop collects the last
+    group. Kernels whose shared memory would then exceed the target's keep
+    waiting for each group. Runs after tile-split-async-dots.
   }];
   let dependentDialects = ["::tegula::tile::TileDialect"];
 }

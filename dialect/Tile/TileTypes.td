@@ -99,6 +99,15 @@ def Tile_PipelineType : Tile_Type<"Pipeline", "pipeline"> {
   }];
 }
 
+def Tile_DotTokenType : Tile_Type<"DotToken", "dot_token"> {
+  let summary = "A group of warpgroup dot instructions in flight";
+  let description = [{
+    What `tile.dot_issue` returns beside its accumulator: the group of
+    wgmma instructions it committed, which a `tile.dot_wait` names. In the
+    lowering it has no registers (wgmma.wait_group counts groups).
+  }];
+}
+
 /// A tile: a ranked tensor of static extents. Extents are further checked to
 /// be powers of two by the TileShapes trait, which prints the actual values.
 def Tile_Tile : RankedTensorOf<[Tile_ElementType]>;

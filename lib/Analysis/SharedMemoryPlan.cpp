@@ -24,7 +24,8 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
 static bool usesRings(Operation *op) {
   bool uses = false;
   op->walk([&](Operation *inner) {
-    if (isa<PipelineCreateOp, PipelinePushOp, PipelinePopOp, DotWaitOp>(inner))
+    if (isa<PipelineCreateOp, PipelinePushOp, PipelinePopOp, DotIssueOp,
+            DotWaitOp>(inner))
       uses = true;
     else if (auto dot = dyn_cast<DotOp>(inner))
       uses |=

@@ -66,10 +66,12 @@ struct LinearSCFToControlFlow
 
 void target::buildLowerToGPUPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tile::createTilePipelineLoops());
+  pm.addNestedPass<func::FuncOp>(tile::createTilePlanDots());
   pm.addNestedPass<func::FuncOp>(tile::createTileAssignLayouts());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
+  pm.addNestedPass<func::FuncOp>(tile::createTileSplitAsyncDots());
   pm.addNestedPass<func::FuncOp>(tile::createTileDeferDotWaits());
   pm.addPass(tile::createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());

@@ -10,9 +10,9 @@ namespace {
 // per block (language.md).
 const TargetInfo kTargets[] = {
     {"sm_90a", "+ptx80", findChip("sm_90a")->sharedBytesPerBlock,
-     DotFamily::Wgmma, CopyFamily::CpAsync, 4352, 16, 8},
+     findChip("sm_90a")->hasWgmma, CopyFamily::CpAsync, 4352, 16, 8},
     {"sm_80", "+ptx70", findChip("sm_80")->sharedBytesPerBlock,
-     DotFamily::MmaSync, CopyFamily::CpAsync, 4352, 16, 8},
+     findChip("sm_80")->hasWgmma, CopyFamily::CpAsync, 4352, 16, 8},
 };
 } // namespace
 
@@ -35,8 +35,8 @@ TargetInfo TargetInfo::defaultTarget() { return kTargets[0]; }
 TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
                                                   unsigned warps,
                                                   DotUse use) const {
-  if (dotFamily == DotFamily::Wgmma && m % dotWarpRows == 0 &&
-      m / dotWarpRows <= warps && warps % (m / dotWarpRows) == 0) {
+  if (hasWarpgroupDots && m % dotWarpRows == 0 && m / dotWarpRows <= warps &&
+      warps % (m / dotWarpRows) == 0) {
     unsigned alongM = m / dotWarpRows;
     DotWarpSplit split = {alongM, warps / alongM, true};
     if (isWarpgroupSplit(m, n, split))
@@ -64,7 +64,7 @@ TargetInfo::DotWarpSplit TargetInfo::dotWarpSplit(int64_t m, int64_t n,
 
 bool TargetInfo::isWarpgroupSplit(int64_t m, int64_t n,
                                   DotWarpSplit split) const {
-  if (dotFamily != DotFamily::Wgmma)
+  if (!hasWarpgroupDots)
     return false;
   int64_t columns = n / split.alongN;
   return m == dotWarpRows * split.alongM &&

@@ -10,11 +10,11 @@
 // consumer needs another layout, and conversions of cheap producers
 // (splats, constants, aranges) are folded away by rebuilding them.
 //
-// On targets with warpgroup dots, a dot operand popped from a pipeline
-// whose stage wgmma can read in place takes the shared layout instead of
-// registers (planInPlaceReads): a pop read by several dots, directly or
-// transposed, stays in its stage for those that can read it there, and
-// the other readers get registers loaded from the stage (a conversion).
+// Which dots read an operand in place, and how the warps split a dot, is
+// tile-plan-dots' decision (#tile.dot_plan): a dot's mma layout is its
+// plan's warp split, and tiles the plan left in shared memory
+// (#tile.shared) keep that encoding; readers of them that need registers
+// get a conversion, which loads them from the stage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,33 +40,6 @@ namespace {
 
 bool isTile(Type type) { return isa<RankedTensorType>(type); }
 
-/// Whether operand `index` (0 for A, 1 for B) of `dot`, split over warps as
-/// `mma`, can be read by wgmma where its pipeline stage holds it: popped
-/// (or popped and transposed) from a swizzled stage of whole 8-row swizzle
-/// atoms, and laid out as a matrix descriptor can say. A stage read K-major
-/// (A as pushed, B transposed) needs K across whole 128-byte panels; B read
-/// N-major needs each warpgroup's columns to start and end on panels. A
-/// pushed transposed (M-major) stays in registers. Other readers of the pop
-/// are planInPlaceReads' business.
-bool readsInPlace(DotOp dot, unsigned index, MmaLayoutAttr mma) {
-  bool transposed;
-  PipelinePopOp pop = getStagePop(dot->getOperand(index), transposed);
-  if (!pop)
-    return false;
-  PipelineType stage = pop.getPipeline().getType();
-  ArrayRef<int64_t> shape = stage.getShape();
-  Type element = stage.getElementType();
-  if (shape.size() != 2 || shape[0] % 8 != 0 ||
-      !isSwizzledShared(shape, element))
-    return false;
-  if (index == 0)
-    return !transposed;
-  if (transposed)
-    return true;
-  int64_t columns = shape[1] / mma.getWarpsPerCTA()[1];
-  return (columns * getStoredBytes(element)) % kSwizzleBytes == 0;
-}
-
 /// True for layouts a dot produced (or slices of them): elementwise work
 /// follows these rather than moving the dot's result.
 bool isMmaDerived(Attribute layout) {
@@ -77,57 +50,12 @@ bool isMmaDerived(Attribute layout) {
   return false;
 }
 
-/// Whether some dot's result reaches a reduction (through any ops, loop
-/// iterations included): then its rows must stay within a warp.
-bool dotResultsAreReduced(func::FuncOp func) {
-  SmallVector<Value> worklist;
-  func.walk([&](DotOp dot) { worklist.push_back(dot.getResult()); });
-  llvm::DenseSet<Value> seen;
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    if (!seen.insert(value).second)
-      continue;
-    for (OpOperand &use : value.getUses()) {
-      Operation *user = use.getOwner();
-      if (isa<ReduceOp>(user))
-        return true;
-      // A yielded value comes back as the loop's iteration argument and
-      // result.
-      if (auto yield = dyn_cast<scf::YieldOp>(user)) {
-        Operation *parent = yield->getParentOp();
-        unsigned index = use.getOperandNumber();
-        if (auto loop = dyn_cast<scf::ForOp>(parent)) {
-          worklist.push_back(loop.getRegionIterArgs()[index]);
-          worklist.push_back(loop.getResult(index));
-        } else if (parent->getNumResults() > index) {
-          worklist.push_back(parent->getResult(index));
-        }
-        continue;
-      }
-      if (auto loop = dyn_cast<scf::ForOp>(user)) {
-        if (use.getOperandNumber() >= loop.getNumControlOperands())
-          worklist.push_back(
-              loop.getRegionIterArgs()[use.getOperandNumber() -
-                                       loop.getNumControlOperands()]);
-        continue;
-      }
-      for (Value result : user->getResults())
-        worklist.push_back(result);
-    }
-  }
-  return false;
-}
-
 class LayoutAssigner : public LayoutQuery {
 public:
   LayoutAssigner(func::FuncOp func, unsigned numWarps)
-      : func(func), numWarps(numWarps), context(func.getContext()),
-        dotUse(dotResultsAreReduced(func)
-                   ? tegula::TargetInfo::DotUse::RowsInWarp
-                   : tegula::TargetInfo::DotUse::Balanced) {}
+      : func(func), numWarps(numWarps), context(func.getContext()) {}
 
   LogicalResult run() {
-    planInPlaceReads();
     for (BlockArgument arg : func.getArguments())
       if (isTile(arg.getType()))
         (void)layoutOf(arg);
@@ -182,127 +110,12 @@ private:
     return BlockedLayoutAttr::get(context, spt, tpw, wpc, order);
   }
 
-  /// The mma layout of `dot`, decided once: planInPlaceReads asks before
-  /// layouts are assigned, assignOp again.
-  FailureOr<Attribute> mmaFor(DotOp dot) {
-    auto known = mmaLayouts.find(dot);
-    if (known == mmaLayouts.end())
-      known = mmaLayouts.try_emplace(dot, splitOverWarps(dot)).first;
-    if (!known->second)
-      return failure();
-    return known->second;
-  }
-
-  /// The mma layout splitting `dot` over the warps (warps past a small
-  /// result's extent replicate it), or null if the target is unknown.
-  Attribute splitOverWarps(DotOp dot) {
-    ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
-    FailureOr<tegula::TargetInfo> target = getTarget(dot);
-    if (failed(target))
-      return {};
-    tegula::TargetInfo::DotWarpSplit split =
-        target->dotWarpSplit(shape[0], shape[1], numWarps, dotUse);
-    return MmaLayoutAttr::get(context, {split.alongM, split.alongN});
-  }
-
-  /// Which dots become warpgroup instructions, and which of their operands
-  /// they read in place. A pop stays in its stage when some warpgroup dot
-  /// reads it there (through a transpose or not) and every other reader is
-  /// a dot, which takes registers loaded from the stage;
-  /// dropping a pop can turn a dot back to mma.sync, which can drop other
-  /// pops: repeat until nothing changes.
-  void planInPlaceReads() {
-    SmallVector<std::pair<DotOp, MmaLayoutAttr>> dots;
-    func.walk([&](DotOp dot) {
-      FailureOr<Attribute> mma = mmaFor(dot);
-      if (succeeded(mma))
-        dots.push_back({dot, cast<MmaLayoutAttr>(*mma)});
-    });
-    llvm::DenseSet<Operation *> staged;
-    // (dot, operand) that could read its stage in place -> the stage's pop.
-    llvm::DenseMap<std::pair<Operation *, unsigned>, Operation *> readable;
-    for (auto [dot, mma] : dots)
-      for (unsigned index : {0u, 1u})
-        if (readsInPlace(dot, index, mma)) {
-          bool transposed;
-          Operation *pop = getStagePop(dot->getOperand(index), transposed);
-          staged.insert(pop);
-          readable[{dot, index}] = pop;
-        }
-    auto inPlace = [&](DotOp dot, unsigned index) {
-      auto it = readable.find({dot, index});
-      return it != readable.end() && staged.contains(it->second);
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      warpgroupDots.clear();
-      for (auto [dot, mma] : dots) {
-        bool aInPlace = inPlace(dot, 0);
-        if (inPlace(dot, 1) && usesWarpgroupDot(dot, mma, aInPlace))
-          warpgroupDots[dot] = aInPlace;
-      }
-      for (Operation *pop : llvm::to_vector(staged)) {
-        bool inPlaceReader = false, othersTakeRegisters = true;
-        for (OpOperand &use : pop->getUses()) {
-          SmallVector<OpOperand *> reads = {&use};
-          if (auto trans = dyn_cast<TransOp>(use.getOwner()))
-            reads = llvm::map_to_vector(trans->getUses(),
-                                        [](OpOperand &u) { return &u; });
-          for (OpOperand *read : reads) {
-            if (readsStageInPlace(*read))
-              inPlaceReader = true;
-            // Other dots take their operand in registers (requiredLayout
-            // converts it); other ops might adopt the shared layout.
-            else if (!isa<DotOp>(read->getOwner()))
-              othersTakeRegisters = false;
-          }
-        }
-        if (!inPlaceReader || !othersTakeRegisters) {
-          staged.erase(pop);
-          changed = true;
-        }
-      }
-    }
-  }
-
-  /// Whether `use` is an operand that a warpgroup dot reads in place.
-  bool readsStageInPlace(OpOperand &use) {
-    auto dot = dyn_cast<DotOp>(use.getOwner());
-    auto it = dot ? warpgroupDots.find(dot) : warpgroupDots.end();
-    return it != warpgroupDots.end() &&
-           (use.getOperandNumber() == 1 ||
-            (use.getOperandNumber() == 0 && it->second));
-  }
-
-  /// `value`, a dot operand read in place, and the pop it transposes.
-  void setShared(Value value) {
-    layouts[value] = SharedLayoutAttr::get(context);
-    if (auto trans = value.getDefiningOp<TransOp>())
-      layouts[trans.getSource()] = SharedLayoutAttr::get(context);
-  }
-
-  /// Whether `dot`, whose B can be read in place (and A when `aInPlace`),
-  /// becomes warpgroup instructions: the target has them, the warps split
-  /// its result as they need, and its operands are 16-bit floats
-  /// accumulating in f32.
-  bool usesWarpgroupDot(DotOp dot, MmaLayoutAttr mma, bool aInPlace) {
-    FailureOr<tegula::TargetInfo> target = getTarget(dot);
-    ArrayRef<int64_t> shape = dot.getResult().getType().getShape();
-    ArrayRef<unsigned> warps = mma.getWarpsPerCTA();
-    Type element = dot.getA().getType().getElementType();
-    // A from registers must not live across the dot's loop: ptxas has
-    // reused such registers while the loop still needed them (a masked
-    // attention loop on the H100); those dots stay mma.sync.
-    auto loop = dot->getParentOfType<scf::ForOp>();
-    if (loop && !aInPlace &&
-        !loop->isAncestor(dot.getA().getParentRegion()->getParentOp()))
-      return false;
-    return succeeded(target) &&
-           target->isWarpgroupSplit(shape[0], shape[1],
-                                    {warps[0], warps[1], true}) &&
-           (element.isBF16() || element.isF16()) &&
-           dot.getResult().getType().getElementType().isF32() &&
-           dot.getA().getType().getDimSize(1) % 16 == 0;
+  /// The plan of `dot` (tile-plan-dots), reported when missing.
+  static FailureOr<DotPlanAttr> planOf(DotOp dot) {
+    if (DotPlanAttr plan = dot.getPlanAttr())
+      return plan;
+    return dot.emitOpError()
+           << "has no plan; run tile-plan-dots before tile-assign-layouts";
   }
 
   LogicalResult assignRegion(Region &region) {
@@ -378,15 +191,15 @@ private:
     auto type = cast<RankedTensorType>(result.getType());
 
     if (auto dot = dyn_cast<DotOp>(op)) {
-      FailureOr<Attribute> mma = mmaFor(dot);
-      if (failed(mma))
+      FailureOr<DotPlanAttr> plan = planOf(dot);
+      if (failed(plan))
         return failure();
-      layouts[result] = *mma;
-      if (auto it = warpgroupDots.find(dot); it != warpgroupDots.end()) {
-        setShared(dot.getB());
-        if (it->second)
-          setShared(dot.getA());
-      }
+      layouts[result] = MmaLayoutAttr::get(context, plan->getWarps());
+      return success();
+    }
+    // A tile the dot plan left in its stage stays there.
+    if (isa_and_nonnull<SharedLayoutAttr>(type.getEncoding())) {
+      layouts[result] = type.getEncoding();
       return success();
     }
     if (auto rule = dyn_cast<LayoutRuleOpInterface>(op))
@@ -443,8 +256,8 @@ private:
       Attribute mma = layoutOf(dot.getResult());
       if (index == 2)
         return mma;
-      if (readsStageInPlace(dot->getOpOperand(index)))
-        return SharedLayoutAttr::get(context);
+      if (dot.getPlanAttr().getSource(index) == OperandSource::Stage)
+        return layoutOf(dot->getOperand(index));
       return DotOperandLayoutAttr::get(context, index, mma);
     }
     if (auto rule = dyn_cast<LayoutRuleOpInterface>(op))
@@ -486,14 +299,7 @@ private:
   func::FuncOp func;
   unsigned numWarps;
   MLIRContext *context;
-  /// How every dot of the function splits over warps.
-  tegula::TargetInfo::DotUse dotUse;
   llvm::MapVector<Value, Attribute> layouts;
-  /// The dots that become warpgroup instructions, each with whether it
-  /// reads A in place too (planInPlaceReads).
-  llvm::DenseMap<Operation *, bool> warpgroupDots;
-  /// Each dot's mma layout, null where its target is unknown (mmaFor).
-  llvm::DenseMap<Operation *, Attribute> mmaLayouts;
 };
 
 struct AssignLayoutsPass

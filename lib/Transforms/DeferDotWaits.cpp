@@ -1,13 +1,15 @@
 //===- DeferDotWaits.cpp - Warpgroup dots that run across iterations ------===//
 //
 // A GEMM's loop pops A and B, pushes the blocks of a later iteration and
-// issues its dot. When the dot waits for its own wgmma group, the tensor
-// cores idle while the warps loop around to the next pop. Deferred, the dot
-// waits only for the previous iteration's group: the one in flight still
+// issues its dot (tile.dot_issue). When the wait after it waits for its own
+// wgmma group, the tensor cores idle while the warps loop around to the
+// next pop. Deferred (pending = 1), it waits only for the previous
+// iteration's group: the one in flight still
 // reads the stage it popped, so its rings get one more stage, and since
 // every warp waits for iteration i - 1's group before the barrier of pop
 // i + 1, the stage that pop's push overwrites (the one iteration i - 1
-// read) is free.
+// read) is free. A pending = 0 wait after the loop collects the last
+// group.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,28 +40,28 @@ PipelineCreateOp ringOf(Value operand) {
              : PipelineCreateOp();
 }
 
-/// The loop-carried accumulator `dot` alone reads and updates, as the index
-/// of its iteration argument; none if the dot cannot be deferred.
-std::optional<unsigned> deferrableAccumulator(DotOp dot) {
-  auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
-  if (!loop || !isa<SharedLayoutAttr>(dot.getA().getType().getEncoding()) ||
-      !isa<SharedLayoutAttr>(dot.getB().getType().getEncoding()) ||
-      !ringOf(dot.getA()) || !ringOf(dot.getB()))
+/// The loop-carried accumulator that `wait`, right after its issue,
+/// alone reads and updates, as the index of its iteration argument; none if
+/// the wait cannot be deferred.
+std::optional<unsigned> deferrableAccumulator(DotWaitOp wait) {
+  auto issue = wait.getAcc().getDefiningOp<DotIssueOp>();
+  auto loop = dyn_cast<scf::ForOp>(wait->getParentOp());
+  if (!issue || !loop || issue->getParentOp() != loop ||
+      wait.getPending() != 0 || !issue.getResult().hasOneUse() ||
+      !isa<SharedLayoutAttr>(issue.getA().getType().getEncoding()) ||
+      !ringOf(issue.getA()) || !ringOf(issue.getB()))
     return std::nullopt;
-  auto arg = dyn_cast<BlockArgument>(dot.getAcc());
+  auto arg = dyn_cast<BlockArgument>(issue.getAcc());
   if (!arg || arg.getOwner() != loop.getBody() || !arg.hasOneUse() ||
-      !dot->hasOneUse())
+      !wait->hasOneUse())
     return std::nullopt;
   unsigned index = arg.getArgNumber() - loop.getNumInductionVars();
-  OpOperand &use = *dot->getUses().begin();
+  OpOperand &use = *wait->getUses().begin();
   if (!isa<scf::YieldOp>(use.getOwner()) || use.getOperandNumber() != index)
     return std::nullopt;
   // Groups are per warp, not per dot: the only warpgroup dot of its loop.
   bool alone = true;
-  loop.getBody()->walk([&](DotOp other) {
-    alone &= other == dot ||
-             !isa<SharedLayoutAttr>(other.getB().getType().getEncoding());
-  });
+  loop.getBody()->walk([&](DotIssueOp other) { alone &= other == issue; });
   if (!alone)
     return std::nullopt;
   return index;
@@ -77,19 +79,22 @@ struct DeferDotWaitsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<tegula::TargetInfo> target = getTarget(func);
-    if (failed(target) || target->dotFamily != tegula::DotFamily::Wgmma)
-      return;
-    SmallVector<std::pair<DotOp, unsigned>> dots;
-    func.walk([&](DotOp dot) {
-      if (std::optional<unsigned> index = deferrableAccumulator(dot))
-        dots.push_back({dot, *index});
+    SmallVector<std::pair<DotWaitOp, unsigned>> waits;
+    func.walk([&](DotWaitOp wait) {
+      if (std::optional<unsigned> index = deferrableAccumulator(wait))
+        waits.push_back({wait, *index});
     });
-    for (auto [dot, index] : dots) {
+    if (waits.empty())
+      return;
+    FailureOr<tegula::TargetInfo> target = getTarget(func);
+    if (failed(target))
+      return signalPassFailure();
+    for (auto [wait, index] : waits) {
+      auto issue = wait.getAcc().getDefiningOp<DotIssueOp>();
       // One more stage for each ring, unless shared memory runs out.
-      SmallVector<PipelineCreateOp> rings = {ringOf(dot.getA())};
-      if (ringOf(dot.getB()) != rings.front())
-        rings.push_back(ringOf(dot.getB()));
+      SmallVector<PipelineCreateOp> rings = {ringOf(issue.getA())};
+      if (ringOf(issue.getB()) != rings.front())
+        rings.push_back(ringOf(issue.getB()));
       for (PipelineCreateOp ring : rings)
         setStages(ring, ring.getType().getStages() + 1);
       if (planSharedMemory(func).sharedBytes > target->maxSharedBytes) {
@@ -97,14 +102,14 @@ struct DeferDotWaitsPass
           setStages(ring, ring.getType().getStages() - 1);
         continue;
       }
-      dot->setAttr(TileDialect::kDotsInFlightAttrName,
-                   IntegerAttr::get(IntegerType::get(&getContext(), 32), 1));
-      auto loop = cast<scf::ForOp>(dot->getParentOp());
+      wait.setPending(1);
+      auto loop = cast<scf::ForOp>(wait->getParentOp());
       Value result = loop.getResult(index);
       OpBuilder builder(loop->getContext());
       builder.setInsertionPointAfter(loop);
-      auto wait = DotWaitOp::create(builder, loop.getLoc(), result);
-      result.replaceAllUsesExcept(wait.getResult(), wait);
+      auto last = DotWaitOp::create(builder, loop.getLoc(), result.getType(),
+                                    result, /*token=*/Value(), /*pending=*/0);
+      result.replaceAllUsesExcept(last.getResult(), last);
     }
   }
 };

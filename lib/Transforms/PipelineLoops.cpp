@@ -188,7 +188,7 @@ void pipelineLoop(scf::ForOp loop, unsigned stages) {
 /// instead of from registers the whole loop would hold.
 void stageLoopInvariantOperands(func::FuncOp func) {
   FailureOr<tegula::TargetInfo> target = getTarget(func);
-  if (failed(target) || target->dotFamily != tegula::DotFamily::Wgmma)
+  if (failed(target) || !target->hasWarpgroupDots)
     return;
   SmallVector<LoadOp> loads;
   func.walk([&](DotOp dot) {

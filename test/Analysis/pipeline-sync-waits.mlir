@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -tile-pipeline-loops -tile-assign-layouts -tile-test-pipeline-sync -verify-diagnostics
+// RUN: tile-opt %s -tile-pipeline-loops -tile-plan-dots -tile-assign-layouts -tile-test-pipeline-sync -verify-diagnostics
 // How many copy groups a waiting pop lets stay in flight: every push
 // commits one group, so a pop's block has landed once no more than the
 // groups committed after its push are pending.

@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -split-input-file -tile-assign-layouts -verify-diagnostics | FileCheck %s --enable-var-scope
+// RUN: tile-opt %s -split-input-file -tile-plan-dots -tile-assign-layouts -verify-diagnostics | FileCheck %s --enable-var-scope
 
 // Attention's inner loop: scores stay in the mma layout through the
 // softmax, the row statistics in its slice, and the only conversions left

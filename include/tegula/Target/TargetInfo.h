@@ -21,15 +21,6 @@
 
 namespace tegula {
 
-/// The instruction family `tile.dot` lowers to.
-enum class DotFamily {
-  MmaSync, ///< warp-level mma.sync m16n8k16, operands via ldmatrix
-  /// warpgroup-level wgmma.mma_async m64nNk16 (sm_90a) for the dots whose
-  /// B a pipeline stage holds (A from the stage too, or from registers);
-  /// mma.sync for the others.
-  Wgmma,
-};
-
 /// How pipeline pushes move blocks from global into shared memory.
 enum class CopyFamily {
   Registers, ///< loads into registers, then shared-memory stores
@@ -44,8 +35,11 @@ struct TargetInfo {
   /// Dynamic shared memory a block may opt into, in bytes
   /// (facts().sharedBytesPerBlock).
   int64_t maxSharedBytes;
-  /// Who lowers `dot` and pipeline copies.
-  DotFamily dotFamily;
+  /// Whether the target has warpgroup dots (wgmma.mma_async m64nNk16,
+  /// sm_90a) beside mma.sync m16n8k16. Which dots use them is
+  /// tile-plan-dots' choice, recorded on each dot (#tile.dot_plan).
+  bool hasWarpgroupDots;
+  /// How pipeline copies move data.
   CopyFamily copyFamily;
   /// Bytes of kernel parameters the PTX ISA version emitted allows (4352
   /// before PTX 8.1).

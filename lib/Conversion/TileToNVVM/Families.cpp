@@ -13,14 +13,11 @@ using namespace tegula::tile;
 void tegula::tile::populateDotPatterns(const TargetInfo &target,
                                        const TypeConverter &converter,
                                        RewritePatternSet &patterns) {
-  switch (target.dotFamily) {
-  case DotFamily::MmaSync:
-    return populateMmaSyncDotPatterns(converter, patterns);
-  case DotFamily::Wgmma:
-    // Dots with operands in registers stay mma.sync.
+  // tile.dot is mma.sync's; tile.dot_issue and tile.dot_wait, which only
+  // dots planned as wgmma become (tile-split-async-dots), are wgmma's.
+  populateMmaSyncDotPatterns(converter, patterns);
+  if (target.hasWarpgroupDots)
     populateWgmmaDotPatterns(converter, patterns);
-    return populateMmaSyncDotPatterns(converter, patterns);
-  }
 }
 
 std::optional<SmallVector<Value>>
@@ -28,13 +25,10 @@ tegula::tile::readDotFragments(const TargetInfo &target, OpBuilder &builder,
                                Location loc, Operation *anchor,
                                ArrayRef<int64_t> shape, const LinearLayout &to,
                                Type elementType, Value byteOffset) {
-  switch (target.dotFamily) {
-  case DotFamily::MmaSync:
-  case DotFamily::Wgmma: // register A fragments are mma.sync's
-    return readMmaFragmentsWithLdmatrix(builder, loc, anchor, shape, to,
-                                        elementType, byteOffset);
-  }
-  return std::nullopt;
+  // Register fragments are mma.sync's in both families (wgmma's register A
+  // is mma.sync's A).
+  return readMmaFragmentsWithLdmatrix(builder, loc, anchor, shape, to,
+                                      elementType, byteOffset);
 }
 
 bool tegula::tile::canCopyAsync(const TargetInfo &target, int64_t groupBytes,

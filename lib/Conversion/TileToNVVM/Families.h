@@ -1,8 +1,9 @@
 //===- Families.h - Where instruction families plug in ----------*- C++ -*-===//
 //
-// The lowering asks these questions of the target; TargetInfo's dotFamily
-// and copyFamily pick the family that answers (MmaSync.h, CpAsync.h). A new
-// family (wgmma, TMA) adds a case here and its own files, nothing else.
+// The lowering asks these questions of the target; TargetInfo's copyFamily
+// picks the family that answers (CpAsync.h), and each dot's plan
+// (#tile.dot_plan, tile-plan-dots) its dot family (MmaSync.h, Wgmma.h). A
+// new family (TMA) adds a case here and its own files, nothing else.
 //
 //===----------------------------------------------------------------------===//
 

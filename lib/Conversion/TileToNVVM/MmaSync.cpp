@@ -104,6 +104,10 @@ struct DotLowering : public OpConversionPattern<DotOp> {
         dyn_cast<DotOperandLayoutAttr>(op.getA().getType().getEncoding());
     auto operandB =
         dyn_cast<DotOperandLayoutAttr>(op.getB().getType().getEncoding());
+    if (DotPlanAttr plan = op.getPlanAttr();
+        plan && plan.getFamily() != DotFamily::MmaSync)
+      return rewriter.notifyMatchFailure(
+          op, "planned as wgmma: tile-split-async-dots splits it");
     if (!mma || !operandA || !operandB || operandA.getParent() != mma ||
         operandB.getParent() != mma)
       return rewriter.notifyMatchFailure(

@@ -40,6 +40,10 @@ void tegula::tile::populateTileToNVVMTypeConversions(TypeConverter &converter) {
     LinearLayout layout = getLinearLayout(type);
     return VectorType::get({layout.getNumRegs()}, type.getElementType());
   });
+  // A group of warpgroup dots is counted, not named: a placeholder.
+  converter.addConversion([](DotTokenType type) -> Type {
+    return IntegerType::get(type.getContext(), 32);
+  });
   converter.addConversion([](PtrType type) -> Type {
     return LLVM::LLVMPointerType::get(type.getContext(), /*addressSpace=*/1);
   });

@@ -8,16 +8,18 @@
 // and register A fragments are mma.sync's A fragments: the mma and
 // dot-operand layouts serve both families.
 //
-// B, and A when it was popped for this dot, are read where the pipeline
-// stage holds them, through matrix descriptors of the shared tiles' 128-byte
-// swizzle (getSharedElementAddress): a stage whose rows run along K is
-// K-major, one whose rows run along M or N is MN-major (the transpose bit).
+// B, and A when the dot plan reads it in place, are read where the pipeline
+// stage holds them (#tile.shared), through matrix descriptors of the shared
+// tiles' 128-byte swizzle (getSharedElementAddress): an operand whose
+// encoding runs along K is K-major, one that runs along M or N is MN-major
+// (the transpose bit).
 //
-// A dot fences, issues its instructions, commits them as one group and
-// waits for it, or, deferred (tile.dots_in_flight, DeferDotWaits.cpp), for
-// the group before it; tile.dot_wait waits for all. The fence and the
-// waits pass the accumulator through, so the compiler orders every other
-// access to it around them.
+// tile.dot_issue fences the accumulator, issues its instructions and
+// commits them as one group; tile.dot_wait waits until at most `pending`
+// groups are in flight (0 after the dot, 1 when deferred:
+// DeferDotWaits.cpp). The fence and the waits pass the accumulator
+// through, so the compiler orders every other access to it around them
+// and keeps its registers while a group still writes them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,36 +139,26 @@ SmallVector<Value> emitWait(OpBuilder &builder, Location loc,
                                std::to_string(inFlight) + ";");
 }
 
-struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
+struct DotIssueLowering : public OpConversionPattern<DotIssueOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
-  matchAndRewrite(DotOp op, OpAdaptor adaptor,
+  matchAndRewrite(DotIssueOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType accType = op.getAcc().getType();
-    auto mma = dyn_cast<MmaLayoutAttr>(accType.getEncoding());
-    bool aInPlace = isa<SharedLayoutAttr>(op.getA().getType().getEncoding());
-    // B popped (and perhaps transposed after the pop, when other dots read
-    // the stage too).
-    bool bTransposed;
-    PipelinePopOp bPop = getStagePop(op.getB(), bTransposed);
-    if (!mma || !bPop ||
-        !isa<SharedLayoutAttr>(op.getB().getType().getEncoding()))
-      return rewriter.notifyMatchFailure(op, "B is not read in place");
-    if (!aInPlace &&
-        !isa<DotOperandLayoutAttr>(op.getA().getType().getEncoding()))
-      return rewriter.notifyMatchFailure(op, "A is in no dot-operand layout");
+    // The verifier holds the encodings to what the plan decided: an mma
+    // accumulator, B in place, A in place or in a dot-operand layout.
+    auto mma = cast<MmaLayoutAttr>(accType.getEncoding());
+    auto aShared =
+        dyn_cast<SharedLayoutAttr>(op.getA().getType().getEncoding());
+    auto bShared = cast<SharedLayoutAttr>(op.getB().getType().getEncoding());
 
     ArrayRef<unsigned> warps = mma.getWarpsPerCTA();
     int64_t m = accType.getDimSize(0), n = accType.getDimSize(1);
     int64_t k = op.getA().getType().getDimSize(1);
     int64_t columns = n / warps[1];
     Type element = op.getA().getType().getElementType();
-    // f32 (tf32) dots are mma.sync's (AssignLayouts never reads them in
-    // place).
-    if (!element.isBF16() && !element.isF16())
-      return rewriter.notifyMatchFailure(op, "operands are not f16 or bf16");
     int64_t elementBytes = getStoredBytes(element);
     std::string ptxType = element.isBF16() ? "bf16" : "f16";
 
@@ -193,13 +185,13 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
       return {arith::AddIOp::create(rewriter, loc, sharedBase, offset), rows,
               kMajor};
     };
-    // A as pushed: [M, K] rows along K. B as pushed: [K, N], N-major;
-    // popped transposed the stage is [N, K], K-major.
-    StageOperand b = bTransposed ? stageOf(adaptor.getB(), n, true)
-                                 : stageOf(adaptor.getB(), k, false);
+    // A [M, K] runs along K (the verifier's rule): M rows. B [K, N] along
+    // N is the stage as pushed, K rows; along K the stage is [N, K], N rows.
+    StageOperand b = bShared.isKMajor(1) ? stageOf(adaptor.getB(), n, true)
+                                         : stageOf(adaptor.getB(), k, false);
     std::optional<StageOperand> a;
     SmallVector<Value> aRegisters;
-    if (aInPlace)
+    if (aShared)
       a = stageOf(adaptor.getA(), m, true);
     else
       aRegisters = unpackVector(rewriter, loc, adaptor.getA());
@@ -256,15 +248,15 @@ struct WgmmaDotLowering : public OpConversionPattern<DotOp> {
     }
     emitInlinePtx(rewriter, loc, Type(), ValueRange(),
                   "wgmma.commit_group.sync.aligned;", "~{memory}");
-    // A deferred dot (DeferDotWaits.cpp) leaves its own group in flight.
-    int64_t inFlight = 0;
-    if (auto attr =
-            op->getAttrOfType<IntegerAttr>(TileDialect::kDotsInFlightAttrName))
-      inFlight = attr.getInt();
-    acc = emitWait(rewriter, loc, acc, inFlight);
-    rewriter.replaceOp(op, packVector(rewriter, loc,
-                                      getTypeConverter()->convertType(accType),
-                                      acc));
+    // The group is counted by wgmma.wait_group, not named: the token has
+    // no registers.
+    Value token = LLVM::PoisonOp::create(
+        rewriter, loc,
+        getTypeConverter()->convertType(op.getToken().getType()));
+    rewriter.replaceOp(
+        op, {packVector(rewriter, loc, getTypeConverter()->convertType(accType),
+                        acc),
+             token});
     return success();
   }
 };
@@ -278,7 +270,7 @@ struct DotWaitLowering : public OpConversionPattern<DotWaitOp> {
     Location loc = op.getLoc();
     SmallVector<Value> acc =
         emitWait(rewriter, loc, unpackVector(rewriter, loc, adaptor.getAcc()),
-                 /*inFlight=*/0);
+                 op.getPending());
     rewriter.replaceOp(
         op, packVector(rewriter, loc,
                        getTypeConverter()->convertType(op.getType()), acc));
@@ -289,6 +281,6 @@ struct DotWaitLowering : public OpConversionPattern<DotWaitOp> {
 
 void tegula::tile::populateWgmmaDotPatterns(const TypeConverter &converter,
                                             RewritePatternSet &patterns) {
-  patterns.add<WgmmaDotLowering, DotWaitLowering>(converter,
+  patterns.add<DotIssueLowering, DotWaitLowering>(converter,
                                                   patterns.getContext());
 }

@@ -6,6 +6,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -300,4 +301,41 @@ FailureOr<LinearLayout> SliceLayoutAttr::toLinearLayout(
   if (failed(parent))
     return failure();
   return parent->sliceDim(getDim());
+}
+
+//===----------------------------------------------------------------------===//
+// SharedLayoutAttr and DotPlanAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t swizzle, ArrayRef<unsigned> order) {
+  // Every shared tile is stored in 128-byte swizzled panels
+  // (getSharedElementAddress); other swizzles have no lowering yet.
+  if (swizzle != kSwizzleBytes)
+    return emitError() << "#tile.shared swizzle is " << swizzle
+                       << " bytes; shared tiles have the " << kSwizzleBytes
+                       << "-byte swizzle";
+  if (order.size() != 2 || order[0] + order[1] != 1 || order[0] > 1)
+    return emitError() << "#tile.shared order must be [1, 0] or [0, 1], got ["
+                       << llvm::interleaved(order) << "]";
+  return success();
+}
+
+LogicalResult DotPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  DotFamily family, ArrayRef<unsigned> warps,
+                                  OperandSource a, OperandSource b) {
+  if (warps.size() != 2 || !allPowersOfTwo(warps))
+    return emitError()
+           << "#tile.dot_plan warps must be two powers of two, got ["
+           << llvm::interleaved(warps) << "]";
+  if (family == DotFamily::MmaSync &&
+      (a == OperandSource::Stage || b == OperandSource::Stage))
+    return emitError() << "#tile.dot_plan: mma_sync reads its operands from "
+                          "registers, not in place from a stage";
+  if (family == DotFamily::Wgmma && b != OperandSource::Stage)
+    return emitError() << "#tile.dot_plan: wgmma reads b in place from a "
+                          "stage, not from "
+                       << stringifyOperandSource(b);
+  return success();
 }

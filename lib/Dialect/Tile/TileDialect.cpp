@@ -337,17 +337,6 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                              << "; a pipelined loop needs at least 1 stage";
     return success();
   }
-  if (name == kDotsInFlightAttrName) {
-    auto count = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!count || !count.getType().isInteger(32) || count.getInt() < 0)
-      return op->emitError()
-             << "'" << name << "' must be a non-negative i32 attribute";
-    if (!isa<DotOp>(op))
-      return op->emitError()
-             << "'" << name << "' may only mark a tile.dot, not '"
-             << op->getName() << "'";
-    return success();
-  }
   auto isStringArray = [](Attribute value) {
     auto array = dyn_cast<ArrayAttr>(value);
     return array && llvm::all_of(array, llvm::IsaPred<StringAttr>);

@@ -28,6 +28,12 @@ struct GlobalMemoryResource
 struct PipelineResource : public SideEffects::Resource::Base<PipelineResource> {
   StringRef getName() final { return "tile::Pipeline"; }
 };
+/// A warp's groups of warpgroup dots in flight: issues add one, waits
+/// retire them, and the count a wait names depends on their order.
+struct DotGroupsResource
+    : public SideEffects::Resource::Base<DotGroupsResource> {
+  StringRef getName() final { return "tile::DotGroups"; }
+};
 } // namespace
 
 /// Prints a shape as `64x128`.
@@ -410,39 +416,36 @@ void AtomicRMWOp::getEffects(
 // Compute
 //===----------------------------------------------------------------------===//
 
-LogicalResult DotOp::verify() {
-  RankedTensorType a = getA().getType();
-  RankedTensorType b = getB().getType();
-  RankedTensorType acc = getAcc().getType();
+/// The checks tile.dot and tile.dot_issue share: 2-D operands of one
+/// element type contracting over K, an [M, N] accumulator, M, N and K of
+/// at least 16, and register operands laid out for the accumulator's mma.
+static LogicalResult verifyDotShapes(Operation *op, RankedTensorType a,
+                                     RankedTensorType b, RankedTensorType acc) {
   if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
-    return emitOpError() << "operands must be 2-D tiles, got " << a << ", " << b
-                         << " and " << acc;
+    return op->emitOpError() << "operands must be 2-D tiles, got " << a << ", "
+                             << b << " and " << acc;
   if (a.getElementType() != b.getElementType())
-    return emitOpError() << "operands have different element types ("
-                         << a.getElementType() << " and " << b.getElementType()
-                         << "); cast one to the other";
-  if (getIeee() && !a.getElementType().isF32())
-    return emitOpError() << "ieee applies to f32 operands, not "
-                         << a.getElementType()
-                         << " (whose products are exact already)";
+    return op->emitOpError()
+           << "operands have different element types (" << a.getElementType()
+           << " and " << b.getElementType() << "); cast one to the other";
   int64_t m = a.getDimSize(0), k = a.getDimSize(1);
   int64_t kb = b.getDimSize(0), n = b.getDimSize(1);
   if (k != kb)
-    return emitOpError() << "contracts a [" << m << ", " << k
-                         << "] tile with a [" << kb << ", " << n
-                         << "] tile: K differs (" << k << " vs " << kb << ")";
+    return op->emitOpError()
+           << "contracts a [" << m << ", " << k << "] tile with a [" << kb
+           << ", " << n << "] tile: K differs (" << k << " vs " << kb << ")";
   if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
-    return emitOpError() << "accumulator is [" << acc.getDimSize(0) << ", "
-                         << acc.getDimSize(1) << "] but a @ b is [" << m << ", "
-                         << n << "]";
+    return op->emitOpError()
+           << "accumulator is [" << acc.getDimSize(0) << ", "
+           << acc.getDimSize(1) << "] but a @ b is [" << m << ", " << n << "]";
   for (auto [name, extent] :
        {std::pair<StringRef, int64_t>{"M", m}, {"N", n}, {"K", k}})
     if (extent < 16)
-      return emitOpError() << name << " = " << extent
-                           << " is below 16: tensor-core dot needs M, N and K "
-                              "of at least 16 (a is ["
-                           << m << ", " << k << "], b is [" << kb << ", " << n
-                           << "])";
+      return op->emitOpError()
+             << name << " = " << extent
+             << " is below 16: tensor-core dot needs M, N and K "
+                "of at least 16 (a is ["
+             << m << ", " << k << "], b is [" << kb << ", " << n << "])";
   // Any mma layout will do (warps past the result's extent replicate it),
   // but the operands must be laid out for that one.
   auto mma = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding());
@@ -450,11 +453,102 @@ LogicalResult DotOp::verify() {
        {std::pair<StringRef, RankedTensorType>{"a", a}, {"b", b}}) {
     auto layout = dyn_cast_or_null<DotOperandLayoutAttr>(operand.getEncoding());
     if (mma && layout && layout.getParent() != mma)
-      return emitOpError() << "operand " << name << " is laid out for "
-                           << layout.getParent() << " but the accumulator has "
-                           << mma;
+      return op->emitOpError()
+             << "operand " << name << " is laid out for " << layout.getParent()
+             << " but the accumulator has " << mma;
   }
   return success();
+}
+
+/// Whether operand `name` of a dot (index 0 for A, 1 for B), read from
+/// `source`, has an encoding that agrees: #tile.shared when read in place
+/// (one wgmma's descriptors can read: A K-major), not when from registers.
+static LogicalResult verifyOperandSource(Operation *op, StringRef name,
+                                         unsigned index,
+                                         RankedTensorType operand,
+                                         OperandSource source) {
+  auto shared = dyn_cast_or_null<SharedLayoutAttr>(operand.getEncoding());
+  if (source == OperandSource::Stage && !shared)
+    return op->emitOpError()
+           << "reads " << name << " in place from its stage, but " << operand
+           << " has no #tile.shared encoding";
+  // A staged copy is the stage's tile until layout assignment converts it
+  // to registers.
+  if (source == OperandSource::Registers && shared)
+    return op->emitOpError() << "reads " << name << " from registers, but "
+                             << operand << " stays in shared memory";
+  if (shared && index == 0 && !shared.isKMajor(0))
+    return op->emitOpError() << "reads a in place M-major (" << operand
+                             << "); wgmma reads A in place only K-major";
+  return success();
+}
+
+LogicalResult DotOp::verify() {
+  RankedTensorType a = getA().getType();
+  RankedTensorType acc = getAcc().getType();
+  if (getIeee() && !a.getElementType().isF32())
+    return emitOpError() << "ieee applies to f32 operands, not "
+                         << a.getElementType()
+                         << " (whose products are exact already)";
+  if (failed(verifyDotShapes(*this, a, getB().getType(), acc)))
+    return failure();
+  DotPlanAttr plan = getPlanAttr();
+  if (!plan)
+    return success();
+  if (plan.getFamily() == DotFamily::Wgmma &&
+      (getIeee() ||
+       !(a.getElementType().isF16() || a.getElementType().isBF16())))
+    return emitOpError() << "is planned as wgmma, which takes f16 or bf16 "
+                            "operands, not "
+                         << a.getElementType() << (getIeee() ? " ieee" : "");
+  if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(acc.getEncoding()))
+    if (mma.getWarpsPerCTA() != plan.getWarps())
+      return emitOpError() << "accumulator has " << mma
+                           << " but the plan splits warps as " << plan;
+  if (failed(verifyOperandSource(*this, "a", 0, a, plan.getA())))
+    return failure();
+  return verifyOperandSource(*this, "b", 1, getB().getType(), plan.getB());
+}
+
+LogicalResult DotIssueOp::verify() {
+  RankedTensorType a = getA().getType(), b = getB().getType();
+  RankedTensorType acc = getAcc().getType();
+  if (failed(verifyDotShapes(*this, a, b, acc)))
+    return failure();
+  if (!a.getElementType().isF16() && !a.getElementType().isBF16())
+    return emitOpError() << "takes f16 or bf16 operands, not "
+                         << a.getElementType();
+  if (!isa_and_nonnull<MmaLayoutAttr>(acc.getEncoding()))
+    return emitOpError() << "accumulator " << acc << " has no #tile.mma layout";
+  if (!isa_and_nonnull<DotOperandLayoutAttr>(a.getEncoding()) &&
+      failed(verifyOperandSource(*this, "a", 0, a, OperandSource::Stage)))
+    return failure();
+  return verifyOperandSource(*this, "b", 1, b, OperandSource::Stage);
+}
+
+void DotIssueOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), PipelineResource::get());
+  effects.emplace_back(MemoryEffects::Read::get(), DotGroupsResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), DotGroupsResource::get());
+}
+
+LogicalResult DotWaitOp::verify() {
+  if (!getToken())
+    return success();
+  auto issue = getToken().getDefiningOp<DotIssueOp>();
+  if (!issue || issue.getResult() != getAcc())
+    return emitOpError() << "waits on a token, but acc is not the result of "
+                            "the tile.dot_issue that returned it";
+  return success();
+}
+
+void DotWaitOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), DotGroupsResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), DotGroupsResource::get());
 }
 
 LogicalResult ReduceOp::verify() {

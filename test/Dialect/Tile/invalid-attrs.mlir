@@ -133,15 +133,44 @@ func.func @shared_bytes() attributes {tile.kernel, tile.shared_bytes = -16 : i64
 
 // -----
 
-// expected-error @+1 {{'tile.dots_in_flight' may only mark a tile.dot, not 'func.func'}}
-func.func @in_flight_on_func() attributes {tile.dots_in_flight = 1 : i32} {
+// expected-error @+1 {{#tile.shared swizzle is 64 bytes; shared tiles have the 128-byte swizzle}}
+func.func @shared_swizzle() attributes {s = #tile.shared<swizzle = 64, order = [1, 0]>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'tile.dots_in_flight' must be a non-negative i32 attribute}}
-func.func @in_flight_value() attributes {tile.dots_in_flight = -1 : i32} {
+// expected-error @+1 {{#tile.shared order must be [1, 0] or [0, 1], got [1, 1]}}
+func.func @shared_order() attributes {s = #tile.shared<swizzle = 128, order = [1, 1]>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#tile.dot_plan warps must be two powers of two, got [3, 1]}}
+func.func @plan_warps() attributes {p = #tile.dot_plan<mma_sync, warps = [3, 1], a = registers, b = registers>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#tile.dot_plan: mma_sync reads its operands from registers, not in place from a stage}}
+func.func @plan_mma_stage() attributes {p = #tile.dot_plan<mma_sync, warps = [4, 1], a = registers, b = stage>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#tile.dot_plan: wgmma reads b in place from a stage, not from staged_copy}}
+func.func @plan_wgmma_b() attributes {p = #tile.dot_plan<wgmma, warps = [4, 1], a = stage, b = staged_copy>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected ::tegula::tile::DotFamily to be one of: mma_sync, wgmma}}
+// expected-error @+1 {{failed to parse Tile_DotPlanAttr parameter 'family'}}
+func.func @plan_family() attributes {p = #tile.dot_plan<tma, warps = [4, 1], a = stage, b = stage>} {
   return
 }
 
@@ -149,6 +178,6 @@ func.func @in_flight_value() attributes {tile.dots_in_flight = -1 : i32} {
 
 func.func @shared_rank(%p: !tile.pipeline<64xbf16, stages = 2>) {
   // expected-error @+1 {{stays in shared memory but is not 2-D}}
-  %t = tile.pipeline.pop %p : !tile.pipeline<64xbf16, stages = 2> -> tensor<64xbf16, #tile.shared>
+  %t = tile.pipeline.pop %p : !tile.pipeline<64xbf16, stages = 2> -> tensor<64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   return
 }

@@ -388,3 +388,76 @@ func.func @dot_ieee_bf16(%a: tensor<16x16xbf16>, %acc: tensor<16x16xf32>) {
   %d = tile.dot %a, %a, %acc ieee : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xf32>
   return
 }
+
+// -----
+
+func.func @plan_stage_not_shared(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op reads b in place from its stage, but 'tensor<64x64xbf16>' has no #tile.shared encoding}}
+  %d = tile.dot %a, %b, %c {plan = #tile.dot_plan<wgmma, warps = [4, 1], a = registers, b = stage>} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @plan_registers_shared(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, %b: tensor<64x64xbf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op reads a from registers, but 'tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>' stays in shared memory}}
+  %d = tile.dot %a, %b, %c {plan = #tile.dot_plan<mma_sync, warps = [4, 1], a = registers, b = registers>} : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @plan_a_m_major(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>, %b: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op reads a in place M-major ('tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>'); wgmma reads A in place only K-major}}
+  %d = tile.dot %a, %b, %c {plan = #tile.dot_plan<wgmma, warps = [4, 1], a = stage, b = stage>} : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>, tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @plan_wgmma_f32(%a: tensor<64x64xf32>, %b: tensor<64x64xf32, #tile.shared<swizzle = 128, order = [1, 0]>>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot' op is planned as wgmma, which takes f16 or bf16 operands, not 'f32'}}
+  %d = tile.dot %a, %b, %c {plan = #tile.dot_plan<wgmma, warps = [4, 1], a = registers, b = stage>} : tensor<64x64xf32>, tensor<64x64xf32, #tile.shared<swizzle = 128, order = [1, 0]>> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @plan_warps_differ(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>, %c: tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>) {
+  // expected-error @+1 {{'tile.dot' op accumulator has #tile.mma<warpsPerCTA = [4, 1]> but the plan splits warps as #tile.dot_plan<mma_sync, warps = [2, 2], a = registers, b = registers>}}
+  %d = tile.dot %a, %b, %c {plan = #tile.dot_plan<mma_sync, warps = [2, 2], a = registers, b = registers>} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  return
+}
+
+// -----
+
+func.func @issue_b_registers(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, %b: tensor<64x64xbf16, #tile.dot_operand<opIdx = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>, %c: tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>) {
+  // expected-error @+1 {{'tile.dot_issue' op reads b in place from its stage, but}}
+  %d, %t = tile.dot_issue %a, %b, %c : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, tensor<64x64xbf16, #tile.dot_operand<opIdx = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>> -> tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  return
+}
+
+// -----
+
+func.func @issue_no_mma(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, %b: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{'tile.dot_issue' op accumulator 'tensor<64x64xf32>' has no #tile.mma layout}}
+  %d, %t = tile.dot_issue %a, %b, %c : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @wait_other_acc(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, %b: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, %c: tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>) {
+  %d, %t = tile.dot_issue %a, %b, %c : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>> -> tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  // expected-error @+1 {{'tile.dot_wait' op waits on a token, but acc is not the result of the tile.dot_issue that returned it}}
+  %w = tile.dot_wait %c after %t pending = 0 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  return
+}
+
+// -----
+
+func.func @wait_negative(%c: tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>) {
+  // expected-error @+1 {{'tile.dot_wait' op attribute 'pending' failed to satisfy constraint}}
+  %w = tile.dot_wait %c pending = -1 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  return
+}

@@ -8,7 +8,8 @@
 // CHECK-DAG: #[[$MMA:.*]] = #tile.mma<warpsPerCTA = [4, 1]>
 // CHECK-DAG: #[[$OPA:.*]] = #tile.dot_operand<opIdx = 0, parent = #[[$MMA]]>
 // CHECK-DAG: #[[$ROWS:.*]] = #tile.slice<dim = 1, parent = #[[$MMA]]>
-// CHECK-DAG: #[[$SHARED:.*]] = #tile.shared{{$}}
+// CHECK-DAG: #[[$SHARED:.*]] = #tile.shared<swizzle = 128, order = [1, 0]>
+// CHECK-DAG: #[[$SHAREDT:.*]] = #tile.shared<swizzle = 128, order = [0, 1]>
 
 // CHECK-LABEL: func.func private @types
 // CHECK-SAME: !tile.ptr<bf16>
@@ -145,7 +146,7 @@ func.func @layouts(%x: tensor<64x64xf32, #tile.blocked<sizePerThread = [1, 4], t
                    %h: tensor<64x64xf16, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>)
     -> (tensor<64xf32, #tile.slice<dim = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>,
         tensor<64x64xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>)
-    attributes {shared = #tile.shared} {
+    attributes {shared = #tile.shared<swizzle = 128, order = [1, 0]>} {
   %m = tile.convert_layout %x : tensor<64x64xf32, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>> -> tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
   %a = tile.convert_layout %h : tensor<64x64xf16, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>> -> tensor<64x64xf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
   %r = tile.reduce sum %m, 1 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>> -> tensor<64xf32, #tile.slice<dim = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>
@@ -166,4 +167,24 @@ func.func @tile_ops(%x: tensor<4x8x16xf32>, %b: tensor<16x16xf32>)
   %d = tile.dot %r, %b, %c : tensor<32x16xf32>, tensor<16x16xf32> -> tensor<32x16xf32>
   %e = tile.dot %r, %b, %d ieee : tensor<32x16xf32>, tensor<16x16xf32> -> tensor<32x16xf32>
   return %p, %c, %e : tensor<16x4x8xf32>, tensor<32x16xf32>, tensor<32x16xf32>
+}
+
+// The dot plan and the two halves of a warpgroup dot.
+// CHECK-LABEL: func.func @warpgroup_dot
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} {plan = #tile.dot_plan<wgmma, warps = [4, 1], a = stage, b = stage>} : tensor<64x64xbf16, #[[$SHARED]]>, tensor<64x64xbf16, #[[$SHAREDT]]> -> tensor<64x64xf32, #[[$MMA]]>
+// CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} {plan = #tile.dot_plan<mma_sync, warps = [4, 1], a = registers, b = staged_copy>} : tensor<64x64xbf16, #[[$OPA]]>
+// CHECK: %[[D:.*]], %[[T:.*]] = tile.dot_issue %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xbf16, #[[$SHARED]]>, tensor<64x64xbf16, #[[$SHAREDT]]> -> tensor<64x64xf32, #[[$MMA]]>
+// CHECK: %[[W:.*]] = tile.dot_wait %[[D]] after %[[T]] pending = 1 : tensor<64x64xf32, #[[$MMA]]>
+// CHECK: tile.dot_wait %[[W]] pending = 0 : tensor<64x64xf32, #[[$MMA]]>
+func.func @warpgroup_dot(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>,
+                         %b: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>,
+                         %ra: tensor<64x64xbf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>,
+                         %rb: tensor<64x64xbf16, #tile.dot_operand<opIdx = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>>,
+                         %c: tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>) {
+  %0 = tile.dot %a, %b, %c {plan = #tile.dot_plan<wgmma, warps = [4, 1], a = stage, b = stage>} : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>> -> tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  %1 = tile.dot %ra, %rb, %c {plan = #tile.dot_plan<mma_sync, warps = [4, 1], a = registers, b = staged_copy>} : tensor<64x64xbf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<warpsPerCTA = [4, 1]>>>, tensor<64x64xbf16, #tile.dot_operand<opIdx = 1, parent = #tile.mma<warpsPerCTA = [4, 1]>>> -> tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  %d, %t = tile.dot_issue %a, %b, %c : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>> -> tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  %w = tile.dot_wait %d after %t pending = 1 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  %last = tile.dot_wait %w pending = 0 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  return
 }
