@@ -1,8 +1,9 @@
 //===- Wgmma.h - The wgmma instruction family -------------------*- C++ -*-===//
 //
-// tile.dot as sm_90a's warpgroup wgmma.mma_async, for the dots layout
-// assignment gave a B read in place (#tile.shared). Reached only through
-// Families.h; the other dots of the target stay mma.sync.
+// tile.dot_issue and tile.dot_wait as sm_90a's warpgroup wgmma.mma_async,
+// for the dots tile-plan-dots gave the wgmma family (#tile.dot_plan) and
+// tile-split-async-dots split. Reached only through Families.h; the other
+// dots stay tile.dot and lower as mma.sync.
 //
 //===----------------------------------------------------------------------===//
 

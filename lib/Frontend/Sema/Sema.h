@@ -11,11 +11,12 @@
 // The class is one, its definitions are spread by job, as clang's Sema is:
 // SemaConstant (compile-time evaluation), SemaConversion (materializing and
 // converting values), SemaExpr (operators), SemaBuiltins (the builtin table
-// and its handlers), SemaMemory (tensor blocks, loads, stores, pipelines),
-// SemaInline (fn calls), SemaStmt (statements), SemaSignature (a kernel's
-// template values and parameters) and SemaKernel (kernels and their launch
-// description). Types and values are in SemaValues.h; what belongs to one
-// kernel lives in a KernelState (KernelState.h) made fresh for each.
+// and its handlers: loads, stores, pipelines, dot), SemaMemory (tensor
+// blocks, masks, indices, atomics), SemaInline (fn calls), SemaStmt
+// (statements), SemaSignature (a kernel's template values and parameters)
+// and SemaKernel (kernels and their launch description). Types and values
+// are in SemaValues.h; what belongs to one kernel lives in a KernelState
+// (KernelState.h) made fresh for each.
 // Private to lib/Frontend.
 //
 //===----------------------------------------------------------------------===//
