@@ -55,6 +55,10 @@ def Tile_Dialect : Dialect {
     /// Attribute names the dialect owns on kernel functions.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
     static constexpr ::llvm::StringLiteral kWarpsAttrName = "tile.warps";
+    /// A unit attribute on a kernel (`exact_math` in its header): no
+    /// flush-to-zero transcendentals and no FMA contraction in it.
+    static constexpr ::llvm::StringLiteral kExactMathAttrName =
+        "tile.exact_math";
     /// Marks an `scf.for` whose loads the compiler pipelines, S stages deep.
     static constexpr ::llvm::StringLiteral kPipelineStagesAttrName =
         "tile.pipeline_stages";

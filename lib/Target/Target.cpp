@@ -103,6 +103,8 @@ createTargetMachine(const TargetInfo &target) {
   const llvm::Target *nvptx = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!nvptx)
     return llvm::createStringError(error);
+  // AllowFPOpFusion stays Standard: contraction is per kernel, through the
+  // `contract` flags the tile lowering puts on its arith ops (TileToNVVM).
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(nvptx->createTargetMachine(
       triple, target.chip, target.ptxFeatures, options, std::nullopt,

@@ -216,7 +216,7 @@ func.func @layouts(%rows: tensor<64xf32, #tile.slice<dim = 1, parent = #mma>>,
 #blocked = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
 // CHECK-LABEL: func.func @math
 // CHECK: arith.extf %{{.*}} : bf16 to f32
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%{{.*}}) : (f32) -> f32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
 // CHECK: llvm.intr.sqrt

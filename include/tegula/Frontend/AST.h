@@ -136,6 +136,8 @@ struct Kernel {
   ExprPtr warps;
   std::vector<ExprPtr> requires_;
   ExprPtr flops, bytes;
+  /// `exact_math`: no flush-to-zero ex2 and no FMA contraction.
+  bool exactMath = false;
   std::vector<StmtPtr> body;
 };
 

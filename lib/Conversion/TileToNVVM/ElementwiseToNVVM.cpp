@@ -59,6 +59,16 @@ struct ArithOnTilesLowering : public ConversionPattern {
   }
 };
 
+/// Whether `op`'s kernel flushes subnormal ex2 results to zero: all do but
+/// those marked `tile.exact_math` (docs/language-extensions.md).
+bool flushesSubnormals(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (parent->hasAttr(TileDialect::kExactMathAttrName))
+      return false;
+  return true;
+}
+
 /// Which f32 computation a math op becomes.
 enum class Approx { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos, AbsF };
 
@@ -74,8 +84,16 @@ struct MathLowering : public OpConversionPattern<MathOp> {
         .getResult(0);
   }
 
-  static Value compute(OpBuilder &builder, Location loc, Value x) {
+  /// exp and exp2 use ex2.approx.ftz.f32 by default, as CUDA's fast math
+  /// and Triton's softmax do: the non-flushing form costs a compare and two
+  /// predicated multiplies around every MUFU.EX2 (issue 24). lg2, rsqrt,
+  /// sqrt, sin and cos keep their non-flushing forms: subnormal inputs
+  /// there would change results (log of a subnormal becomes -inf), which
+  /// the interpreter does not model, and none is on a measured hot path.
+  static Value compute(OpBuilder &builder, Location loc, Value x, bool ftz) {
     Type f32 = x.getType();
+    StringRef ex2 =
+        ftz ? "llvm.nvvm.ex2.approx.ftz.f32" : "llvm.nvvm.ex2.approx.f32";
     auto constant = [&](double value) {
       return arith::ConstantOp::create(builder, loc, f32,
                                        builder.getF32FloatAttr(value));
@@ -84,10 +102,10 @@ struct MathLowering : public OpConversionPattern<MathOp> {
     case Approx::Exp: {
       Value scaled =
           arith::MulFOp::create(builder, loc, x, constant(1.4426950408889634));
-      return intrinsic(builder, loc, "llvm.nvvm.ex2.approx.f32", scaled);
+      return intrinsic(builder, loc, ex2, scaled);
     }
     case Approx::Exp2:
-      return intrinsic(builder, loc, "llvm.nvvm.ex2.approx.f32", x);
+      return intrinsic(builder, loc, ex2, x);
     case Approx::Log: {
       Value log2 = intrinsic(builder, loc, "llvm.nvvm.lg2.approx.f", x);
       return arith::MulFOp::create(builder, loc, log2,
@@ -115,10 +133,11 @@ struct MathLowering : public OpConversionPattern<MathOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type resultType = this->getTypeConverter()->convertType(op.getType());
+    bool ftz = flushesSubnormals(op);
     rewriter.replaceOp(
         op, mapElementsInF32(rewriter, loc, resultType, adaptor.getOperand(),
                              [&](ArrayRef<Value> x) {
-                               return compute(rewriter, loc, x[0]);
+                               return compute(rewriter, loc, x[0], ftz);
                              }));
     return success();
   }

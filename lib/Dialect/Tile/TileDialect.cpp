@@ -305,7 +305,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a unit attribute on a module";
     return success();
   }
-  if (name == kKernelAttrName) {
+  if (name == kKernelAttrName || name == kExactMathAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
     if (!isa<FunctionOpInterface>(op))

@@ -253,9 +253,16 @@ std::unique_ptr<Kernel> Parser::parseKernel() {
     } else if (acceptIdent("bytes")) {
       if (!(kernel->bytes = parseExpr()))
         return nullptr;
+    } else if (SourceLoc exactLoc = cur().loc; acceptIdent("exact_math")) {
+      if (kernel->exactMath) {
+        error(exactLoc, "'exact_math' appears twice in the header of kernel '" +
+                            kernel->name + "'");
+        return nullptr;
+      }
+      kernel->exactMath = true;
     } else {
-      error(cur().loc, "expected 'warps', 'requires', 'flops', 'bytes' or '{' "
-                       "in the header of kernel '" +
+      error(cur().loc, "expected 'warps', 'requires', 'flops', 'bytes', "
+                       "'exact_math' or '{' in the header of kernel '" +
                            kernel->name + "', found " + describe(cur()));
       return nullptr;
     }

@@ -343,6 +343,8 @@ void Sema::describeLaunch(const Kernel &k, const KernelSignature &sig,
                           mlir::func::FuncOp func,
                           mlir::DictionaryAttr templateValues) {
   func->setAttr(tl::TileDialect::kKernelAttrName, builder.getUnitAttr());
+  if (k.exactMath)
+    func->setAttr(tl::TileDialect::kExactMathAttrName, builder.getUnitAttr());
   setWarps(k, func);
   setGrid(k, func);
   setRequires(k, sig, func);
