@@ -1,0 +1,45 @@
+//===- UnitTest.h - Checks shared by the runtime unit tests -----*- C++ -*-===//
+//
+// EXPECT and EXPECT_NEAR count every check and print one line per failure;
+// main() reports the totals. Shared by the files of tile-run-unittests.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TEGULA_UNITTESTS_RUNTIME_UNITTEST_H
+#define TEGULA_UNITTESTS_RUNTIME_UNITTEST_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace tegula::unittest {
+inline int failures = 0, checks = 0;
+
+inline void expect(bool ok, const std::string &what, int line) {
+  ++checks;
+  if (ok)
+    return;
+  ++failures;
+  std::printf("FAIL line %d: %s\n", line, what.c_str());
+}
+
+inline void expectNear(double got, double want, const std::string &what,
+                       int line) {
+  bool ok = std::fabs(got - want) <= 1e-12 * std::max(1.0, std::fabs(want));
+  expect(ok,
+         what + ": got " + std::to_string(got) + ", want " +
+             std::to_string(want),
+         line);
+}
+
+/// The two test groups of BundleTests.cpp.
+void testBundleRoundTrip();
+void testChips();
+} // namespace tegula::unittest
+
+#define EXPECT(cond) ::tegula::unittest::expect((cond), #cond, __LINE__)
+#define EXPECT_NEAR(got, want)                                                 \
+  ::tegula::unittest::expectNear((got), (want), #got, __LINE__)
+
+#endif // TEGULA_UNITTESTS_RUNTIME_UNITTEST_H
