@@ -7,11 +7,12 @@ using namespace tegula;
 namespace {
 // Every supported target, once, in the order of kSupportedChips (Chip.h),
 // whose facts they take. Shared memory is the opt-in dynamic shared memory
-// per block (language.md).
+// per block (language.md). PTX 7.5 (CUDA 11.5) is the oldest with
+// cp.async's ignore-src operand, which carries a copy's mask.
 const TargetInfo kTargets[] = {
     {"sm_90a", "+ptx80", findChip("sm_90a")->sharedBytesPerBlock,
      findChip("sm_90a")->hasWgmma, CopyFamily::CpAsync, 4352, 16, 8},
-    {"sm_80", "+ptx70", findChip("sm_80")->sharedBytesPerBlock,
+    {"sm_80", "+ptx75", findChip("sm_80")->sharedBytesPerBlock,
      findChip("sm_80")->hasWgmma, CopyFamily::CpAsync, 4352, 16, 8},
 };
 } // namespace

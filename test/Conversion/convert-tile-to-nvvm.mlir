@@ -1,17 +1,17 @@
 // RUN: tile-opt %s -split-input-file -convert-tile-to-nvvm | FileCheck %s --enable-var-scope
 
-// Loads and stores: a tile is one vector of registers per thread; each
-// register's address is computed in 64 bits from row-major strides, its mask
-// is one unsigned compare per dimension, a masked-off load reads the base
-// and selects zero, a masked-off store is skipped.
+// Loads and stores of index tiles of unknown form: a tile is one vector of
+// registers per thread; each register's address is computed in 64 bits
+// from row-major strides (a static extent folds into them), its mask is
+// one unsigned compare per dimension, a masked-off load reads the base and
+// selects zero, a masked-off store is skipped.
 #blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 // CHECK-LABEL: func.func @load_store
 // CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1>, %[[Y:.*]]: !llvm.ptr<1>, %[[N:.*]]: i32, %[[I:.*]]: vector<4xi32>, %[[J:.*]]: vector<4xi32>)
 // CHECK-SAME: tile.shared_bytes = 0
 // CHECK: %[[ROWS:.*]] = llvm.extractvalue %{{.*}}[1] : !llvm.struct<(ptr<1>, i32, i32)>
 // CHECK: %[[COLS:.*]] = llvm.extractvalue %{{.*}}[2] : !llvm.struct<(ptr<1>, i32, i32)>
-// CHECK: %[[COLS64:.*]] = arith.extui %[[COLS]] : i32 to i64
-// CHECK: %[[ROWSTRIDE:.*]] = arith.muli %{{.*}}, %[[COLS64]] : i64
+// CHECK: %[[ROWSTRIDE:.*]] = arith.muli %{{.*}}, %c32_i64 : i64
 // CHECK: %[[I0:.*]] = vector.extract %[[I]][0] : i32 from vector<4xi32>
 // CHECK: %[[J0:.*]] = vector.extract %[[J]][0] : i32 from vector<4xi32>
 // CHECK: %[[INROW:.*]] = arith.cmpi ult, %[[I0]], %[[ROWS]] : i32
@@ -42,7 +42,8 @@ func.func @load_store(%xp: !tile.ptr<f32>, %yp: !tile.ptr<f32>, %n: i32,
 // CHECK-LABEL: func.func @ids
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK: %[[LANE:.*]] = arith.andi %[[TID]], %{{.*}} {tegula.lane} : i32
-// CHECK: %[[WARP:.*]] = arith.shrui %[[TID]], %{{.*}} {tegula.warp} : i32
+// CHECK: %[[WARPID:.*]] = arith.shrui %[[TID]], %{{.*}} : i32
+// CHECK: %[[WARP:.*]] = nvvm.shfl.sync idx %{{.*}}, %[[WARPID]], %{{.*}}, %{{.*}} {tegula.warp} : i32 -> i32
 // CHECK: nvvm.read.ptx.sreg.ctaid.y : i32
 // CHECK: nvvm.read.ptx.sreg.nctaid.z : i32
 // CHECK: arith.shrui %[[LANE]]
@@ -350,15 +351,15 @@ func.func @masked_not_vectorized(%xp: !tile.ptr<f32>, %n: i32, %m: i32)
 // -----
 
 // A push whose block moves in aligned 16-byte groups copies with cp.async
-// (masked-off groups copy 0 bytes: zero fill); the pop waits for the copies
-// before its barrier.
+// (a masked-off group's ignore-src predicate is set: it reads nothing and
+// zero-fills); the pop waits for the copies before its barrier.
 #blocked = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 #rows = #tile.slice<dim = 1, parent = #blocked>
 #cols = #tile.slice<dim = 0, parent = #blocked>
 // CHECK-LABEL: func.func @async_push
 // CHECK: nvvm.barrier0
-// CHECK: %[[BYTES:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
-// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg, %[[BYTES]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: %[[SKIP:.*]] = arith.xori %{{.*}}, %true : i1
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,b,~{memory}" %{{.*}}, %{{.*}}, %[[SKIP]] : (!llvm.ptr<3>, !llvm.ptr<1>, i1) -> ()
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.barrier0

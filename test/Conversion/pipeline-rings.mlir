@@ -8,7 +8,7 @@
 // CHECK: scf.for
 // CHECK: scf.yield
 // CHECK: llvm.inline_asm has_side_effects {{.*}}@p bar.sync 0;
-// CHECK: nvvm.cp.async.shared.global {{.*}}, 4, cache = ca
+// CHECK: "cp.async.ca.shared.global [$0], [$1], 4, $2;"
 func.func @carried_ring(%xp: !tile.ptr<f32>, %n: i32) -> tensor<64xf32>
     attributes {tile.kernel, tile.warps = 4 : i32} {
   %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?xf32>

@@ -20,6 +20,18 @@ def TileTestLinearLayout
   }];
 }
 
+def TileTestAffineIndex
+    : Pass<"tile-test-affine-index", "::mlir::func::FuncOp"> {
+  let summary = "Print each access index's uniform and coordinate parts "
+                "(for tests)";
+  let description = [{
+    Emits a remark on each global access giving, per index tile, the split
+    that tegula/Analysis/AffineIndex.h finds (the constant, the factor of
+    each uniform scalar, the coefficient of each block coordinate), or
+    "not affine".
+  }];
+}
+
 def TileTestAxisInfo : Pass<"tile-test-axis-info", "::mlir::func::FuncOp"> {
   let summary = "Print axis facts and access vector widths (for tests)";
   let description = [{

@@ -49,9 +49,11 @@ struct AtomicLowering : public StatefulPattern<AtomicRMWOp> {
     emitMemoryBarrier(rewriter, op, state);
     auto valueType = op.getValue().getType();
     Type element = valueType.getElementType();
-    AccessPlan plan =
-        planAccess(rewriter, loc, op.getTensor().getType(), adaptor.getTensor(),
-                   adaptor.getIndices(), adaptor.getMask(), element, 1);
+    GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
+                        op.getIndices(), adaptor.getIndices(),
+                        adaptor.getMask()};
+    AccessPlan plan = planAccess(rewriter, op, access, element, 1,
+                                 MaskedOffAddress::Anywhere);
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
     ElementOwners owners = findElementOwners(getLinearLayout(valueType));
     if (owners.regOwns.size() != values.size())

@@ -36,8 +36,14 @@ ThreadPosition tegula::tile::getThreadPosition(OpBuilder &builder,
   Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
   Value lane =
       arith::AndIOp::create(builder, loc, tid, i32Const(builder, loc, 31));
-  Value warp =
-      arith::ShRUIOp::create(builder, loc, tid, i32Const(builder, loc, 5));
+  // The warp index read back from lane 0 is provably the same in every
+  // lane, so ptxas keeps what derives from it (a warpgroup's matrix
+  // descriptors) in uniform registers instead of moving it there per use.
+  Value warp = NVVM::ShflOp::create(
+      builder, loc, builder.getI32Type(), i32Const(builder, loc, -1),
+      arith::ShRUIOp::create(builder, loc, tid, i32Const(builder, loc, 5)),
+      i32Const(builder, loc, 0), i32Const(builder, loc, 31),
+      NVVM::ShflKind::idx, UnitAttr());
   lane.getDefiningOp()->setAttr("tegula.lane", builder.getUnitAttr());
   warp.getDefiningOp()->setAttr("tegula.warp", builder.getUnitAttr());
   return {lane, warp};
@@ -53,10 +59,10 @@ Value tegula::tile::i64Const(OpBuilder &builder, Location loc, int64_t value) {
                                       value);
 }
 
-SmallVector<SmallVector<Value>>
-tegula::tile::emitRegisterCoords(OpBuilder &builder, Location loc,
-                                 const LinearLayout &layout,
-                                 ThreadPosition position) {
+SmallVector<Value> tegula::tile::emitThreadCoords(OpBuilder &builder,
+                                                  Location loc,
+                                                  const LinearLayout &layout,
+                                                  ThreadPosition position) {
   unsigned rank = layout.getRank();
   SmallVector<Value> base;
   for (unsigned dim = 0; dim < rank; ++dim) {
@@ -78,6 +84,15 @@ tegula::tile::emitRegisterCoords(OpBuilder &builder, Location loc,
     accumulate(layout.getWarpBases(), position.warp);
     base.push_back(coord);
   }
+  return base;
+}
+
+SmallVector<SmallVector<Value>>
+tegula::tile::emitRegisterCoords(OpBuilder &builder, Location loc,
+                                 const LinearLayout &layout,
+                                 ThreadPosition position) {
+  unsigned rank = layout.getRank();
+  SmallVector<Value> base = emitThreadCoords(builder, loc, layout, position);
   SmallVector<SmallVector<Value>> coords;
   for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg) {
     LinearLayout::Coords offset = layout.regOffset(reg);

@@ -99,6 +99,12 @@ mlir::Value i64Const(mlir::OpBuilder &builder, mlir::Location loc,
 
 /// The coordinates of every register of this thread: coords[reg][dim], as
 /// i32 values (base from lane and warp XOR the register's constant offset).
+/// This thread's coordinates of register 0 of `layout`: register r's are
+/// these XOR layout.regOffset(r).
+llvm::SmallVector<mlir::Value> emitThreadCoords(mlir::OpBuilder &builder,
+                                                mlir::Location loc,
+                                                const LinearLayout &layout,
+                                                ThreadPosition position);
 llvm::SmallVector<llvm::SmallVector<mlir::Value>>
 emitRegisterCoords(mlir::OpBuilder &builder, mlir::Location loc,
                    const LinearLayout &layout, ThreadPosition position);

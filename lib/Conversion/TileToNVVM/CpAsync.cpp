@@ -40,16 +40,19 @@ bool tegula::tile::canCopyWithCpAsync(int64_t groupBytes, Type element,
 void tegula::tile::emitCpAsync(OpBuilder &builder, Location loc,
                                function_ref<Value()> destination, Value source,
                                int64_t bytes, Value predicate) {
-  Value copied = arith::SelectOp::create(builder, loc, predicate,
-                                         i32Const(builder, loc, bytes),
-                                         i32Const(builder, loc, 0));
-  NVVM::CpAsyncOp::create(
-      builder, loc, destination(), source, builder.getI32IntegerAttr(bytes),
-      // .cg (bypassing L1) exists for 16 bytes only.
-      NVVM::LoadCacheModifierKindAttr::get(
-          builder.getContext(), bytes == 16 ? NVVM::LoadCacheModifierKind::CG
-                                            : NVVM::LoadCacheModifierKind::CA),
-      copied);
+  // The ignore-src form takes the mask as a predicate, which the copy
+  // instruction carries itself; a source size selected from it (the NVVM
+  // op's form) costs two selects and a compare per copy. A masked-off copy
+  // reads nothing, so its source address need not be valid.
+  Value skip = arith::XOrIOp::create(
+      builder, loc, predicate,
+      arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));
+  // .cg (bypassing L1) exists for 16 bytes only.
+  std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                     ".shared.global [$0], [$1], " + std::to_string(bytes) +
+                     ", $2;";
+  emitInlinePtx(builder, loc, Type(), ValueRange{destination(), source, skip},
+                text, "l,l,b,~{memory}");
 }
 
 void tegula::tile::emitCpAsyncCommit(OpBuilder &builder, Location loc) {

@@ -13,6 +13,26 @@
 
 namespace tegula::tile {
 
+/// One access to a global tensor: the tile IR's index tiles, whose form
+/// the address follows, and the lowered tensor, indices and mask.
+struct GlobalAccess {
+  GlobalTensorType type;
+  mlir::Value tensor;
+  mlir::ValueRange tileIndices;
+  mlir::ValueRange indices;
+  mlir::Value mask;
+};
+
+/// Where the address of a masked-off group may point.
+enum class MaskedOffAddress {
+  /// Into the tensor: the instruction still reads (a load that then
+  /// selects `other`).
+  InBounds,
+  /// Anywhere: the instruction is skipped or moves no bytes (stores,
+  /// atomics, cp.async's zero fill).
+  Anywhere,
+};
+
 /// Addresses and masks of an access to a global tensor, one per group of
 /// `width` registers that one vector instruction moves (the first register
 /// of each group stands for it).
@@ -21,20 +41,20 @@ struct AccessPlan {
   llvm::SmallVector<mlir::Value> masks;
   unsigned width = 1;
 };
-AccessPlan planAccess(mlir::OpBuilder &builder, mlir::Location loc,
-                      GlobalTensorType type, mlir::Value tensor,
-                      mlir::ValueRange indices, mlir::Value userMask,
-                      mlir::Type storedType, unsigned width);
+AccessPlan planAccess(mlir::OpBuilder &builder, mlir::Operation *anchor,
+                      const GlobalAccess &access, mlir::Type storedType,
+                      unsigned width, MaskedOffAddress maskedOff);
 
-/// Loads this thread's registers of the block `indices` address in a global
-/// tensor, with out-of-bounds and `mask`-ed elements replaced by `other`
-/// (or zero). `tensor` is the lowered tensor (address and extents). With
+/// The type a tensor of `elementType` holds in memory (i1 as i8).
+mlir::Type storedTypeOf(mlir::Type elementType, mlir::OpBuilder &builder);
+
+/// Loads this thread's registers of the block `access` addresses, with
+/// out-of-bounds and masked elements replaced by `other` (or zero). With
 /// `consume`, each register's value goes to it as soon as it is loaded (so
 /// that a large block need not be live at once) and none are returned.
 llvm::SmallVector<mlir::Value> emitMaskedLoad(
-    mlir::OpBuilder &builder, mlir::Location loc, GlobalTensorType type,
-    mlir::Value tensor, mlir::ValueRange indices, mlir::Value mask,
-    mlir::Value other, unsigned vectorWidth,
+    mlir::OpBuilder &builder, mlir::Operation *anchor,
+    const GlobalAccess &access, mlir::Value other, unsigned vectorWidth,
     llvm::function_ref<void(int64_t, mlir::Value)> consume = nullptr);
 
 /// Emits what `op` needs before it by the memory-order analysis, if any.

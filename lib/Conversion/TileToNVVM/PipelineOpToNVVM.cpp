@@ -141,10 +141,11 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     bool async = canCopyAsync(state.target, groupBytes, element, op.getOther());
     AccessPlan plan;
     SmallVector<Value> values;
+    GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
+                        op.getIndices(), adaptor.getIndices(),
+                        adaptor.getMask()};
     auto loadBlock = [&](function_ref<void(int64_t, Value)> consume) {
-      return emitMaskedLoad(rewriter, loc, op.getTensor().getType(),
-                            adaptor.getTensor(), adaptor.getIndices(),
-                            adaptor.getMask(), adaptor.getOther(), width,
+      return emitMaskedLoad(rewriter, op, access, adaptor.getOther(), width,
                             consume);
     };
     // A small block through registers is loaded before the barrier, so the
@@ -155,9 +156,8 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     // Masked-off groups, by the tensor's extents or the push's mask, copy
     // nothing and are zero-filled.
     if (async)
-      plan = planAccess(rewriter, loc, op.getTensor().getType(),
-                        adaptor.getTensor(), adaptor.getIndices(),
-                        adaptor.getMask(), element, width);
+      plan = planAccess(rewriter, op, access, element, width,
+                        MaskedOffAddress::Anywhere);
     else if (!stream)
       values = loadBlock(nullptr);
     // Every warp has finished reading the stage's previous block.

@@ -35,15 +35,20 @@ namespace {
 
 constexpr int64_t kInstructionK = 16;
 
-/// A matrix descriptor: the start address and the two byte offsets in
-/// 16-byte units, and the 128-byte swizzle mode.
-Value makeDescriptor(OpBuilder &builder, Location loc, Value address,
-                     int64_t leadingBytes, int64_t strideBytes) {
-  Type i64 = builder.getI64Type();
-  Value start = arith::AndIOp::create(
+/// The start-address field of a matrix descriptor: bits 4..17 of the
+/// shared-window address (shared memory ends below 2^18 bytes).
+Value descriptorStart(OpBuilder &builder, Location loc, Value address) {
+  return arith::AndIOp::create(
       builder, loc,
       arith::ShRUIOp::create(builder, loc, address, i32Const(builder, loc, 4)),
       i32Const(builder, loc, 0x3FFF));
+}
+
+/// A matrix descriptor: the start field and the two byte offsets in
+/// 16-byte units, and the 128-byte swizzle mode.
+Value makeDescriptor(OpBuilder &builder, Location loc, Value start,
+                     int64_t leadingBytes, int64_t strideBytes) {
+  Type i64 = builder.getI64Type();
   int64_t fields = ((leadingBytes >> 4) << 16) | ((strideBytes >> 4) << 32) |
                    (int64_t(1) << 62);
   return arith::OrIOp::create(builder, loc,
@@ -66,34 +71,38 @@ Value sliceDescriptor(OpBuilder &builder, Location loc,
                       const StageOperand &stage, Value outer, int64_t kStep,
                       int64_t elementBytes) {
   int64_t panelBytes = stage.rows * kSwizzleBytes;
-  Value offset;
+  Value outerOffset;
+  int64_t kOffset;
   if (stage.kMajor) {
     // Rows of 128 bytes within a panel; K advances within the row, then to
     // the next panel.
     int64_t kBytes = kStep * kInstructionK * elementBytes;
-    offset = arith::AddIOp::create(
-        builder, loc,
-        arith::MulIOp::create(builder, loc, outer,
-                              i32Const(builder, loc, kSwizzleBytes)),
-        i32Const(builder, loc,
-                 kBytes / kSwizzleBytes * panelBytes + kBytes % kSwizzleBytes));
+    outerOffset = arith::MulIOp::create(builder, loc, outer,
+                                        i32Const(builder, loc, kSwizzleBytes));
+    kOffset = kBytes / kSwizzleBytes * panelBytes + kBytes % kSwizzleBytes;
   } else {
     // Columns across panels, K down the rows.
     int64_t panelElements = kSwizzleBytes / elementBytes;
-    offset = arith::AddIOp::create(
+    outerOffset = arith::MulIOp::create(
         builder, loc,
-        arith::MulIOp::create(
-            builder, loc,
-            arith::DivUIOp::create(builder, loc, outer,
-                                   i32Const(builder, loc, panelElements)),
-            i32Const(builder, loc, panelBytes)),
-        i32Const(builder, loc, kStep * kInstructionK * kSwizzleBytes));
+        arith::DivUIOp::create(builder, loc, outer,
+                               i32Const(builder, loc, panelElements)),
+        i32Const(builder, loc, panelBytes));
+    kOffset = kStep * kInstructionK * kSwizzleBytes;
   }
-  Value address = arith::AddIOp::create(builder, loc, stage.address, offset);
+  // The K step is added to the start field, not the address: every slice
+  // of a dot then shares one shift and mask, and each costs one add (the
+  // field cannot carry out: the slice lies in shared memory too).
+  Value start = arith::AddIOp::create(
+      builder, loc,
+      descriptorStart(
+          builder, loc,
+          arith::AddIOp::create(builder, loc, stage.address, outerOffset)),
+      i32Const(builder, loc, kOffset >> 4));
   // K-major swizzled tiles ignore the leading offset; MN-major ones step
   // from panel to panel by it. Both step 8 rows by a swizzle atom.
   int64_t leading = stage.kMajor ? 16 : panelBytes;
-  return makeDescriptor(builder, loc, address, leading, kSwizzleAtomBytes);
+  return makeDescriptor(builder, loc, start, leading, kSwizzleAtomBytes);
 }
 
 /// `{$first, ..., $(first + count - 1)}`.

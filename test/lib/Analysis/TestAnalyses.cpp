@@ -1,5 +1,6 @@
 //===- TestAnalyses.cpp - Print the analyses' results for lit tests -------===//
 
+#include "tegula/Analysis/AffineIndex.h"
 #include "tegula/Analysis/AxisInfo.h"
 #include "tegula/Analysis/MemoryOrder.h"
 #include "tegula/Analysis/PipelineSync.h"
@@ -15,6 +16,7 @@
 using namespace mlir;
 
 namespace tegula::tile {
+#define GEN_PASS_DEF_TILETESTAFFINEINDEX
 #define GEN_PASS_DEF_TILETESTAXISINFO
 #define GEN_PASS_DEF_TILETESTGLOBALACCESSES
 #define GEN_PASS_DEF_TILETESTSHAREDMEMORYPLAN
@@ -67,6 +69,34 @@ struct TestAxisInfoPass
       }
       os << "vector width = " << width;
       op->emitRemark() << text;
+    });
+  }
+};
+
+/// One remark per global access: each index tile's split into a uniform
+/// part (a constant plus factor x scalar terms) and coordinate
+/// coefficients, or "not affine".
+struct TestAffineIndexPass
+    : public tegula::tile::impl::TileTestAffineIndexBase<TestAffineIndexPass> {
+  void runOnOperation() override {
+    getOperation().walk([](GlobalAccessOpInterface access) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      for (auto [dim, index] : llvm::enumerate(access.getAccessIndices())) {
+        os << (dim ? "; " : "") << "index " << dim << ": ";
+        std::optional<AffineIndex> affine = getAffineIndex(index);
+        if (!affine) {
+          os << "not affine";
+          continue;
+        }
+        os << affine->constant;
+        for (auto [scalar, factor] : affine->scalars)
+          os << " + " << factor << " x scalar";
+        os << ", coefficients = [";
+        llvm::interleaveComma(affine->coefficients, os);
+        os << "]";
+      }
+      access->emitRemark() << text;
     });
   }
 };
