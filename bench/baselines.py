@@ -1,9 +1,11 @@
 """Peers for the benchmarks: Triton kernels, eager PyTorch, float64 references.
 
 Triton peers: flash-attention-2 forward, paged-KV decode attention, rotary
-embedding, chunked causal linear attention. Eager peers: rotary, chunked
-linear attention, paged decode (gather, then SDPA) and varlen attention (one
-SDPA call per sequence) written with plain torch ops. References compute the plain definitions in float64.
+embedding, chunked causal linear attention, the tutorial's LayerNorm. Eager
+peers: rotary, chunked linear attention, LayerNorm
+(torch.nn.functional.layer_norm), paged decode (gather, then SDPA) and
+varlen attention (one SDPA call per sequence) written with plain torch ops.
+References compute the plain definitions in float64.
 
 With TRITON_INTERPRET=1 (Triton's CPU interpreter) every kernel runs a
 single fixed config, so nothing is autotuned there.
@@ -651,6 +653,170 @@ def eager_rmsnorm(x, w, eps):
     xf = x.float()
     rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
     return (xf * rstd * w.float()).to(x.dtype)
+
+
+# ---------------------------------------------------------------------------
+# LayerNorm: the Triton tutorial's kernels (triton-lang/triton,
+# python/tutorials/05-layer-norm.py, MIT licence), the same algorithm and
+# launch choices: the forward one program per row in BLOCK_SIZE chunks; the
+# backward dx per row with dw/db partial sums added under a spin lock into
+# GROUP_SIZE_M buffers in x's dtype, then summed by _ln_bwd_dwdb.
+
+@triton.jit
+def _ln_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps,
+                  BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    X += row * stride
+    Y += row * stride
+    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        acc += tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / N
+    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.)
+        acc += x * x
+    rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        mask = cols < N
+        w = tl.load(W + cols, mask=mask)
+        b = tl.load(B + cols, mask=mask)
+        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        tl.store(Y + cols, (x - mean) * rstd * w + b, mask=mask)
+
+
+@triton.jit
+def _ln_bwd_dx_fused(DX, DY, DW, DB, X, W, Mean, Rstd, Lock, stride, N,
+                     GROUP_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE_N)
+    mask = cols < N
+    X += row * stride
+    DY += row * stride
+    DX += row * stride
+    group = row % GROUP_SIZE_M
+    Lock += group
+    Count = Lock + GROUP_SIZE_M
+    DW = DW + group * N + cols
+    DB = DB + group * N + cols
+    x = tl.load(X + cols, mask=mask, other=0).to(tl.float32)
+    dy = tl.load(DY + cols, mask=mask, other=0).to(tl.float32)
+    w = tl.load(W + cols, mask=mask).to(tl.float32)
+    mean = tl.load(Mean + row)
+    rstd = tl.load(Rstd + row)
+    xhat = tl.where(mask, (x - mean) * rstd, 0.)
+    wdy = tl.where(mask, w * dy, 0.)
+    c1 = tl.sum(xhat * wdy, axis=0) / N
+    c2 = tl.sum(wdy, axis=0) / N
+    tl.store(DX + cols, (wdy - (xhat * c1 + c2)) * rstd, mask=mask)
+    partial_dw = (dy * xhat).to(w.dtype)
+    partial_db = dy.to(w.dtype)
+    while tl.atomic_cas(Lock, 0, 1) == 1:
+        pass
+    count = tl.load(Count)
+    if count == 0:
+        tl.atomic_xchg(Count, 1)
+    else:
+        partial_dw += tl.load(DW, mask=mask)
+        partial_db += tl.load(DB, mask=mask)
+    tl.store(DW, partial_dw, mask=mask)
+    tl.store(DB, partial_db, mask=mask)
+    # Every thread's stores land before the lock is released.
+    tl.debug_barrier()
+    tl.atomic_xchg(Lock, 0)
+
+
+@triton.jit
+def _ln_bwd_dwdb(DW, DB, FINAL_DW, FINAL_DB, M, N, BLOCK_SIZE_M: tl.constexpr,
+                 BLOCK_SIZE_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    dw = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    db = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for i in range(0, M, BLOCK_SIZE_M):
+        rows = i + tl.arange(0, BLOCK_SIZE_M)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        offs = rows[:, None] * N + cols[None, :]
+        dw += tl.load(DW + offs, mask=mask, other=0.)
+        db += tl.load(DB + offs, mask=mask, other=0.)
+    tl.store(FINAL_DW + cols, tl.sum(dw, axis=0), mask=cols < N)
+    tl.store(FINAL_DB + cols, tl.sum(db, axis=0), mask=cols < N)
+
+
+def layer_norm_group_size(n):
+    """The tutorial's GROUP_SIZE_M: how many dw/db partial rows."""
+    return 256 if n <= 1024 else 128 if n <= 4096 else 96 if n <= 8192 else 64
+
+
+class TritonLayerNorm(torch.autograd.Function):
+    """The tutorial's LayerNorm autograd function. `compiled` keeps the
+    last compiled kernel of each kind and block, for reading its PTX."""
+    compiled = {}
+
+    @staticmethod
+    def forward(ctx, x, w, b, eps):
+        y = torch.empty_like(x)
+        x2 = x.reshape(-1, x.shape[-1])
+        M, N = x2.shape
+        mean = torch.empty(M, dtype=torch.float32, device=x.device)
+        rstd = torch.empty(M, dtype=torch.float32, device=x.device)
+        block = min(65536 // x.element_size(), triton.next_power_of_2(N))
+        if N > block:
+            raise RuntimeError("the tutorial's LayerNorm needs rows < 64KB")
+        warps = min(max(block // 256, 1), 8)
+        TritonLayerNorm.compiled["fwd", block] = _ln_fwd_fused[(M,)](
+            x2, y, w, b, mean, rstd, x2.stride(0), N, eps, BLOCK_SIZE=block,
+            num_warps=warps)
+        ctx.save_for_backward(x, w, mean, rstd)
+        ctx.block, ctx.warps = block, warps
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w, mean, rstd = ctx.saved_tensors
+        N = w.shape[0]
+        x2 = x.reshape(-1, N)
+        M = x2.shape[0]
+        group = layer_norm_group_size(N)
+        locks = torch.zeros(2 * group, dtype=torch.int32, device=w.device)
+        dw_part = torch.zeros((group, N), dtype=x.dtype, device=w.device)
+        db_part = torch.zeros((group, N), dtype=x.dtype, device=w.device)
+        dw = torch.empty((N,), dtype=w.dtype, device=w.device)
+        db = torch.empty((N,), dtype=w.dtype, device=w.device)
+        dx = torch.empty_like(dy)
+        TritonLayerNorm.compiled["bwd_dx", ctx.block] = _ln_bwd_dx_fused[(M,)](
+            dx, dy.contiguous(), dw_part, db_part, x2, w, mean, rstd, locks,
+            x2.stride(0), N, BLOCK_SIZE_N=ctx.block, GROUP_SIZE_M=group,
+            num_warps=ctx.warps)
+        _ln_bwd_dwdb[(triton.cdiv(N, 128),)](dw_part, db_part, dw, db,
+                                             min(group, M), N,
+                                             BLOCK_SIZE_M=32,
+                                             BLOCK_SIZE_N=128)
+        return dx, dw, db, None
+
+
+def triton_layer_norm(x, w, b, eps):
+    """y of the tutorial's LayerNorm; differentiable in x, w and b."""
+    return TritonLayerNorm.apply(x, w, b, eps)
+
+
+def eager_layer_norm(x, w, b, eps):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, eps)
+
+
+def ref_layer_norm(x, w, b, eps, dy=None):
+    """float64 y, or with dy the gradients (dx, dw, db) of sum(dy y)."""
+    x, w, b = (t.detach().double().requires_grad_() for t in (x, w, b))
+    y = torch.nn.functional.layer_norm(x, (x.shape[-1],), w, b, eps)
+    if dy is None:
+        return y.detach()
+    y.backward(dy.double())
+    return x.grad, w.grad, b.grad
 
 
 # ---------------------------------------------------------------------------

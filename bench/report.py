@@ -90,6 +90,24 @@ def table(result):
                   f"{r['gbps']:.0f} |" for r in ce]
         lines.append("")
 
+    for work, what in (("layernorm_fwd", "forward"),
+                       ("layernorm_bwd", "backward (dx, dw, db)")):
+        sel = [r for r in rows if r["work"] == work]
+        if not sel:
+            continue
+        triton = {r["N"]: r["ms"] for r in sel if r["impl"] == "triton"}
+        lines += [f"### LayerNorm {what}, the Triton tutorial's, "
+                  f"{sel[0]['dtype']}, M = {sel[0]['M']}: GB/s as the "
+                  "tutorial counts them (higher is better)", "",
+                  "| N | implementation | ms | GB/s | x Triton |",
+                  "| --- | --- | --- | --- | --- |"]
+        for r in sel:
+            ratio = (f"{triton[r['N']] / r['ms']:.2f}" if r["N"] in triton
+                     else "-")
+            lines.append(f"| {r['N']} | {r['impl']} | {r['ms']:.3f} | "
+                         f"{r['gbps']:.0f} | {ratio} |")
+        lines.append("")
+
     for work, title in (("rotary", "Rotary embedding, bf16"),
                         ("linear_attention",
                          "Chunked linear attention forward, bf16")):
@@ -108,7 +126,8 @@ def table(result):
     # Every other section (the attention family, ...): one generic table
     # each, shape keys as they were recorded.
     shown = {"attention", "gemm", "rmsnorm", "launch", "gemm_gelu",
-             "cross_entropy", "rotary", "linear_attention"}
+             "cross_entropy", "rotary", "linear_attention", "layernorm_fwd",
+             "layernorm_bwd"}
     for work in dict.fromkeys(r["work"] for r in rows):
         if work in shown:
             continue

@@ -25,6 +25,8 @@ event pair per call, 10 warm-up calls, the median of 100. Peers:
   gather-then-SDPA and the Triton paged kernel of bench/baselines.py;
 - attention_bwd (kernels/attention_bwd.tile): dQ, dK, dV from the forward's
   lse against the backward of SDPA cuDNN and flash (bench/attention_bwd.py);
+- layernorm (kernels/layer_norm.tile): forward and backward against the
+  Triton tutorial's kernels and eager PyTorch (bench/layernorm.py);
 - chunked linear attention: eager PyTorch, a Triton kernel
   (bench/baselines.py), and flash-linear-attention's chunk_linear_attn when
   its wheel was carried (.whl/, see bench/stage.sh).
@@ -427,6 +429,13 @@ def cross_entropy(tile, rows, checks):
     fused.cross_entropy(tile, rows, checks, time_cuda, record, checked)
 
 
+def layernorm(tile, rows, checks):
+    """The Triton tutorial's LayerNorm, forward and backward:
+    bench/layernorm.py."""
+    import layernorm as ln
+    ln.section(tile, rows, checks, time_cuda, record, checked)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stage", default=".device-bundle")
@@ -435,7 +444,7 @@ def main():
                         choices=["launch", "attention", "rotary",
                                  "linear_attention", "gemm", "rmsnorm",
                                  "attention_family", "attention_bwd",
-                                 "gemm_gelu", "cross_entropy"],
+                                 "gemm_gelu", "cross_entropy", "layernorm"],
                         help="run these sections only (one run of the "
                              "whole set takes more than a device call's "
                              "10 minutes)")
@@ -452,7 +461,8 @@ def main():
                      ("attention_family", attention_family),
                      ("attention_bwd", attention_bwd),
                      ("gemm_gelu", gemm_gelu),
-                     ("cross_entropy", cross_entropy)):
+                     ("cross_entropy", cross_entropy),
+                     ("layernorm", layernorm)):
         if args.only and name not in args.only:
             continue
         # A section that breaks is reported as a failed check; the

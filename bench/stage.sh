@@ -68,6 +68,11 @@ compile linattn-recurrent linear_attention_recurrent.tile -D D=128
 compile matmul-gelu matmul_gelu.tile -D BLOCK_M=128 -D BLOCK_N=256 -D BLOCK_K=64 -D STAGES=3
 compile matmul-gelu-exact matmul_gelu.tile -D BLOCK_M=128 -D BLOCK_N=128 -D BLOCK_K=64 -D STAGES=4 -D FAST_ERF=false
 compile cross-entropy cross_entropy.tile
+# The Triton tutorial's LayerNorm (bench/layernorm.py): BLOCK = N (the
+# tutorial's next_power_of_2(N)) at each width the bench times.
+for n in 1024 2048 4096 8192; do
+  compile layernorm-n$n layer_norm.tile -D BLOCK=$n
+done
 # The launch-overhead probe (bench/run.py's "launch" section).
 mkdir -p "$bench/axpy"
 "$build/bin/tilec" "$root/bench/launch/axpy.tile" --target sm_90a -o "$bench/axpy"

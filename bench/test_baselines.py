@@ -136,6 +136,31 @@ def test_rmsnorm(r, c, dtype):
     check(bl.eager_rmsnorm(x, w, 1e-6), ref, dtype)
 
 
+# LayerNorm (the Triton tutorial's): M not a multiple of the tutorial's
+# group count, N not a power of two; the backward through autograd. dw and
+# db get bf16's tolerance: the tutorial rounds its partial sums to x's
+# dtype after every row.
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m,n", [(3, 100), (333, 1000)])
+def test_layer_norm(m, n, dtype):
+    torch.manual_seed(m + n)
+    x = randn(m, n, dtype=dtype) * 0.5 - 2.3
+    w = torch.rand(n, device=DEVICE, dtype=dtype)
+    b = torch.rand(n, device=DEVICE, dtype=dtype)
+    dy = randn(m, n, dtype=dtype) * 0.1
+    ref = bl.ref_layer_norm(x, w, b, 1e-5)
+    ref_grads = bl.ref_layer_norm(x, w, b, 1e-5, dy)
+    for fn in (bl.triton_layer_norm, bl.eager_layer_norm):
+        leaves = [t.clone().requires_grad_() for t in (x, w, b)]
+        y = fn(*leaves, 1e-5)
+        check(y, ref, dtype)
+        y.backward(dy)
+        check(leaves[0].grad, ref_grads[0], dtype)
+        for got, want in zip((leaves[1].grad, leaves[2].grad), ref_grads[1:]):
+            assert got.dtype == dtype
+            assert bl.rel_l2(got, want) < 1e-2
+
+
 @pytest.mark.parametrize("n", [1000, 3000])
 def test_axpy(n):
     torch.manual_seed(n)

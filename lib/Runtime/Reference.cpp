@@ -146,7 +146,8 @@ bool isKnownReference(const std::string &name) {
   return isAttentionReference(name) || name == "linear_attention" ||
          name == "rotary" || name == "matmul" || name == "rmsnorm" ||
          name == "matmul_bias_gelu" || name == "cross_entropy" ||
-         name == "attention_bwd";
+         name == "attention_bwd" || name == "layer_norm_fwd" ||
+         name == "layer_norm_bwd_dx" || name == "layer_norm_bwd_dwdb";
 }
 
 bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
@@ -178,12 +179,37 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
     ok = crossEntropyRef(c, outputs);
   else if (name == "attention_bwd")
     ok = attentionBackwardRef(c, outputs);
+  else if (name == "layer_norm_fwd")
+    ok = layerNormForwardRef(c, outputs);
+  else if (name == "layer_norm_bwd_dx")
+    ok = layerNormBackwardRef(c, outputs);
+  else if (name == "layer_norm_bwd_dwdb")
+    ok = layerNormDwDbRef(c, outputs);
   else
     ok = c.fail("unknown reference (expected attention_fwd, attention_gqa, "
                 "attention_split, attention_combine, attention_varlen, "
                 "attention_paged, attention_paged_split, attention_bwd, "
                 "linear_attention, rotary, matmul, matmul_bias_gelu, "
-                "cross_entropy or rmsnorm)");
+                "cross_entropy, rmsnorm, layer_norm_fwd, layer_norm_bwd_dx "
+                "or layer_norm_bwd_dwdb)");
+  if (!ok)
+    error = c.error;
+  return ok;
+}
+
+bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
+                           std::vector<HostTensor> &host,
+                           const std::set<std::string> &fromFiles,
+                           std::string &error) {
+  if (bundle.reference.is_null())
+    return true;
+  RefContext c{bundle, plan, host, bundle.reference, ""};
+  std::string name = bundle.reference.value("name", std::string());
+  bool ok = true;
+  if (name == "attention_bwd")
+    ok = deriveAttentionBackwardInputs(c, host, fromFiles);
+  else if (name == "layer_norm_bwd_dx")
+    ok = deriveLayerNormInputs(c, host, fromFiles);
   if (!ok)
     error = c.error;
   return ok;

@@ -122,5 +122,12 @@ for_each_kernel_run() {
     $fn cross-entropy-32k-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=67,V=32003 --in target=$k/ce-inputs/targets-67-32003.npy --seed 42
     $fn cross-entropy-128k-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=8,V=128256 --in target=$k/ce-inputs/targets-8-128256.npy --seed 43
     $fn cross-entropy-random-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=5,V=300 --seed 44
+    # LayerNorm: N not a multiple of the block, M not a multiple of G, G > M;
+    # --check derives the backward's mean and rstd from x.
+    $fn layer-norm-fwd-ragged-$target $k/layer-norm-$target/layer_norm_fwd.json --check --dims M=333,N=1000 --scalar eps=1e-5 --seed 50
+    $fn layer-norm-fwd-loop-$target $k/layer-norm-b128-bf16-$target/layer_norm_fwd.json --check --dims M=37,N=300 --scalar eps=1e-5 --seed 51
+    $fn layer-norm-bwd-ragged-$target $k/layer-norm-$target/layer_norm_bwd_dx.json --check --dims M=333,N=1000,G=7 --seed 52
+    $fn layer-norm-bwd-g-gt-m-$target $k/layer-norm-b128-bf16-$target/layer_norm_bwd_dx.json --check --dims M=3,N=100,G=8 --seed 53
+    $fn layer-norm-dwdb-ragged-$target $k/layer-norm-$target/layer_norm_bwd_dwdb.json --check --dims G=37,N=1000 --seed 54
   done
 }

@@ -73,6 +73,10 @@ for target in sm_80 sm_90a; do
   compile matmul-gelu-$target matmul_gelu.tile $target
   compile matmul-gelu-exact-$target matmul_gelu.tile $target -D FAST_ERF=false
   compile cross-entropy-$target cross_entropy.tile $target
+  # The tutorial LayerNorm's three kernels: one block per row (f16), and a
+  # forward row loop over blocks of 128 (bf16).
+  compile layer-norm-$target layer_norm.tile $target -D BLOCK=1024
+  compile layer-norm-b128-bf16-$target layer_norm.tile $target -D BLOCK=128 -D DT=bf16
   # argmax/argmin (a test kernel), checked against numpy's indices.
   mkdir -p "$stage/kernels/argmax-$target"
   "$tilec" "$root/test/Frontend/argmax.tile" --target "$target" -o "$stage/kernels/argmax-$target"

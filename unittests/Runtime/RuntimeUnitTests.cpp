@@ -614,6 +614,7 @@ int main() {
   testAttentionBackward();
   testLinearAttention();
   testRotary();
+  testLayerNorm();
   testCompare();
   testPtxParams();
   testPtxComments();

@@ -36,6 +36,8 @@ inline void expectNear(double got, double want, const std::string &what,
 /// The two test groups of BundleTests.cpp.
 void testBundleRoundTrip();
 void testChips();
+/// LayerNormTests.cpp.
+void testLayerNorm();
 } // namespace tegula::unittest
 
 #define EXPECT(cond) ::tegula::unittest::expect((cond), #cond, __LINE__)

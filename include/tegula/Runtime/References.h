@@ -83,6 +83,19 @@ void rotary(const double *x, const double *cos, const double *sin, int64_t B,
             int64_t T, int64_t H, int64_t D, int64_t R, bool interleaved,
             double *out);
 
+/// LayerNorm of each row of x [M, N]: mean, rstd = 1 / sqrt(biased variance
+/// + eps), y = (x - mean) rstd w + b with w, b [N]. mean and rstd [M] are
+/// nullable.
+void layerNorm(const double *x, const double *w, const double *b, int64_t M,
+               int64_t N, double eps, double *y, double *mean, double *rstd);
+
+/// The gradients of layerNorm for the output gradient dy [M, N]: dx [M, N],
+/// and the sums of dy xhat (dw) and dy (db) over the rows r with r % G == g
+/// in row g of dwPart and dbPart [G, N] (G = 1: dw and db themselves).
+void layerNormBackward(const double *x, const double *w, const double *dy,
+                       int64_t M, int64_t N, double eps, int64_t G, double *dx,
+                       double *dwPart, double *dbPart);
+
 /// Computes the bundle's reference outputs by tensor name from the inputs
 /// the kernel saw (`inputs[i]` is parameter i before the launch).
 /// Whether `name` is one of the float64 references the runtime ships.

@@ -8,9 +8,9 @@
 //
 // Those inputs (o, lse, delta = rowsum(do o)) must be what the forward
 // computed from the same q, k, v; random ones would check nothing. So with
-// --check the runner derives them here (deriveReferenceInputs) unless an
-// --in file gives them, and the reference refuses given ones that do not
-// match the forward.
+// --check the runner derives them here (deriveAttentionBackwardInputs)
+// unless an --in file gives them, and the reference refuses given ones that
+// do not match the forward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -246,24 +246,18 @@ bool attentionBackwardRef(RefContext &c,
   return true;
 }
 
-bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
-                           std::vector<HostTensor> &host,
-                           const std::set<std::string> &fromFiles,
-                           std::string &error) {
-  if (bundle.reference.is_null() ||
-      bundle.reference.value("name", std::string()) != "attention_bwd")
-    return true;
-  RefContext c{bundle, plan, host, bundle.reference, ""};
+bool deriveAttentionBackwardInputs(RefContext &c, std::vector<HostTensor> &host,
+                                   const std::set<std::string> &fromFiles) {
+  const Bundle &bundle = c.bundle;
+  const LaunchPlan &plan = c.plan;
   BwdTensors t;
   double scale;
   bool causal;
   auto derived = [&](int i) {
     return i >= 0 && !t.isOutput(c, i) && !fromFiles.count(c.param(i));
   };
-  if (!t.bind(c) || !options(c, t, scale, causal)) {
-    error = c.error;
+  if (!t.bind(c) || !options(c, t, scale, causal))
     return false;
-  }
   if (!(derived(t.o) || derived(t.lse) || derived(t.delta)))
     return true;
   // The preprocess reads o and do only: nothing to derive them from.

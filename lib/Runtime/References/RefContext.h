@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,23 @@ struct RefContext {
 /// dq, dk, dv the kernel writes.
 bool attentionBackwardRef(RefContext &c,
                           std::map<std::string, std::vector<double>> &outputs);
+
+/// kernels/layer_norm.tile's references (References/LayerNorm.cpp).
+bool layerNormForwardRef(RefContext &c,
+                         std::map<std::string, std::vector<double>> &outputs);
+bool layerNormBackwardRef(RefContext &c,
+                          std::map<std::string, std::vector<double>> &outputs);
+bool layerNormDwDbRef(RefContext &c,
+                      std::map<std::string, std::vector<double>> &outputs);
+
+/// The inputs the backward references need from the forward, derived in
+/// float64 into `host` where the kernel reads them and no --in file in
+/// `fromFiles` gives them: attention_bwd's o, lse and delta
+/// (References/AttentionBackward.cpp), layer_norm_bwd_dx's mean and rstd.
+bool deriveAttentionBackwardInputs(RefContext &c, std::vector<HostTensor> &host,
+                                   const std::set<std::string> &fromFiles);
+bool deriveLayerNormInputs(RefContext &c, std::vector<HostTensor> &host,
+                           const std::set<std::string> &fromFiles);
 
 } // namespace tegula::rt
 
