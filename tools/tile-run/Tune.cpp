@@ -269,13 +269,14 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
       bucketJson[bundle.sizeVars[i]] = bucket[i];
       dimsJson[bundle.sizeVars[i]] = env.at(bundle.sizeVars[i]);
     }
+    const char *checkedAgainst = opts.againstFirst ? "first config" : "float64";
     entries.push_back({{"device", device.name},
                        {"cc", sm},
                        {"dtype", dtypeSummary(bundle)},
                        {"bucket", bucketJson},
                        {"dims", dimsJson},
                        {"winner", bundle.configs[winner].name},
-                       {"check", opts.againstFirst ? "first config" : "float64"},
+                       {"check", checkedAgainst},
                        {"timings_us", timings},
                        {"ptx_sha256", hashes},
                        {"date", utcNow()},
