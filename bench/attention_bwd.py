@@ -23,33 +23,34 @@ import baselines
 time_cuda = record = checked = None
 
 
-def bundle(tile, d, causal, kernel, large=False):
-    """The forward with lse from bench/stage.sh (STAGE/bench); the
-    backward's kernels as scripts/gpu/stage-kernels.sh stages them for the
-    GPU checks (STAGE/kernels, sm_90a; `large`: the larger blocks only
-    sm_90a takes, for dK/dV and dQ), as an absolute path, which
-    Tegula.run's join keeps as it is."""
+def bundle(tile, d, causal, kernel, default=False):
+    """The forward with lse, dK/dV and dQ: the swept bundles of
+    bench/stage.sh (STAGE/bench, bench/tuning/sweeps.sh), each launching
+    its tuned config; the preprocess, and with `default` every backward
+    kernel, as scripts/gpu/stage-kernels.sh stages them for the GPU checks
+    (STAGE/kernels, sm_90a, the kernels' default blocks), as an absolute
+    path, which Tegula.run's join keeps as it is."""
     c = "-causal" if causal else ""
     if kernel == "attention_fwd_lse":
         return f"attn-fwd-lse-d{d}{c}/{kernel}.json"
-    name = "attn-bwd-large" if large else "attn-bwd"
+    if not default and kernel != "attention_bwd_preprocess":
+        short = kernel[len("attention_bwd_"):]
+        return f"attn-bwd-{short}-d{d}{c}/{kernel}.json"
     return os.path.abspath(os.path.join(
-        tile.bundles, "..", "kernels", f"{name}-d{d}{c}-sm_90a",
+        tile.bundles, "..", "kernels", f"attn-bwd-d{d}{c}-sm_90a",
         f"{kernel}.json"))
 
 
-# Tegula's builds: the defaults (spill-free on sm_80 and sm_90a) and
-# sm_90a's larger blocks (dK/dV 128 keys x 64 queries, dQ 128 x 128 at
-# D = 64 and 128 x 64 at D = 128; chosen by the block sweep in
-# docs/measurements/2026-11-25-h100-language.log).
-BUILDS = {"tegula": False, "tegula-large-blocks": True}
+# Tegula's builds: the tuned sweeps, and the kernels' defaults (spill-free
+# on sm_80 and sm_90a, the blocks a user gets without a table).
+BUILDS = {"tegula": False, "tegula-defaults": True}
 
 
-def tegula_backward(tile, q, k, v, do, causal, scale, large):
+def tegula_backward(tile, q, k, v, do, causal, scale, default):
     """Runs Tegula's forward (untimed) for o and lse, and returns
-    run(bench) -> ((dq, dk, dv), ms): the three backward launches, and with
-    `bench` the sum of their median times (each timed as run.py times
-    every call)."""
+    run(bench) -> ((dq, dk, dv), ms, config): the three backward launches,
+    with `bench` the sum of their median times (each timed as run.py times
+    every call), and the configs dK/dV and dQ ran (None for defaults)."""
     z, h, n, d = q.shape
     dims = dict(Z=z, H=h, N=n)
     fwd, _ = tile.run(bundle(tile, d, causal, "attention_fwd_lse"), dims,
@@ -58,17 +59,19 @@ def tegula_backward(tile, q, k, v, do, causal, scale, large):
 
     def run(bench):
         def launch(kernel, ins, outs, scalars=None):
-            path = bundle(tile, d, causal, kernel,
-                          large and kernel != "attention_bwd_preprocess")
+            path = bundle(tile, d, causal, kernel, default)
             return tile.run(path, dims, ins, outs, scalars, bench=bench)
         pre, ms_pre = launch("attention_bwd_preprocess",
                              dict(o=fwd["o"], do=do), ["delta"])
         ins = dict(q=q, k=k, v=v, do=do, lse=fwd["lse"], delta=pre["delta"])
         kv, ms_kv = launch("attention_bwd_dkdv", ins, ["dk", "dv"],
                            dict(scale=scale))
+        config = tile.last_config and f"dkdv {tile.last_config}"
         qg, ms_q = launch("attention_bwd_dq", ins, ["dq"], dict(scale=scale))
+        if config:
+            config += f"; dq {tile.last_config}"
         grads = (qg["dq"], kv["dk"], kv["dv"])
-        return grads, (ms_pre + ms_kv + ms_q) if bench else None
+        return grads, (ms_pre + ms_kv + ms_q) if bench else None, config
     return run
 
 
@@ -117,10 +120,10 @@ def section(tile, rows, checks, time_fn, record_fn, checked_fn):
             scale = d ** -0.5
             ref = ref_backward(q, k, v, do, causal, scale)
             label = f"N=333 D={d} causal={causal} vs float64"
-            for impl, large in BUILDS.items():
+            for impl, default in BUILDS.items():
                 try:
-                    grads, _ = tegula_backward(tile, q, k, v, do, causal,
-                                               scale, large)(False)
+                    grads, _, _ = tegula_backward(tile, q, k, v, do, causal,
+                                                  scale, default)(False)
                     check_grads(checks, f"attention_bwd {impl} {label}",
                                 grads, ref)
                 except Exception:
@@ -150,16 +153,16 @@ def section(tile, rows, checks, time_fn, record_fn, checked_fn):
                 q, k, v, do = (randn(z, h, n, d) for _ in range(4))
                 scale = d ** -0.5
                 ours = None
-                for impl, large in BUILDS.items():
-                    grads, ms = tegula_backward(tile, q, k, v, do, causal,
-                                                scale, large)(True)
+                for impl, default in BUILDS.items():
+                    grads, ms, config = tegula_backward(
+                        tile, q, k, v, do, causal, scale, default)(True)
                     if ours is None:
                         ours = grads
                     else:
                         check_grads(checks, f"attention_bwd {impl} vs tegula "
                                     f"{shape}", grads, ours)
                     record(rows, "attention_bwd", impl, shape, ms,
-                           flops=flops)
+                           flops=flops, config=config)
                 for backend in ("cudnn", "flash"):
                     name = f"sdpa-{backend}"
                     try:

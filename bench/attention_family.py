@@ -33,10 +33,10 @@ def gqa_bundle(tile, kernel, causal=""):
 
 
 def bench_bundle(config, kernel):
-    """A bench configuration of bench/stage.sh (STAGE/bench): the prefill
-    kernels at attention_fwd's sm_90a bench blocks rather than the checked
-    defaults, which must also suit sm_80. Relative: Tegula.run joins it to
-    the bench directory."""
+    """A swept bundle of bench/stage.sh (STAGE/bench, bench/tuning/sweeps.sh):
+    GQA prefill and decode and varlen at their tuned sm_90a blocks rather
+    than the checked defaults, which must also suit sm_80. Relative:
+    Tegula.run joins it to the bench directory."""
     return os.path.join(config, f"{kernel}.json")
 
 
@@ -146,7 +146,8 @@ def family_gqa(tile, rows, checks):
                             dict(Z=z, H=h, HKV=hkv, M=n, N=n),
                             dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
         ours = outs["o"]
-        record(rows, "attention_gqa", "tegula", shape, ms, flops=flops)
+        record(rows, "attention_gqa", "tegula", shape, ms, flops=flops,
+               config=tile.last_config)
         for backend in ("cudnn", "flash"):
             name, fn = sdpa_gqa(backend, q, k, v)
             time_peer(rows, checks, "attention_gqa", name,
@@ -166,11 +167,12 @@ def family_gqa(tile, rows, checks):
     flops = 4 * z * h * m * n * d
     nbytes = 2 * (2 * z * hkv * n * d + 2 * z * h * m * d)
     dims = dict(Z=z, H=h, HKV=hkv, M=m, N=n)
-    outs, ms = tile.run(gqa_bundle(tile, "attention_gqa_decode"), dims,
-                        dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
+    outs, ms = tile.run(bench_bundle("attn-gqa-decode", "attention_gqa_decode"),
+                        dims, dict(q=q, k=k, v=v), ["o"],
+                        dict(scale=d ** -0.5))
     ours = outs["o"]
     record(rows, "attention_gqa_decode", "tegula", shape, ms, flops=flops,
-           nbytes=nbytes)
+           nbytes=nbytes, config=tile.last_config)
     # The same shape through attention_gqa: one program per query head.
     outs, ms = tile.run(gqa_bundle(tile, "attention_gqa"), dims,
                         dict(q=q, k=k, v=v), ["o"], dict(scale=d ** -0.5))
@@ -253,7 +255,8 @@ def family_varlen(tile, rows, checks):
                      max_seqlen=max(lens), causal=causal)
         print(f"varlen {shape}", flush=True)
         q, k, v, ours, ms, _ = run(bounds, h, hkv, causal, True)
-        record(rows, "attention_varlen", "tegula", shape, ms, flops=flops)
+        record(rows, "attention_varlen", "tegula", shape, ms, flops=flops,
+               config=tile.last_config)
         # K/V repeated to H heads once, outside the timing (the peer's best
         # case; SDPA's default backend choice for each call).
         kr, vr = (x.repeat_interleave(h // hkv, 1) for x in (k, v))

@@ -24,7 +24,7 @@ def gemm_gelu(tile, rows, checks, time_cuda, record, checked):
         checked(f"gemm+gelu {name} 333x190x271 vs float64", fn(a, b, bias),
                 ref, 1e-2, checks)
     # Tegula's erf(precision = fast) build, and its correctly rounded f64
-    # erf (FAST_ERF = false) at the blocks that run fastest with it.
+    # erf (FAST_ERF = false), each at its tuned blocks.
     ours = {"tegula": "matmul-gelu/matmul_bias_gelu.json",
             "tegula-exact-erf": "matmul-gelu-exact/matmul_bias_gelu.json"}
     for name, bundle in ours.items():
@@ -41,7 +41,8 @@ def gemm_gelu(tile, rows, checks, time_cuda, record, checked):
         for name, bundle in ours.items():
             outs, ms = tile.run(bundle, shape, dict(a=a, b=b, bias=bias),
                                 ["c"])
-            record(rows, "gemm_gelu", name, shape, ms, flops=flops)
+            record(rows, "gemm_gelu", name, shape, ms, flops=flops,
+                   config=tile.last_config)
             timed[name] = outs["c"]
         checked(f"gemm+gelu tegula vs tegula-exact-erf {shape}",
                 timed["tegula"], timed["tegula-exact-erf"], 1e-2, checks)
@@ -84,7 +85,8 @@ def cross_entropy(tile, rows, checks, time_cuda, record, checked):
         outs, ms = tile.run("cross-entropy/cross_entropy.json", shape,
                             dict(logits=x, target=t), ["loss"])
         ours = outs["loss"]
-        record(rows, "cross_entropy", "tegula", shape, ms, nbytes=nbytes)
+        record(rows, "cross_entropy", "tegula", shape, ms, nbytes=nbytes,
+               config=tile.last_config)
         for name, fn in peers.items():
             checked(f"cross-entropy {name} vs tegula {shape}", fn(x, t), ours,
                     1e-4, checks)

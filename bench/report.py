@@ -16,6 +16,14 @@ def table(result):
              f"(torch {result['torch']}, triton {result['triton']}, "
              f"cuDNN {result['cudnn']}); {result['timing']}.",
              f"Command: `{result['command']}`.", ""]
+    # Bundles whose launches ran config 0 instead of a tuned winner.
+    untuned = {b: state for b, state in result.get("tuning", {}).items()
+               if state != "tuned"}
+    if untuned:
+        lines += [f"**WARNING: {len(untuned)} swept bundles ran without a "
+                  "valid tuning table (config 0):**", ""]
+        lines += [f"- {b}: {state}" for b, state in sorted(untuned.items())]
+        lines.append("")
 
     attn = [r for r in rows if r["work"] == "attention"]
     impls = list(dict.fromkeys(r["impl"] for r in attn))
@@ -146,6 +154,21 @@ def table(result):
             lines.append(f"| {shape} | {r['impl']} | {r['ms']:.3f} |" +
                          (f" {r[rate]:.1f} |" if rate and rate in r else
                           (" |" if rate else "")))
+        lines.append("")
+
+    configs = [r for r in result["rows"] if "config" in r]
+    if configs:
+        lines += ["### The configs Tegula's rows ran", "",
+                  "Chosen per launch by the runtime (docs/tuning.md): tuned "
+                  "(the table's bucket), nearest bucket, pinned or default.",
+                  "", "| work | shape | implementation | config |",
+                  "| --- | --- | --- | --- |"]
+        skip = {"work", "impl", "ms", "tflops", "gbps", "config"}
+        for r in configs:
+            shape = ", ".join(f"{k}={v}" for k, v in r.items()
+                              if k not in skip)
+            lines.append(f"| {r['work']} | {shape} | {r['impl']} | "
+                         f"{r['config']} |")
         lines.append("")
 
     checks = result["checks"]

@@ -42,6 +42,7 @@ from it.
 
 import argparse
 import datetime
+import hashlib
 import json
 import math
 import os
@@ -90,11 +91,23 @@ class Tegula:
         self.tegula = tegula
         self.bundles = os.path.join(stage, "bench")
         self.kernels = {}
+        # Per swept bundle: its tuning table's state on this GPU
+        # (tuning_state); results.json keeps them.
+        self.tuning = {}
+        # The config the last run() launched, "NAME (source)", or None for
+        # a bundle without configs: record() puts it in Tegula's rows.
+        self.last_config = None
 
     def kernel(self, bundle):
         if bundle not in self.kernels:
-            library = self.tegula.load(os.path.join(self.bundles, bundle))
+            path = os.path.join(self.bundles, bundle)
+            library = self.tegula.load(path)
             self.kernels[bundle] = next(iter(library))
+            state = tuning_state(path, torch.cuda.get_device_name())
+            if state:
+                self.tuning[bundle] = state
+                if state != "tuned":
+                    print(f"WARNING: {bundle}: {state}", flush=True)
         return self.kernels[bundle]
 
     def run(self, bundle, dims, inputs, outputs, scalars=None, bench=True):
@@ -109,17 +122,50 @@ class Tegula:
                                     dtype=getattr(torch, {
                                         "f16": "float16", "bf16": "bfloat16",
                                         "f32": "float32"}[dtype]))
-        print(f"  tegula {kernel.name}: variant {binding.variant}, grid "
-              f"{binding.grid}", flush=True)
+        self.last_config = (None if binding.config is None else
+                            f"{binding.config} ({binding.config_source})")
+        config = f"config {self.last_config}, " if self.last_config else ""
+        print(f"  tegula {kernel.name}: {config}variant {binding.variant}, "
+              f"grid {binding.grid}", flush=True)
         kernel(**args, dims=dims)
         results = {name: args[name] for name in outputs}
         ms = time_cuda(lambda: kernel(**args, dims=dims)) if bench else None
         return results, ms
 
 
-def record(rows, work, impl, shape, ms, flops=None, nbytes=None):
-    """Appends one timed row, with its TFLOP/s or GB/s, and prints it."""
+def tuning_state(bundle_json, device):
+    """None for a bundle without configs; else "tuned" when its tuning
+    table has an entry for `device` whose PTX hashes are the bundle's, or
+    why launches take config 0 ("untuned", "STALE": the PTX changed since
+    tuning, docs/tuning.md), which the bench must say loudly."""
+    bundle = json.load(open(bundle_json))
+    if "configs" not in bundle:
+        return None
+    folder = os.path.dirname(bundle_json)
+    table = os.path.join(folder, bundle.get("tuning", "-"))
+    entries = [e for e in (json.load(open(table))["entries"]
+                           if os.path.exists(table) else [])
+               if e["device"] == device]
+    if not entries:
+        return (f"untuned on {device}: every launch runs config 0 "
+                "(bench/tuning/tune-on-device.sh)")
+    hashes = {c["name"]: hashlib.sha256(open(os.path.join(
+        folder, c["ptx"]), "rb").read()).hexdigest()
+        for c in bundle["configs"]}
+    if any(e["ptx_sha256"] == hashes for e in entries):
+        return "tuned"
+    return (f"STALE tuning table on {device}: the PTX changed since it was "
+            "tuned, launches run config 0; re-tune "
+            "(bench/tuning/tune-on-device.sh)")
+
+
+def record(rows, work, impl, shape, ms, flops=None, nbytes=None,
+           config=None):
+    """Appends one timed row, with its TFLOP/s or GB/s, and prints it;
+    `config`: the config a Tegula row ran (Tegula.last_config)."""
     row = dict(work=work, impl=impl, **shape, ms=ms)
+    if config:
+        row["config"] = config
     line = f"  {impl}: {ms:.3f} ms"
     if flops:
         row["tflops"] = flops / ms / 1e9
@@ -128,6 +174,8 @@ def record(rows, work, impl, shape, ms, flops=None, nbytes=None):
         row["gbps"] = nbytes / ms / 1e6
         line += f" {row['gbps']:.0f} GB/s"
     rows.append(row)
+    if config:
+        line += f" [{config}]"
     print(line, flush=True)
 
 
@@ -181,7 +229,8 @@ def attention(tile, rows, checks):
                                     dict(q=q, k=k, v=v), ["o"],
                                     dict(scale=scale))
                 ours = outs["o"]
-                record(rows, "attention", "tegula", shape, ms, flops=flops)
+                record(rows, "attention", "tegula", shape, ms, flops=flops,
+                       config=tile.last_config)
                 for name, fn in peers.items():
                     o = fn(q, k, v, causal, scale)
                     checked(f"attention {name} vs tegula {shape}", o, ours,
@@ -228,7 +277,8 @@ def rotary(tile, rows, checks):
     print(f"rotary {shape}", flush=True)
     outs, ms = tile.run("rotary/rotary.json", dict(B=b, T=t, H=h),
                         dict(x=x, cos=cos, sin=sin), ["out"])
-    record(rows, "rotary", "tegula", shape, ms, nbytes=nbytes)
+    record(rows, "rotary", "tegula", shape, ms, nbytes=nbytes,
+           config=tile.last_config)
     for name, fn in peers.items():
         checked(f"rotary {name} vs tegula {shape}", fn(x, cos, sin),
                 outs["out"], 1e-2, checks)
@@ -274,13 +324,15 @@ def linear_attention(tile, rows, checks):
         # Bytes that must move: q, k, v in, o out.
         nbytes = 4 * q.numel() * 2
 
-        def timed(impl, ms):
-            record(rows, "linear_attention", impl, shape, ms, nbytes=nbytes)
+        def timed(impl, ms, config=None):
+            record(rows, "linear_attention", impl, shape, ms, nbytes=nbytes,
+                   config=config)
 
-        # Form (a): state in registers, one kernel, in two block shapes; the
-        # first is the one every other output is compared with.
+        # Form (a): state in registers, one kernel, in 64- and 32-row
+        # chunks (two swept bundles); the first is the one every other
+        # output is compared with.
         ours = None
-        for label, bundle in (("tegula (a) BLOCK_V=32", "linattn-bv32"),
+        for label, bundle in (("tegula (a) BLOCK_T=64", "linattn-bt64"),
                               ("tegula (a) BLOCK_T=32", "linattn-bt32")):
             outs, ms = tile.run(f"{bundle}/linear_attention.json", dims, ins,
                                 ["o"], dict(scale=scale))
@@ -289,25 +341,27 @@ def linear_attention(tile, rows, checks):
             else:
                 checked(f"linear attention {label} vs the first (a) {shape}",
                         outs["o"], ours, 1e-2, checks)
-            timed(label, ms)
+            timed(label, ms, tile.last_config)
         # Form (b): two kernels; its time is the sum of both.
         nc = -(-t // 64)
         states, ms_states = tile.run(
             "linattn-states/linear_attention_states.json",
             dict(dims, NC=nc), dict(k=k, v=v), ["states"])
+        config = tile.last_config
         outs, ms_chunks = tile.run(
-            "linattn-states/linear_attention_chunks.json", dict(dims, NC=nc),
+            "linattn-chunks/linear_attention_chunks.json", dict(dims, NC=nc),
             dict(ins, states=states["states"]), ["o"], dict(scale=scale))
         checked(f"linear attention tegula (b) vs (a) {shape}", outs["o"],
                 ours, 1e-2, checks)
-        timed("tegula (b)", ms_states + ms_chunks)
+        timed("tegula (b)", ms_states + ms_chunks,
+              f"states {config}; chunks {tile.last_config}")
         # Form (c): recurrent.
         outs, ms = tile.run(
             "linattn-recurrent/linear_attention_recurrent.json", dims, ins,
             ["o"], dict(scale=scale))
         checked(f"linear attention tegula (c) vs (a) {shape}", outs["o"],
                 ours, 1e-2, checks)
-        timed("tegula (c)", ms)
+        timed("tegula (c)", ms, tile.last_config)
         for name, fn in peers.items():
             checked(f"linear attention {name} vs tegula {shape}",
                     fn(q, k, v, scale), ours, 1e-2, checks)
@@ -338,7 +392,8 @@ def gemm(tile, rows, checks):
         flops = 2 * m * n * k
         outs, ms = tile.run("matmul/matmul.json", shape, dict(a=a, b=b), ["c"])
         ours = outs["c"]
-        record(rows, "gemm", "tegula", shape, ms, flops=flops)
+        record(rows, "gemm", "tegula", shape, ms, flops=flops,
+               config=tile.last_config)
         for name, fn in peers.items():
             checked(f"gemm {name} vs tegula {shape}", fn(a, b), ours, 1e-2,
                     checks)
@@ -372,7 +427,8 @@ def rmsnorm(tile, rows, checks):
         outs, ms = tile.run("rmsnorm/rmsnorm.json", shape, dict(x=x, w=w),
                             ["y"], dict(eps=eps))
         ours = outs["y"]
-        record(rows, "rmsnorm", "tegula", shape, ms, nbytes=nbytes)
+        record(rows, "rmsnorm", "tegula", shape, ms, nbytes=nbytes,
+               config=tile.last_config)
         for name, fn in peers.items():
             checked(f"rmsnorm {name} vs tegula {shape}", fn(x, w, eps), ours,
                     1e-2, checks)
@@ -486,11 +542,18 @@ def main():
                   "launch: host wall time per call over 20000 calls",
         "rows": rows,
         "checks": checks,
+        # Each swept bundle's tuning table on this GPU: "tuned", or why
+        # its launches ran config 0 (untuned, STALE).
+        "tuning": tile.tuning,
     }
     path = os.path.join(args.out, "results.json")
     with open(path, "w") as f:
         json.dump(result, f, indent=1)
     failed = [c["check"] for c in checks if not c["pass"]]
+    untuned = sorted(b for b, state in tile.tuning.items() if state != "tuned")
+    if untuned:
+        print(f"WARNING: {len(untuned)} bundles ran untuned or with STALE "
+              f"tables (config 0): {', '.join(untuned)}", flush=True)
     print(f"wrote {path}; {len(checks) - len(failed)} checks passed, "
           f"{len(failed)} failed", flush=True)
     sys.exit(1 if failed else 0)

@@ -5,6 +5,7 @@
 # at the bench's shape (tile-run --bench: CUDA events, 10 warm-up, median of
 # 100), base and new back to back.
 set -u
+root=$(pwd)
 run=.device-bundle/bin/tile-run
 out=.device-bundle/ab
 source bench/ab/configs.sh

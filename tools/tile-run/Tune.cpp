@@ -7,6 +7,11 @@
 // config within 2% of the fastest, so that noise does not flip winners
 // between runs. Entries of the same device and bucket are replaced.
 //
+// With --against-first the float64 reference, which takes minutes at the
+// sizes kernels are tuned for, is replaced by agreement: at each --dims the
+// first config that runs gives the outputs every later one is compared
+// with (the caller checks each config against float64 at a small size).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Tune.h"
@@ -14,6 +19,7 @@
 #include "tegula/Runtime/Bundle.h"
 #include "tegula/Runtime/File.h"
 #include "tegula/Runtime/Launcher.h"
+#include "tegula/Runtime/References.h"
 #include "tegula/Runtime/Tuning.h"
 
 #include <nlohmann/json.hpp>
@@ -79,11 +85,53 @@ struct Counter {
   size_t done = 0, total = 0;
 };
 
+/// The outputs of the first config that ran at this --dims
+/// (--against-first): the reference of the configs after it.
+using Baseline = std::map<std::string, std::vector<double>>;
+
+/// --against-first: the first config's outputs become `baseline` (they must
+/// be finite); later ones are compared with them at --check's tolerance.
+bool agreesWithFirst(const TuneOptions &opts, HostSession &session,
+                     Baseline &baseline, std::string &why) {
+  if (baseline.empty()) {
+    for (const auto &[name, tensor] : session.outputs) {
+      std::vector<double> values = tensor.toDoubles();
+      if (!std::all_of(values.begin(), values.end(),
+                       [](double v) { return std::isfinite(v); })) {
+        why = "output '" + name + "' is not finite";
+        baseline.clear();
+        return false;
+      }
+      baseline[name] = std::move(values);
+    }
+    return true;
+  }
+  std::vector<DType> dtypes;
+  for (const Param &p : session.bundle.params)
+    if (p.isTensor)
+      dtypes.push_back(p.dtype);
+  double tol = opts.tolerance >= 0 ? opts.tolerance : toleranceFor(dtypes);
+  for (const auto &[name, tensor] : session.outputs) {
+    Comparison c = compare(tensor, baseline.at(name), tol);
+    if (!c.pass) {
+      char text[160];
+      std::snprintf(text, sizeof(text),
+                    "output '%s' differs from the first config's: rel_l2 "
+                    "%.3e, tol %.1e",
+                    name.c_str(), c.relL2, c.tolerance);
+      why = text;
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Runs config `config` on `session`'s inputs: its median in µs, or the
 /// reason it cannot win.
 std::optional<double> measure(const TuneOptions &opts, const CudaDriver &driver,
                               const GpuDevice &device, HostSession &session,
-                              int config, std::string &why) {
+                              Baseline &baseline, int config,
+                              std::string &why) {
   const Bundle &bundle = session.bundle;
   if (!applyConfig(bundle, config, session.plan, why)) {
     why = "cannot bind: " + why;
@@ -98,11 +146,20 @@ std::optional<double> measure(const TuneOptions &opts, const CudaDriver &driver,
     return launcher.download(i, t, message);
   };
   session.failed = false;
-  if (!session.collectOutputs(download, why) ||
-      !session.checkOutputs("the bundle names none, so pass --ref "
-                            "NAME=FILE.npy",
-                            why))
+  if (!session.collectOutputs(download, why))
     return std::nullopt;
+  if (opts.againstFirst) {
+    if (session.failed) {
+      why = "unwritten outputs";
+      return std::nullopt;
+    }
+    if (!agreesWithFirst(opts, session, baseline, why))
+      return std::nullopt;
+  } else if (!session.checkOutputs("the bundle names none, so pass --ref "
+                                   "NAME=FILE.npy",
+                                   why)) {
+    return std::nullopt;
+  }
   if (session.failed) {
     why = "wrong results (the check failed)";
     return std::nullopt;
@@ -154,7 +211,8 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
   for (const std::string &dims : opts.dims) {
     HostOptions host = opts;
     host.dims = {dims};
-    host.check = true;
+    // --against-first needs no reference, nor the inputs derived for one.
+    host.check = !opts.againstFirst;
     host.outs.clear();
     host.jsonPath.clear();
     HostSession session("");
@@ -168,11 +226,12 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
     std::vector<int64_t> bucket = bucketOf(bundle, env);
     json timings = json::object(), hashes = json::object();
     std::vector<std::optional<double>> medians;
+    Baseline baseline;
     for (size_t c = 0; c < bundle.configs.size(); ++c) {
       const Config &config = bundle.configs[c];
       std::string why;
       std::optional<double> us =
-          measure(opts, driver, device, session, int(c), why);
+          measure(opts, driver, device, session, baseline, int(c), why);
       medians.push_back(us);
       hashes[config.name] = config.ptxSha256;
       char figure[64];
@@ -210,12 +269,14 @@ bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
       bucketJson[bundle.sizeVars[i]] = bucket[i];
       dimsJson[bundle.sizeVars[i]] = env.at(bundle.sizeVars[i]);
     }
+    const char *checkedAgainst = opts.againstFirst ? "first config" : "float64";
     entries.push_back({{"device", device.name},
                        {"cc", sm},
                        {"dtype", dtypeSummary(bundle)},
                        {"bucket", bucketJson},
                        {"dims", dimsJson},
                        {"winner", bundle.configs[winner].name},
+                       {"check", checkedAgainst},
                        {"timings_us", timings},
                        {"ptx_sha256", hashes},
                        {"date", utcNow()},
@@ -312,6 +373,9 @@ int runTune(const TuneOptions &opts) {
     return fail("--tune times kernels on a GPU: " + error);
   std::printf("device: %s (sm_%d%d, %d SMs)\n", device.name.c_str(),
               device.ccMajor, device.ccMinor, device.smCount);
+  if (opts.againstFirst)
+    std::printf("checking each config against the first config's outputs "
+                "(--against-first)\n");
 
   Counter counter;
   for (const Bundle &bundle : bundles)

@@ -1,8 +1,9 @@
 //===- Tune.h - tile-run --tune ---------------------------------*- C++ -*-===//
 //
 // Times every config of a bundle at each --dims on the GPU, after checking
-// each against the float64 reference, and records the winners in
-// KERNEL.tuning.json (docs/tuning.md).
+// each against the float64 reference (or, with --against-first, against the
+// first config's outputs), and records the winners in KERNEL.tuning.json
+// (docs/tuning.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,9 @@ struct TuneOptions : HostOptions {
   /// A bundle directory or one KERNEL.json.
   std::string path;
   int warmup = 10, iters = 100;
+  /// Check each config against the first config's outputs at the same
+  /// --dims instead of the float64 reference (too slow at large sizes).
+  bool againstFirst = false;
 };
 
 /// The median of event timings (the mean of the middle two for an even

@@ -4,6 +4,7 @@
 //          [--in NAME=F.npy]... [--out NAME=F.npy]... [--ref NAME=F.npy]...
 //          [--check] [--bench [--warmup N] [--rep N]] [--seed S] [--json OUT]
 // tile-run --tune BUNDLE_DIR_OR_JSON --dims M=4096,... [--dims ...]
+//          [--against-first]
 //
 // A bundle with configs runs the one TEGULA_CONFIG pins, else its tuning
 // table's winner for this GPU and shape, else the first (docs/tuning.md);
@@ -48,6 +49,7 @@ struct Options : HostOptions {
   /// A dry run's stand-in for the GPU's name, for tuned configs.
   std::string device;
   std::string tune;
+  bool againstFirst = false;
 };
 
 /// How tile-run's --check can get a reference the bundle lacks.
@@ -247,6 +249,9 @@ int main(int argc, char **argv) {
   app.add_option("--tune", opts.tune,
                  "time every config of BUNDLE_DIR or KERNEL.json at each "
                  "--dims and write KERNEL.tuning.json (docs/tuning.md)");
+  app.add_flag("--against-first", opts.againstFirst,
+               "with --tune: check each config against the first config's "
+               "outputs instead of the float64 reference");
   app.add_option("--device", opts.device,
                  "with --dry-run: the GPU name whose tuned configs to choose");
   app.add_flag("--probe", opts.probe, "report the GPU and driver, then stop");
@@ -262,6 +267,10 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "error: %s requires --bench or --tune\n", flag);
       return 1;
     }
+  if (opts.againstFirst && opts.tune.empty()) {
+    std::fprintf(stderr, "error: --against-first requires --tune\n");
+    return 1;
+  }
   if (app.count("--device") && !opts.dryRun) {
     std::fprintf(stderr, "error: --device names a GPU for --dry-run only; a "
                          "run uses the GPU it finds\n");
@@ -280,6 +289,7 @@ int main(int argc, char **argv) {
     tune.path = opts.tune;
     tune.warmup = opts.warmup;
     tune.iters = opts.rep;
+    tune.againstFirst = opts.againstFirst;
     try {
       return runTune(tune);
     } catch (const std::exception &e) {

@@ -8,7 +8,9 @@
  * launch with FAKE_CUDA_TIME=flat, and events read that clock.
  *
  * FAKE_CUDA_CC=90 (the compute capability), FAKE_CUDA_NAME (the device's
- * name, "Fake GPU"), FAKE_CUDA_REFUSE_CUBIN (cubins fail to load). */
+ * name, "Fake GPU"), FAKE_CUDA_REFUSE_CUBIN (cubins fail to load),
+ * FAKE_CUDA_WRONG_GRID=G (a launch of G blocks writes x + 1: a wrong
+ * config). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -104,6 +106,10 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
   float *x = *(float **)args[0], *y = *(float **)args[1];
   int32_t n = *(int32_t *)args[2];
   memcpy(y, x, (size_t)n * sizeof(float));
+  const char *wrong = getenv("FAKE_CUDA_WRONG_GRID");
+  if (wrong && (unsigned)atoi(wrong) == gx * gy * gz)
+    for (int32_t i = 0; i < n; ++i)
+      y[i] += 1;
   const char *time = getenv("FAKE_CUDA_TIME");
   clockUs += time && !strcmp(time, "flat") ? 10.0 : (double)gx * gy * gz;
   return OK;
