@@ -11,6 +11,31 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TileFastMath : Pass<"tile-fast-math", "::mlir::func::FuncOp"> {
+  let summary = "Mark the fast-math forms a kernel allows on its ops";
+  let description = [{
+    The language's fast math by default (docs/language-extensions.md),
+    decided once and recorded on the ops, where the lowering and the
+    interpreter read it. In a function without `tile.exact_math`:
+
+    - every floating-point arith op gets `fastmath<contract>`: a multiply
+      feeding an add may become one fma (NVPTX fuses only flagged ops);
+    - `math.exp` and `math.exp2` get `fastmath<afn>`, which this compiler
+      reads as "flush-to-zero ex2": `ex2.approx.ftz.f32`, results below
+      2^-126 flushed to +0 (the interpreter flushes them too). Without it
+      they lower to the non-flushing `ex2.approx.f32`.
+
+    Flags already present are kept; a `tile.exact_math` function is left
+    as it is. The frontend runs it on the tile IR it generates, so
+    `tilec --emit tile` shows the flags:
+
+    ```mlir
+    %s = arith.addf %p, %z fastmath<contract> : tensor<128xf32>
+    %e = math.exp2 %s fastmath<afn> : tensor<128xf32>
+    ```
+  }];
+}
+
 def TilePlanDots : Pass<"tile-plan-dots", "::mlir::func::FuncOp"> {
   let summary = "Choose each dot's instruction family and operand sources";
   let description = [{

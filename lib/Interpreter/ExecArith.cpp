@@ -80,17 +80,16 @@ Handler floatUnary(F1 fn) {
   };
 }
 
-/// exp and exp2 as the GPU computes them (ElementwiseToNVVM.cpp): through
-/// ex2.approx.ftz.f32, which flushes results below 2^-126 (FLT_MIN) to +0,
-/// except in kernels marked `tile.exact_math`. Its approximation error
-/// (2^-22.5 relative) and FMA contraction's single rounding are within any
-/// checking tolerance and not modelled.
+/// exp and exp2 as the GPU computes them (ElementwiseToNVVM.cpp): flagged
+/// `afn` (tile-fast-math: outside `tile.exact_math` kernels), through
+/// ex2.approx.ftz.f32, which flushes results below 2^-126 (FLT_MIN) to +0.
+/// Its approximation error (2^-22.5 relative) and FMA contraction's single
+/// rounding are within any checking tolerance and not modelled.
 Handler flushingExp(F1 fn) {
   return [fn](Machine &m, Operation &op) {
-    bool flush = true;
-    for (Operation *p = op.getParentOp(); p; p = p->getParentOp())
-      if (p->hasAttr(tile::TileDialect::kExactMathAttrName))
-        flush = false;
+    auto flags = cast<arith::ArithFastMathInterface>(op).getFastMathFlagsAttr();
+    bool flush = flags && arith::bitEnumContainsAll(flags.getValue(),
+                                                    arith::FastMathFlags::afn);
     Type elt = getElementTypeOrSelf(op.getResult(0).getType());
     const Data &a = m.data(op.getOperand(0));
     Data d;

@@ -227,12 +227,15 @@ void getFileName(Validator &v, const json &obj, const char *key,
   out = it->get<std::string>();
 }
 
-/// The optional ptxas figures ("registers", "spill_bytes").
+/// The optional ptxas figures ("registers", "spill_bytes",
+/// "spill_load_bytes"; bundles before the last have none).
 void getStats(Validator &v, const json &obj, const std::string &where,
               std::optional<int64_t> &registers,
-              std::optional<int64_t> &spillBytes) {
+              std::optional<int64_t> &spillBytes,
+              std::optional<int64_t> &spillLoadBytes) {
   for (auto [key, out] : {std::pair{"registers", &registers},
-                          std::pair{"spill_bytes", &spillBytes}}) {
+                          std::pair{"spill_bytes", &spillBytes},
+                          std::pair{"spill_load_bytes", &spillLoadBytes}}) {
     auto it = obj.find(key);
     if (it == obj.end() || it->is_null())
       continue;
@@ -262,7 +265,7 @@ void parseCode(const Bundle &b, Validator &v, const json &obj,
     v.fail(where +
            "shared_bytes out of range: " + std::to_string(c.sharedBytes));
   getFileName(v, obj, "cubin", where, c.cubinPath);
-  getStats(v, obj, where, c.registers, c.spillBytes);
+  getStats(v, obj, where, c.registers, c.spillBytes, c.spillLoadBytes);
   auto grid = obj.find("grid");
   if (grid == obj.end() || !grid->is_array() || grid->size() != 3) {
     v.fail(where + "'grid' must be an array of 3 expressions");
@@ -300,7 +303,8 @@ void parseCode(const Bundle &b, Validator &v, const json &obj,
     if (variant.sharedBytes < 0 || variant.sharedBytes > (int64_t(1) << 30))
       v.fail(what + " shared_bytes out of range");
     getFileName(v, item, "cubin", what + " ", variant.cubinPath);
-    getStats(v, item, what + " ", variant.registers, variant.spillBytes);
+    getStats(v, item, what + " ", variant.registers, variant.spillBytes,
+             variant.spillLoadBytes);
     auto when = item.find("when");
     if (when == item.end() || !when->is_array() || when->size() > 64) {
       v.fail(what + " 'when' must be an array of at most 64 expressions");

@@ -47,16 +47,16 @@ json paramJson(const Param &param) {
 
 /// The file fields of a build: its cubin and, with `stats`, what ptxas
 /// said of it.
-void writeImage(const std::string &cubinPath,
-                const std::optional<int64_t> &registers,
-                const std::optional<int64_t> &spillBytes, bool stats,
-                json &obj) {
-  if (!cubinPath.empty())
-    obj["cubin"] = cubinPath;
-  if (stats && registers)
-    obj["registers"] = *registers;
-  if (stats && spillBytes)
-    obj["spill_bytes"] = *spillBytes;
+template <typename Code>
+void writeImage(const Code &code, bool stats, json &obj) {
+  if (!code.cubinPath.empty())
+    obj["cubin"] = code.cubinPath;
+  if (stats && code.registers)
+    obj["registers"] = *code.registers;
+  if (stats && code.spillBytes)
+    obj["spill_bytes"] = *code.spillBytes;
+  if (stats && code.spillLoadBytes)
+    obj["spill_load_bytes"] = *code.spillLoadBytes;
 }
 
 json variantJson(const Variant &variant) {
@@ -64,8 +64,7 @@ json variantJson(const Variant &variant) {
             {"ptx", variant.ptxPath},
             {"when", texts(variant.when)},
             {"shared_bytes", variant.sharedBytes}};
-  writeImage(variant.cubinPath, variant.registers, variant.spillBytes,
-             /*stats=*/true, v);
+  writeImage(variant, /*stats=*/true, v);
   return v;
 }
 
@@ -75,7 +74,7 @@ void writeCode(const Config &config, bool stats, json &obj) {
   obj["shared_bytes"] = config.sharedBytes;
   obj["grid"] =
       texts(std::vector<Expr>(config.grid.begin(), config.grid.end()));
-  writeImage(config.cubinPath, config.registers, config.spillBytes, stats, obj);
+  writeImage(config, stats, obj);
   if (config.variants.empty())
     return;
   json variants = json::array();

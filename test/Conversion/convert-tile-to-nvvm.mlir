@@ -213,7 +213,8 @@ func.func @layouts(%rows: tensor<64xf32, #tile.slice<dim = 1, parent = #mma>>,
 
 // -----
 
-// Transcendentals use the approximate SFU instructions in f32.
+// Transcendentals use the approximate SFU instructions in f32; exp2 flagged
+// `afn` (tile-fast-math) is the flush-to-zero ex2, unflagged the other.
 #blocked = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]>
 // CHECK-LABEL: func.func @math
 // CHECK: arith.extf %{{.*}} : bf16 to f32
@@ -222,14 +223,16 @@ func.func @layouts(%rows: tensor<64xf32, #tile.slice<dim = 1, parent = #mma>>,
 // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
 // CHECK: llvm.intr.sqrt
 // CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%{{.*}}) : (f32) -> f32
 func.func @math(%x: tensor<32xbf16, #blocked>, %y: tensor<32xf32, #blocked>)
-    -> (tensor<32xbf16, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>)
+    -> (tensor<32xbf16, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>)
     attributes {tile.warps = 1 : i32} {
-  %e = math.exp2 %x : tensor<32xbf16, #blocked>
+  %e = math.exp2 %x fastmath<afn> : tensor<32xbf16, #blocked>
   %l = math.log2 %y : tensor<32xf32, #blocked>
   %s = math.sqrt %y : tensor<32xf32, #blocked>
   %r = math.rsqrt %y : tensor<32xf32, #blocked>
-  return %e, %l, %s, %r : tensor<32xbf16, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>
+  %n = math.exp2 %y : tensor<32xf32, #blocked>
+  return %e, %l, %s, %r, %n : tensor<32xbf16, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>, tensor<32xf32, #blocked>
 }
 
 // -----

@@ -1,12 +1,17 @@
-// exp and exp2 flush results below 2^-126 (FLT_MIN) to +0 as the GPU's
-// ex2.approx.ftz.f32 does, except in a kernel marked tile.exact_math, where
-// subnormal results survive (docs/language-extensions.md, "Fast math by
-// default"). The GPU check of the same bound: test/GPU (run by the lead).
-// RUN: tile-interp %s --out out=%t.npy | FileCheck %s --check-prefix=OUT
+// exp and exp2 flagged `afn` flush results below 2^-126 (FLT_MIN) to +0 as
+// the GPU's ex2.approx.ftz.f32 does. tile-fast-math flags them in every
+// kernel but one marked tile.exact_math, where subnormal results survive
+// (docs/language-extensions.md, "Fast math by default"). The GPU check of
+// the same bound: test/GPU (run by the lead).
+// RUN: tile-opt %s -pass-pipeline='builtin.module(func.func(tile-fast-math))' -o %t.fast.mlir
+// RUN: tile-interp %t.fast.mlir --out out=%t.npy | FileCheck %s --check-prefix=OUT
 // RUN: %python %S/Inputs/npy.py print %t.npy | FileCheck %s --check-prefix=FTZ
-// RUN: sed 's/tile.kernel,/tile.kernel, tile.exact_math,/' %s > %t.exact.mlir
+// RUN: sed 's/tile.kernel,/tile.kernel, tile.exact_math,/' %s | tile-opt -pass-pipeline='builtin.module(func.func(tile-fast-math))' -o %t.exact.mlir
 // RUN: tile-interp %t.exact.mlir --out out=%t.exact.npy
 // RUN: %python %S/Inputs/npy.py print %t.exact.npy | FileCheck %s --check-prefix=EXACT
+// The interpreter reads the op's flag, not the kernel's attribute.
+// RUN: tile-interp %s --out out=%t.unflagged.npy
+// RUN: %python %S/Inputs/npy.py print %t.unflagged.npy | FileCheck %s --check-prefix=EXACT
 // OUT: kernel flush:, grid [1, 1, 1], interpreted
 
 // exp2 of -126, -127, -149, 1; exp of -87, -88 (e^-88 = 6.05e-39 < 2^-126),

@@ -258,15 +258,43 @@ int checkAbi(const std::vector<std::vector<rt::Bundle>> &configs,
   return 0;
 }
 
+/// Which build a file holds, as tilec's messages name it.
+struct BuildName {
+  std::string kernel;
+  /// "" for the general code.
+  std::string variant;
+  /// The config's name in a sweep, else the -D values given ("" for none).
+  std::string config;
+};
+
+/// Warns that `function` of `build` spills: a spill is local memory
+/// traffic in the kernel's loop, never what a shipped config should do
+/// (docs/tuning.md, "Spills").
+void warnSpills(const PtxasStats &function, const BuildName &build,
+                llvm::StringRef chip) {
+  llvm::raw_ostream &os = llvm::errs();
+  os << "tilec: warning: kernel '" << build.kernel << "' (" << chip << ", "
+     << (build.variant.empty() ? "general code"
+                               : "variant '" + build.variant + "'")
+     << ", "
+     << (build.config.empty() ? "defaults" : "config '" + build.config + "'")
+     << ") spills " << function.spillStores << " bytes (stores "
+     << function.spillStores << ", loads " << function.spillLoads << ")";
+  if (function.function != build.kernel)
+    os << " in function '" << function.function << "'";
+  if (function.registers)
+    os << " with " << *function.registers << " registers";
+  os << "; smaller blocks or fewer stages avoid it\n";
+}
+
 /// Where tilec writes each config's files, and how it assembles them.
 struct FileWriter {
   std::string directory, ptxas, chip;
-  bool stats = false;
 
   /// Writes the code's PTX to the file it names (ptxPath) and, with
-  /// ptxas, a cubin beside it, named in the code with, under `stats`, its
-  /// registers and spills.
-  template <typename Code> bool write(Code &code) {
+  /// ptxas, a cubin beside it, named in the code with its registers and
+  /// spills (every function's); warns of each function that spills.
+  template <typename Code> bool write(Code &code, const BuildName &build) {
     llvm::SmallString<256> ptxPath(directory);
     llvm::sys::path::append(ptxPath, code.ptxPath);
     if (!writeFile(ptxPath, code.ptx))
@@ -275,13 +303,20 @@ struct FileWriter {
       return true;
     llvm::SmallString<256> cubinPath(ptxPath);
     llvm::sys::path::replace_extension(cubinPath, "cubin");
-    PtxasStats figures;
-    if (!assembleCubin(ptxas, chip, ptxPath, cubinPath,
-                       stats ? &figures : nullptr))
+    std::optional<std::vector<PtxasStats>> functions =
+        assembleCubin(ptxas, chip, ptxPath, cubinPath);
+    if (!functions)
       return true;
     code.cubinPath = llvm::sys::path::filename(cubinPath).str();
-    code.registers = figures.registers;
-    code.spillBytes = figures.spillBytes;
+    code.spillBytes = code.spillLoadBytes = 0;
+    for (const PtxasStats &function : *functions) {
+      if (function.function == build.kernel)
+        code.registers = function.registers;
+      *code.spillBytes += function.spillStores;
+      *code.spillLoadBytes += function.spillLoads;
+      if (function.spills())
+        warnSpills(function, build, chip);
+    }
     return true;
   }
 };
@@ -289,11 +324,10 @@ struct FileWriter {
 /// The writer for the bundle directory, with ptxas when it is on PATH and
 /// wanted; none after an error, printed.
 std::optional<FileWriter> openDirectory(const BundleRequest &request,
-                                        const std::string &chip, bool stats) {
+                                        const std::string &chip) {
   FileWriter writer;
   writer.directory = request.output.empty() ? "." : request.output;
   writer.chip = chip;
-  writer.stats = stats;
   if (std::error_code ec = llvm::sys::fs::create_directories(writer.directory))
     return fail("cannot create '" + writer.directory + "': " + ec.message()),
            std::nullopt;
@@ -309,6 +343,18 @@ std::optional<FileWriter> openDirectory(const BundleRequest &request,
     llvm::errs() << "tilec: warning: no ptxas on PATH: the bundle ships "
                     "PTX only (no KERNEL.cubin)\n";
   return writer;
+}
+
+/// How tilec's messages name config `c`: its name in a sweep, else the
+/// -D values given ("D=128,CAUSAL=true"), so that a warning of a single
+/// build says which one.
+std::string configLabel(const Sweep &sweep, size_t c) {
+  if (configCount(sweep) > 1)
+    return configName(sweep, c);
+  std::string label;
+  for (const auto &[name, value] : configDefines(sweep, c))
+    label += (label.empty() ? "" : ",") + name + "=" + value;
+  return label;
 }
 
 /// The line tilec prints for config `c` of kernel `name` in a sweep.
@@ -351,11 +397,13 @@ bool writeBundle(std::vector<std::vector<rt::Bundle>> &configs, size_t k,
     rt::Config code = std::move(built.configs[0]);
     std::string prefix = c == 0 ? name : name + ".c" + std::to_string(c);
     code.ptxPath = prefix + ".ptx";
-    if (!writer.write(code))
+    BuildName build{name, "", configLabel(sweep, c)};
+    if (!writer.write(code, build))
       return false;
     for (rt::Variant &variant : code.variants) {
       variant.ptxPath = prefix + "." + variant.name + ".ptx";
-      if (!writer.write(variant))
+      build.variant = variant.name;
+      if (!writer.write(variant, build))
         return false;
     }
     if (count > 1) {
@@ -388,8 +436,8 @@ int tilec::writeBundles(mlir::ModuleOp first, const BundleRequest &request) {
   mlir::FailureOr<TargetInfo> targetInfo = tile::getTarget(first);
   if (failed(targetInfo))
     return 1;
-  std::optional<FileWriter> writer = openDirectory(
-      request, targetInfo->chip.str(), /*stats=*/configs.size() > 1);
+  std::optional<FileWriter> writer =
+      openDirectory(request, targetInfo->chip.str());
   if (!writer)
     return 1;
   for (size_t k = 0; k < configs[0].size(); ++k)

@@ -2,6 +2,7 @@
 
 #include "Ptxas.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
@@ -10,47 +11,86 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <string>
-
 using namespace tegula;
+using namespace tegula::tilec;
 
-/// The first integer before `word` on a line of `log` holding `key`.
-std::optional<int64_t> tilec::numberBefore(llvm::StringRef log,
-                                           llvm::StringRef key,
-                                           llvm::StringRef word) {
+namespace {
+/// The integer just before `word` on `line` ("92 bytes spill stores"), or
+/// none.
+std::optional<int64_t> numberBefore(llvm::StringRef line,
+                                    llvm::StringRef word) {
+  size_t end = line.find(word);
+  if (end == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef before = line.take_front(end).rtrim();
+  size_t start = before.find_last_not_of("0123456789");
+  int64_t value;
+  if (before.drop_front(start + 1).getAsInteger(10, value))
+    return std::nullopt;
+  return value;
+}
+
+/// The quoted name after `key` on `line` ("Compiling entry function 'F'"),
+/// quotes optional ("Function properties for F").
+std::optional<llvm::StringRef> nameAfter(llvm::StringRef line,
+                                         llvm::StringRef key) {
+  size_t at = line.find(key);
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef rest = line.drop_front(at + key.size()).ltrim();
+  if (rest.consume_front("'"))
+    return rest.take_until([](char c) { return c == '\''; });
+  return rest.take_until([](char c) { return c == ' '; });
+}
+} // namespace
+
+std::vector<PtxasStats> tilec::parsePtxasLog(llvm::StringRef log) {
+  std::vector<PtxasStats> functions;
+  // Indices, not references: a new name grows the vector.
+  auto indexOf = [&](llvm::StringRef name) {
+    for (auto [index, function] : llvm::enumerate(functions))
+      if (function.function == name)
+        return index;
+    functions.push_back({name.str(), std::nullopt, 0, 0});
+    return functions.size() - 1;
+  };
+  std::optional<size_t> entry, properties;
   llvm::SmallVector<llvm::StringRef> lines;
   log.split(lines, '\n');
   for (llvm::StringRef line : lines) {
-    size_t at = line.find(key);
-    size_t end = line.find(word);
-    if (at == llvm::StringRef::npos || end == llvm::StringRef::npos)
-      continue;
-    llvm::StringRef before = line.take_front(end).rtrim();
-    size_t start = before.find_last_not_of("0123456789");
-    int64_t value;
-    if (!before.drop_front(start + 1).getAsInteger(10, value))
-      return value;
+    if (auto name = nameAfter(line, "Compiling entry function")) {
+      entry = indexOf(*name);
+    } else if (auto name = nameAfter(line, "Function properties for")) {
+      properties = indexOf(*name);
+    } else if (auto count = numberBefore(line, " registers");
+               count && entry && line.contains("Used ")) {
+      functions[*entry].registers = *count;
+    } else if (auto stores = numberBefore(line, " bytes spill stores");
+               stores && properties) {
+      PtxasStats &function = functions[*properties];
+      function.spillStores = *stores;
+      function.spillLoads =
+          numberBefore(line, " bytes spill loads").value_or(0);
+    }
   }
-  return std::nullopt;
+  return functions;
 }
 
-bool tilec::assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
-                          llvm::StringRef ptxPath, llvm::StringRef cubinPath,
-                          PtxasStats *stats) {
+std::optional<std::vector<PtxasStats>>
+tilec::assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
+                     llvm::StringRef ptxPath, llvm::StringRef cubinPath) {
   auto warn = [&](const llvm::Twine &why) {
     llvm::sys::fs::remove(cubinPath);
     llvm::errs() << "tilec: warning: " << why << "; '" << ptxPath
                  << "' ships without a cubin\n";
-    return false;
+    return std::nullopt;
   };
   llvm::SmallString<128> log;
   if (llvm::sys::fs::createTemporaryFile("tilec-ptxas", "log", log))
     return warn("cannot create a temporary file for ptxas's output");
+  // -v costs nothing measurable and is how spills are never silent.
   std::string arch = ("-arch=" + chip).str();
-  llvm::SmallVector<llvm::StringRef> args = {ptxas, arch, "-o", cubinPath,
-                                             ptxPath};
-  if (stats)
-    args.insert(args.begin() + 1, "-v");
+  llvm::StringRef args[] = {ptxas, "-v", arch, "-o", cubinPath, ptxPath};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
                                                 log.str()};
   std::string error;
@@ -61,18 +101,19 @@ bool tilec::assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
   if (auto text = llvm::MemoryBuffer::getFile(log))
     output = llvm::StringRef((*text)->getBuffer()).trim().str();
   llvm::sys::fs::remove(log);
-  if (code == 0) {
-    if (stats) {
-      stats->registers = numberBefore(output, "Used ", " registers");
-      stats->spillBytes =
-          numberBefore(output, "spill stores", " bytes spill stores");
+  if (code == 0)
+    return parsePtxasLog(output);
+  // The first line that is not -v's information says why.
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(output).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  llvm::StringRef why;
+  for (llvm::StringRef line : lines)
+    if (!line.starts_with("ptxas info")) {
+      why = line.trim();
+      break;
     }
-    return true;
-  }
-  if (size_t newline = output.find('\n'); newline != std::string::npos)
-    output.resize(newline);
   return warn("ptxas failed" +
               (code < 0 ? llvm::Twine(" (") + error + ")"
                         : llvm::Twine(" (exit ") + llvm::Twine(code) + ")") +
-              (output.empty() ? "" : ": " + output));
+              (why.empty() ? "" : ": " + why));
 }

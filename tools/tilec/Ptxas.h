@@ -15,25 +15,34 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace tegula::tilec {
 
-/// What `ptxas -v` reports of a kernel (docs/tuning.md).
+/// What `ptxas -v` reports of one function of a cubin (docs/tuning.md).
 struct PtxasStats {
-  std::optional<int64_t> registers, spillBytes;
+  std::string function;
+  /// Entry functions only: ptxas gives a called function no count.
+  std::optional<int64_t> registers;
+  int64_t spillStores = 0, spillLoads = 0;
+
+  bool spills() const { return spillStores > 0 || spillLoads > 0; }
 };
 
-/// The first integer before `word` on a line of `log` holding `key`.
-std::optional<int64_t> numberBefore(llvm::StringRef log, llvm::StringRef key,
-                                    llvm::StringRef word);
+/// Every function `log` (the output of `ptxas -v`) describes, in its
+/// order: "Compiling entry function 'F'", "Function properties for F"
+/// with its spill stores and loads, "Used N registers" of the entry.
+std::vector<PtxasStats> parsePtxasLog(llvm::StringRef log);
 
 /// Assembles `ptxPath` into `cubinPath` for `chip` with ptxas (its path is
-/// `ptxas`). Without ptxas, or when it fails, warns and returns false: the
-/// bundle then ships PTX only, which every launcher can JIT. With `stats`,
-/// runs `ptxas -v` and reads registers and spills from its log.
-bool assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
-                   llvm::StringRef ptxPath, llvm::StringRef cubinPath,
-                   PtxasStats *stats = nullptr);
+/// `ptxas`), with `-v`, and returns what it reports of each function.
+/// Without ptxas, or when it fails, warns and returns none: the bundle
+/// then ships PTX only, which every launcher can JIT.
+std::optional<std::vector<PtxasStats>> assembleCubin(llvm::StringRef ptxas,
+                                                     llvm::StringRef chip,
+                                                     llvm::StringRef ptxPath,
+                                                     llvm::StringRef cubinPath);
 
 } // namespace tegula::tilec
 

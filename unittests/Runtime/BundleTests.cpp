@@ -41,14 +41,14 @@ void expectSameVariant(const Variant &a, const Variant &b) {
   EXPECT(a.name == b.name && a.ptxPath == b.ptxPath &&
          a.cubinPath == b.cubinPath && sameTexts(a.when, b.when) &&
          a.sharedBytes == b.sharedBytes && a.registers == b.registers &&
-         a.spillBytes == b.spillBytes);
+         a.spillBytes == b.spillBytes && a.spillLoadBytes == b.spillLoadBytes);
 }
 
 void expectSameConfig(const Config &a, const Config &b) {
   EXPECT(a.name == b.name && a.defines == b.defines && a.ptxPath == b.ptxPath &&
          a.cubinPath == b.cubinPath && a.threads == b.threads &&
          a.sharedBytes == b.sharedBytes && a.registers == b.registers &&
-         a.spillBytes == b.spillBytes);
+         a.spillBytes == b.spillBytes && a.spillLoadBytes == b.spillLoadBytes);
   for (size_t d = 0; d < 3; ++d)
     EXPECT(a.grid[d].text() == b.grid[d].text());
   EXPECT(a.variants.size() == b.variants.size());
@@ -86,6 +86,7 @@ Config roundTripConfig(int index) {
   c.sharedBytes = 4096 + index;
   c.registers = 90 + index;
   c.spillBytes = 8 + index;
+  c.spillLoadBytes = 12 + index;
   Variant v;
   v.name = "div16";
   v.ptxPath = "rt.div16." + std::to_string(index) + ".ptx";
@@ -94,6 +95,7 @@ Config roundTripConfig(int index) {
   v.sharedBytes = 2048 + index;
   v.registers = 70 + index;
   v.spillBytes = index;
+  v.spillLoadBytes = 4 + index;
   c.variants = {v};
   return c;
 }

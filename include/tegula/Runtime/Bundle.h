@@ -56,8 +56,9 @@ struct Variant {
   std::string cubinPath, cubin;
   std::vector<Expr> when;
   int64_t sharedBytes = 0;
-  /// From `ptxas -v`, when tilec ran it (informational).
-  std::optional<int64_t> registers, spillBytes;
+  /// From `ptxas -v`, when tilec ran it (informational): registers, and
+  /// bytes of spill stores and loads summed over the cubin's functions.
+  std::optional<int64_t> registers, spillBytes, spillLoadBytes;
 };
 
 /// One tuning configuration (docs/tuning.md): the kernel compiled for one
@@ -72,7 +73,8 @@ struct Config {
   std::array<Expr, 3> grid;
   int64_t threads = 0;
   int64_t sharedBytes = 0;
-  std::optional<int64_t> registers, spillBytes;
+  /// As a Variant's.
+  std::optional<int64_t> registers, spillBytes, spillLoadBytes;
   std::vector<Variant> variants;
   /// SHA-256 of `ptx` in hex (loadBundle), what tuning tables record.
   std::string ptxSha256;

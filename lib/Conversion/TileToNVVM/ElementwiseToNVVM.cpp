@@ -59,16 +59,6 @@ struct ArithOnTilesLowering : public ConversionPattern {
   }
 };
 
-/// Whether `op`'s kernel flushes subnormal ex2 results to zero: all do but
-/// those marked `tile.exact_math` (docs/language-extensions.md).
-bool flushesSubnormals(Operation *op) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp())
-    if (parent->hasAttr(TileDialect::kExactMathAttrName))
-      return false;
-  return true;
-}
-
 /// Which f32 computation a math op becomes.
 enum class Approx { Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos, AbsF };
 
@@ -84,9 +74,10 @@ struct MathLowering : public OpConversionPattern<MathOp> {
         .getResult(0);
   }
 
-  /// exp and exp2 use ex2.approx.ftz.f32 by default, as CUDA's fast math
-  /// and Triton's softmax do: the non-flushing form costs a compare and two
-  /// predicated multiplies around every MUFU.EX2 (issue 24). lg2, rsqrt,
+  /// exp and exp2 flagged `afn` (tile-fast-math: every kernel without
+  /// exact_math) use ex2.approx.ftz.f32, as CUDA's fast math and Triton's
+  /// softmax do: the non-flushing form costs a compare and two predicated
+  /// multiplies around every MUFU.EX2 (issue 24). lg2, rsqrt,
   /// sqrt, sin and cos keep their non-flushing forms: subnormal inputs
   /// there would change results (log of a subnormal becomes -inf), which
   /// the interpreter does not model, and none is on a measured hot path.
@@ -133,7 +124,8 @@ struct MathLowering : public OpConversionPattern<MathOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type resultType = this->getTypeConverter()->convertType(op.getType());
-    bool ftz = flushesSubnormals(op);
+    bool ftz =
+        arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn);
     rewriter.replaceOp(
         op, mapElementsInF32(rewriter, loc, resultType, adaptor.getOperand(),
                              [&](ArrayRef<Value> x) {

@@ -196,28 +196,6 @@ void widenBoolParameters(func::FuncOp func) {
       FunctionType::get(func.getContext(), inputs, func.getResultTypes()));
 }
 
-/// FMA contraction is decided per kernel, not by the module-wide target
-/// option: floating-point arith ops of a kernel without `tile.exact_math`
-/// get the `contract` fast-math flag (as CUDA's and Triton's default
-/// -fmad=true), which lets NVPTX fuse a multiply and an add into one fma.
-/// Ops the lowering builds afterwards (accurate math, ex2 scaling) keep
-/// their exact rounding.
-void allowContraction(func::FuncOp func) {
-  if (func->hasAttr(TileDialect::kExactMathAttrName))
-    return;
-  func.walk([](arith::ArithFastMathInterface op) {
-    if (!isa<arith::ArithDialect>(op->getDialect()))
-      return;
-    // Ops built without the (defaulted) attribute have none to read.
-    arith::FastMathFlagsAttr flags = op.getFastMathFlagsAttr();
-    op->setAttr(op.getFastMathAttrName(),
-                arith::FastMathFlagsAttr::get(
-                    op->getContext(),
-                    (flags ? flags.getValue() : arith::FastMathFlags::none) |
-                        arith::FastMathFlags::contract));
-  });
-}
-
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -325,7 +303,6 @@ struct ConvertTileToNVVMPass
       return signalPassFailure();
     LoweringState state(*targetInfo);
     module.walk(widenBoolParameters);
-    module.walk(allowContraction);
 
     // Plan shared memory before any op is rewritten.
     bool overBudget = false;

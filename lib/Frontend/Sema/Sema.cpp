@@ -7,12 +7,15 @@
 
 #include "Sema.h"
 
+#include "Tile/TilePasses.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 
 using namespace tegula;
 using namespace tegula::frontend;
@@ -91,6 +94,12 @@ mlir::OwningOpRef<mlir::ModuleOp> Sema::run() {
                      "verify (please report this bug):\n" + message);
     return nullptr;
   }
+  // Fast math by default, as flags on the ops that every later reader
+  // (--emit tile, the interpreter, the lowering) sees.
+  mlir::PassManager fastMath(ctx, mlir::ModuleOp::getOperationName());
+  fastMath.addNestedPass<mlir::func::FuncOp>(tl::createTileFastMath());
+  if (mlir::failed(fastMath.run(*module)))
+    return nullptr;
   return std::move(module);
 }
 
