@@ -7,6 +7,7 @@ include "Tile/TileDialect.td"
 include "Tile/TileTypes.td"
 include "Tile/TileAttrs.td"
 include "Tile/TileInterfaces.td"
+include "mlir/Dialect/Arith/IR/ArithOpsInterfaces.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -467,20 +468,38 @@ def Tile_DotWaitOp : Tile_TileOp<"dot_wait", [
   let hasVerifier = 1;
 }
 
-def Tile_SigmoidOp : Tile_Op<"sigmoid", [Pure, SameOperandsAndResultType]> {
+// arith's fast-math flags (ArithBase.td itself would redefine arith's enums
+// in this dialect's generated enums).
+def Tile_FastMathAttr : Attr<
+    CPred<"::llvm::isa<::mlir::arith::FastMathFlagsAttr>($_self)">,
+    "arith fast-math flags"> {
+  let storageType = "::mlir::arith::FastMathFlagsAttr";
+  let returnType = "::mlir::arith::FastMathFlags";
+  let convertFromStorage = "$_self.getValue()";
+  let constBuilderCall =
+      "::mlir::arith::FastMathFlagsAttr::get($_builder.getContext(), $0)";
+}
+
+def Tile_SigmoidOp : Tile_Op<"sigmoid", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<ArithFastMathInterface>]> {
   let summary = "The logistic function 1 / (1 + exp(-x)), elementwise";
   let description = [{
     A float scalar or tile. The math dialect has no logistic function, and
     composing it from `math.exp` would round (and approximate) the
-    exponential before the division.
+    exponential before the division. `fastmath<afn>` (from
+    `sigmoid(x, precision = fast)`) asks for the f32 form of 2 ulp instead
+    of the correctly rounded one, as on `math.erf` and `math.tanh`.
 
     ```mlir
     %s = tile.sigmoid %x : tensor<64xf32>
+    %f = tile.sigmoid %x fastmath<afn> : tensor<64xf32>
     ```
   }];
-  let arguments = (ins AnyTypeOf<[F16, BF16, F32, RankedTensorOf<[F16, BF16, F32]>]>:$x);
+  let arguments = (ins AnyTypeOf<[F16, BF16, F32, RankedTensorOf<[F16, BF16, F32]>]>:$x,
+                   DefaultValuedAttr<Tile_FastMathAttr,
+                       "::mlir::arith::FastMathFlags::none">:$fastmath);
   let results = (outs AnyTypeOf<[F16, BF16, F32, RankedTensorOf<[F16, BF16, F32]>]>:$result);
-  let assemblyFormat = "$x attr-dict `:` type($result)";
+  let assemblyFormat = "$x (`fastmath` `` $fastmath^)? attr-dict `:` type($result)";
 }
 
 def Tile_AssertOp : Tile_Op<"assert", [MemoryEffects<[MemWrite]>]> {

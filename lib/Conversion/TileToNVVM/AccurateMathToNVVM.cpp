@@ -18,14 +18,14 @@
 //   (degree 16) are Chebyshev fits made for Tegula with mpmath (error
 //   7e-18 and 1.1e-12).
 //
-// floor and ceil are exact in f32 (cvt.rmi / cvt.rpi). erf(x, precision =
-// fast) is the exception: an f32 polynomial of about 2 ulp (computeFastErf),
-// for GEMM epilogues, where the f64 evaluation is not cheap (language
-// extensions: Cost).
+// floor and ceil are exact in f32 (cvt.rmi / cvt.rpi). The fast forms
+// (`precision = fast`, fastmath<afn> on the op) are f32 code of a stated
+// bound: FastMathToNVVM.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "FloatMath.h"
 #include "Patterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,45 +37,6 @@ using namespace mlir;
 using namespace tegula::tile;
 
 namespace {
-
-/// Scalar arithmetic of one float type in legal ops (scalar arith and LLVM
-/// intrinsics).
-struct FloatMath {
-  OpBuilder &b;
-  Location loc;
-  FloatType type;
-
-  Value c(double v) {
-    return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v));
-  }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value fma(Value x, Value y, Value z) {
-    return LLVM::FMAOp::create(b, loc, x, y, z);
-  }
-  Value abs(Value x) { return LLVM::FAbsOp::create(b, loc, x); }
-  Value floor(Value x) { return LLVM::FFloorOp::create(b, loc, x); }
-  Value copysign(Value x, Value sign) {
-    return LLVM::CopySignOp::create(b, loc, x, sign);
-  }
-  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, p, x, y);
-  }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  Value orI(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  /// sum c[i] x^(n-1-i), highest power first, by FMA.
-  Value horner(ArrayRef<double> coefficients, Value x) {
-    Value r = c(coefficients.front());
-    for (double k : coefficients.drop_front())
-      r = fma(r, x, c(k));
-    return r;
-  }
-};
 
 /// f64 arithmetic, with exp and log built from the f64 bits.
 struct F64 : FloatMath {
@@ -223,53 +184,6 @@ Value computePow(F64 &m, ArrayRef<Value> args) {
   return m.select(one, m.c(1), r);
 }
 
-/// erf(x, precision = fast) in f32 alone: x + x P(x^2) for |x| < 0.875,
-/// R(|x| - 2.4) up to 3.92 and 1 beyond, with the sign of x. P (degree 5)
-/// and R (degree 14) are least-squares fits made for Tegula (numpy, double,
-/// on Chebyshev nodes, rounded to f32); simulated in f32 with FMA over 900k
-/// arguments the error is at most 1.8 ulp, as CUDA's erff (2 ulp).
-Value computeFastErf(FloatMath &m, Value x) {
-  // f32 values (9 digits: each converts back to the same float).
-  static const double p[] = {-0.000625429326, 0.00504235132, -0.026798673,
-                             0.112826705,     -0.376125753,  0.128379166};
-  static const double r[] = {1.35276412e-06, -1.12916905e-06, -1.88017366e-05,
-                             3.90653368e-05, 6.00751082e-05,  -0.000344125496,
-                             0.000522865099, 0.000253317616,  -0.00308448658,
-                             0.00788376015,  -0.0121170701,   0.0124702593,
-                             -0.00853362214, 0.00355554116,   0.999311507};
-  using P = arith::CmpFPredicate;
-  Value a = m.abs(x);
-  Value near = m.fma(a, m.horner(p, m.mul(a, a)), a);
-  Value far = m.horner(r, m.sub(a, m.c(2.4)));
-  Value y = m.select(m.cmp(P::OLT, a, m.c(0.875)), near, far);
-  // NaN compares false: y is R(NaN) = NaN.
-  y = m.select(m.cmp(P::OGE, a, m.c(3.92)), m.c(1), y);
-  return m.copysign(y, x);
-}
-
-/// math.erf marked as an approximate function (erf(x, precision = fast)):
-/// computeFastErf in f32, rounded to the element type.
-struct FastErfLowering : public OpConversionPattern<math::ErfOp> {
-  FastErfLowering(const TypeConverter &converter, MLIRContext *context)
-      : OpConversionPattern<math::ErfOp>(converter, context, /*benefit=*/2) {}
-
-  LogicalResult
-  matchAndRewrite(math::ErfOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn))
-      return rewriter.notifyMatchFailure(op, "not an approximate erf");
-    Location loc = op.getLoc();
-    Type resultType = getTypeConverter()->convertType(op.getType());
-    FloatMath math{rewriter, loc, rewriter.getF32Type()};
-    rewriter.replaceOp(op, mapElementsInF32(rewriter, loc, resultType,
-                                            adaptor.getOperand(),
-                                            [&](ArrayRef<Value> x) -> Value {
-                                              return computeFastErf(math, x[0]);
-                                            }));
-    return success();
-  }
-};
-
 using Compute = Value (*)(F64 &, ArrayRef<Value>);
 
 /// Widens every element to f64, computes, rounds to f32 and then to the
@@ -330,7 +244,6 @@ void tegula::tile::populateAccurateMathToNVVMPatterns(
   patterns.add<AccurateLowering<math::TanhOp>>(converter, context, computeTanh);
   patterns.add<AccurateLowering<SigmoidOp>>(converter, context, computeSigmoid);
   patterns.add<AccurateLowering<math::ErfOp>>(converter, context, computeErf);
-  patterns.add<FastErfLowering>(converter, context);
   patterns.add<AccurateLowering<math::Log1pOp>>(converter, context,
                                                 computeLog1p);
   patterns.add<AccurateLowering<math::PowFOp>>(converter, context, computePow);

@@ -30,6 +30,12 @@ void populateCumsumOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                     LoweringState &state);
 void populateAccurateMathToNVVMPatterns(const mlir::TypeConverter &converter,
                                         mlir::RewritePatternSet &patterns);
+/// The fast forms of erf, tanh, sigmoid and division (fastmath<afn>).
+void populateFastMathToNVVMPatterns(const mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
+/// An arith.divf marked fastmath<afn>, scalar or not: lowered by
+/// populateFastMathToNVVMPatterns, so never legal as it is.
+bool isFastDivision(mlir::Operation *op);
 void populateAssertOpToNVVMPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 void populateElementwiseToNVVMPatterns(const mlir::TypeConverter &converter,

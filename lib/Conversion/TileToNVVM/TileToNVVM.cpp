@@ -351,9 +351,10 @@ struct ConvertTileToNVVMPass
     conversionTarget.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect,
                                      vector::VectorDialect>();
     conversionTarget.addIllegalDialect<TileDialect, math::MathDialect>();
-    // arith stays for the standard lowering, but not on tiles.
+    // arith stays for the standard lowering, but not on tiles, and not a
+    // fast division (FastMathToNVVM.cpp), whose LLVM form would be IEEE.
     conversionTarget.addDynamicallyLegalDialect<arith::ArithDialect>(
-        [](Operation *op) { return !hasTileTypes(op); });
+        [](Operation *op) { return !hasTileTypes(op) && !isFastDivision(op); });
     conversionTarget.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
       return converter.isSignatureLegal(f.getFunctionType()) &&
              converter.isLegal(&f.getBody());
@@ -377,6 +378,7 @@ struct ConvertTileToNVVMPass
     populateDotPatterns(state.target, converter, patterns);
     populateElementwiseToNVVMPatterns(converter, patterns);
     populateAccurateMathToNVVMPatterns(converter, patterns);
+    populateFastMathToNVVMPatterns(converter, patterns);
     populateAssertOpToNVVMPatterns(converter, patterns);
     populatePipelineOpToNVVMPatterns(converter, patterns, state);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

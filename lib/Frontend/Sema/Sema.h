@@ -282,6 +282,7 @@ public:
   Val builtinPermute(const Expr &e);
   Val builtinMath(const Expr &e);
   Val builtinPow(const Expr &e);
+  Val builtinDivision(const Expr &e);
   Val builtinCdiv(const Expr &e);
   Val builtinLoad(const Expr &e);
   Val builtinStore(const Expr &e);

@@ -29,6 +29,8 @@ std::optional<llvm::StringRef> Sema::precisionArg(const Expr &e,
   return std::nullopt;
 }
 
+static std::string precisionHint(llvm::StringRef argName);
+
 const NamedArg *Sema::namedArg(const Expr &e, llvm::StringRef name) {
   for (const NamedArg &arg : e.namedArgs)
     if (arg.name == name)
@@ -56,7 +58,7 @@ bool Sema::checkArgs(const Expr &e, size_t minArgs, size_t maxArgs,
   for (const NamedArg &arg : e.namedArgs) {
     if (!llvm::is_contained(named, arg.name)) {
       diags.error(arg.loc, "'" + e.name + "' has no argument named '" +
-                               arg.name + "'");
+                               arg.name + "'" + precisionHint(arg.name));
       return false;
     }
     int count = 0;
@@ -635,18 +637,61 @@ Val Sema::builtinPipeline(const Expr &e) {
   return p;
 }
 
+/// Marks the op that computes `r` as an approximate function
+/// (fastmath<afn>): the lowering then picks its fast f32 form.
+static void markFast(const Val &r) {
+  if (r.kind != Val::Runtime)
+    return;
+  auto op = r.v.getDefiningOp<mlir::arith::ArithFastMathInterface>();
+  op->setAttr(op.getFastMathAttrName(),
+              mlir::arith::FastMathFlagsAttr::get(
+                  op->getContext(), mlir::arith::FastMathFlags::afn));
+}
+
 Val Sema::builtinMath(const Expr &e) {
-  // erf(x, precision = fast): the f32 polynomial (about 2 ulp) instead of
-  // the correctly rounded f64 evaluation; marked as an approximate function
-  // (fastmath<afn>) on math.erf, which the lowering reads. Only erf's
-  // signature takes `precision`.
+  // erf, tanh and sigmoid(x, precision = fast): f32 forms of 2 ulp instead
+  // of the correctly rounded f64 evaluation (docs/language-extensions.md,
+  // Math builtins). Only their signatures take `precision`.
   std::optional<llvm::StringRef> precision = precisionArg(e, "exact", "fast");
   if (!precision)
     return Val::invalid();
   Val r = elementwise(e.name, e, eval(*e.operands[0]));
-  if (*precision == "fast" && r.kind == Val::Runtime)
-    r.v.getDefiningOp<mlir::math::ErfOp>().setFastmath(
-        mlir::arith::FastMathFlags::afn);
+  if (*precision == "fast")
+    markFast(r);
+  return r;
+}
+
+/// div(a, b) and reciprocal(x) = div(1, x): float division as `/` computes
+/// it (numpy broadcasting, a literal takes the other operand's dtype), with
+/// `precision = fast` for div.full.f32 (2 ulp) or rcp.approx.f32 (1 ulp)
+/// instead of the IEEE quotient.
+Val Sema::builtinDivision(const Expr &e) {
+  std::optional<llvm::StringRef> precision = precisionArg(e, "exact", "fast");
+  if (!precision)
+    return Val::invalid();
+  bool reciprocal = e.name == "reciprocal";
+  const Expr *numerator = reciprocal ? nullptr : e.operands[0].get();
+  const Expr *denominator = e.operands.back().get();
+  Val a = reciprocal ? Val::cfloat(1) : eval(*numerator);
+  Val b = eval(*denominator);
+  if (!a.ok() || !b.ok())
+    return Val::invalid();
+  for (auto [x, operand] : {std::pair(&a, numerator), {&b, denominator}}) {
+    // Integer literals divide as floats: div(1, 2) is 0.5.
+    if (x->kind == Val::CInt)
+      *x = Val::cfloat(double(x->i));
+    if (x->kind == Val::Runtime && !isFloat(x->ty.dt))
+      return error(operand->loc(),
+                   "'" + e.name + "' needs " +
+                       (reciprocal ? "a float operand" : "float operands") +
+                       ", but '" + src(*operand) + "' is " + x->ty.str() +
+                       "; convert it with cast<f32>(...)");
+    if (!x->isValue() || x->kind == Val::CBool)
+      return error(e.loc(), "'" + e.name + "' takes float values");
+  }
+  Val r = binaryOp(Tok::Slash, a, b, e.loc(), numerator, denominator);
+  if (*precision == "fast")
+    markFast(r);
   return r;
 }
 
@@ -728,13 +773,15 @@ const Builtin kBuiltins[] = {
     {{"sin", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"cos", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"abs", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
-    {{"tanh", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"tanh", Tmpl::None, 1, 1, {"precision"}}, &Sema::builtinMath},
     {{"erf", Tmpl::None, 1, 1, {"precision"}}, &Sema::builtinMath},
-    {{"sigmoid", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
+    {{"sigmoid", Tmpl::None, 1, 1, {"precision"}}, &Sema::builtinMath},
     {{"floor", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"ceil", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"log1p", Tmpl::None, 1, 1, {}}, &Sema::builtinMath},
     {{"pow", Tmpl::None, 2, 2, {}}, &Sema::builtinPow},
+    {{"div", Tmpl::None, 2, 2, {"precision"}}, &Sema::builtinDivision},
+    {{"reciprocal", Tmpl::None, 1, 1, {"precision"}}, &Sema::builtinDivision},
     {{"cdiv", Tmpl::None, 2, 2, {}}, &Sema::builtinCdiv},
     {{"load", Tmpl::None, 1, 1, {"other", "mask"}}, &Sema::builtinLoad},
     {{"store", Tmpl::None, 2, 2, {"mask"}}, &Sema::builtinStore},
@@ -760,6 +807,25 @@ std::vector<std::string> tegula::frontend::builtinNames() {
   for (const Builtin &b : kBuiltins)
     names.push_back(b.signature.name.str());
   return names;
+}
+
+/// For `precision` given to a builtin without one: the builtins that take
+/// it, from the table ("; only dot, tanh, ... take 'precision'").
+static std::string precisionHint(llvm::StringRef argName) {
+  if (argName != "precision")
+    return "";
+  llvm::SmallVector<llvm::StringRef> names;
+  for (const Builtin &b : kBuiltins)
+    for (const char *named : b.signature.named)
+      if (named && argName == named)
+        names.push_back(b.signature.name);
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0                  ? ""
+             : i + 1 == names.size() ? " and "
+                                     : ", ") +
+            names[i].str();
+  return "; only " + list + " take '" + argName.str() + "'";
 }
 
 bool Sema::checkArgs(const Expr &e, const BuiltinSignature &signature) {

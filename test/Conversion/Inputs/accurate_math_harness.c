@@ -1,5 +1,6 @@
 /* Runs the GPU lowering of tanh, erf, sigmoid, log1p, pow, floor and ceil
- * (and erf(x, precision = fast), which may differ by its bound) on the CPU:
+ * (and erf, tanh and sigmoid with precision = fast, which may differ by
+ * their bounds) on the CPU:
  * test/Conversion/accurate-math-cpu.test compiles a kernel of scalars to LLVM
  * IR with tilec, strips the NVVM parts (barriers between the stores, the
  * target) and links it here as k(y, x, p). Each result is compared with the C
@@ -21,9 +22,10 @@ static long ulps(float a, float b) {
 }
 int main(int argc, char **argv) {
   int count = argc > 1 ? atoi(argv[1]) : 200000;
-  enum { COUNT = 9, FAST_ERF = 8 };
-  const char *names[COUNT] = {"tanh",  "erf",  "sigmoid", "log1p",   "pow",
-                              "floor", "ceil", "pow|x|",  "erf-fast"};
+  enum { COUNT = 11, FIRST_FAST = 8 };
+  const char *names[COUNT] = {"tanh",     "erf",       "sigmoid", "log1p",
+                              "pow",      "floor",     "ceil",    "pow|x|",
+                              "erf-fast", "tanh-fast", "sigmoid-fast"};
   long worst[COUNT] = {0}, bad[COUNT] = {0}, n = 0;
   srand(7);
   for (int t = 0; t < count; ++t) {
@@ -48,18 +50,20 @@ int main(int argc, char **argv) {
                         floorf(x),
                         ceilf(x),
                         (float)pow(fabs(x), p),
-                        (float)erf(x)};
+                        (float)erf(x),
+                        (float)tanh(x),
+                        (float)(1 / (1 + exp(-(double)x)))};
     for (int i = 0; i < COUNT; ++i) {
       long d = ulps(y[i], ref[i]);
       if (d > worst[i]) worst[i] = d;
-      if (d && i != FAST_ERF && bad[i] < 3)
+      if (d && i < FIRST_FAST && bad[i] < 3)
         printf("%s(%a, %a) = %a, want %a\n", names[i], x, p, y[i], ref[i]);
       bad[i] += d != 0;
     }
     ++n;
   }
   for (int i = 0; i < COUNT; ++i)
-    printf("%-8s worst %ld ulp, %ld of %ld differ\n", names[i], worst[i],
+    printf("%-12s worst %ld ulp, %ld of %ld differ\n", names[i], worst[i],
            bad[i], n);
   return 0;
 }

@@ -59,6 +59,13 @@ def gelu(x):
     return f32(half * f32(1.0 + e))
 
 
+def divide(x, y):
+    """x / y with IEEE's infinities for a zero divisor (x is not 0 here)."""
+    if y == 0:
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
+
+
 def main():
     _, xs = load(sys.argv[1])
     _, ps = load(sys.argv[2])
@@ -76,6 +83,14 @@ def main():
         ("gelu", None),
         # erf(x, precision = fast): about 2 ulp on the GPU, exact here.
         ("erf fast", lambda x, p: math.erf(x)),
+        ("tanh fast", lambda x, p: math.tanh(x)),
+        ("sigmoid fast", lambda x, p: 1 / (1 + math.exp(-x))),
+        # div and reciprocal: the IEEE quotient, correctly rounded, in both
+        # forms (div.full.f32 and rcp.approx.f32 are the GPU's).
+        ("div", lambda x, p: divide(x, p)),
+        ("div fast", lambda x, p: divide(x, p)),
+        ("reciprocal", lambda x, p: divide(1.0, x)),
+        ("reciprocal fast", lambda x, p: divide(1.0, x)),
     ]
     assert shape == [len(rows), n], shape
     failed = 0
