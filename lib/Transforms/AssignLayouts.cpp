@@ -128,12 +128,16 @@ private:
 
   LogicalResult assignFor(scf::ForOp loop) {
     // Start from the initial values' layouts; if the body yields another
-    // anchored layout (a dot accumulator), carry that one instead and
-    // assign the body again.
+    // (a dot accumulator's, or the loads' that a running sum follows),
+    // carry that one instead and assign the body again: the initial value
+    // then converts once before the loop, not on every back edge.
     for (auto [arg, init] :
          llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
-      if (isTile(arg.getType()))
+      if (isTile(arg.getType())) {
         layouts[arg] = layoutOf(init);
+        if (defaulted.contains(init))
+          defaulted.insert(arg);
+      }
     for (int round = 0; round < 2; ++round) {
       if (failed(assignRegion(loop.getRegion())))
         return failure();
@@ -144,8 +148,11 @@ private:
         if (!isTile(arg.getType()))
           continue;
         Attribute carried = layoutOf(yielded);
-        if (carried != layouts.lookup(arg) && isMmaDerived(carried)) {
+        if (carried != layouts.lookup(arg) && carried &&
+            !isa<SharedLayoutAttr>(carried)) {
           layouts[arg] = carried;
+          if (!defaulted.contains(yielded))
+            defaulted.erase(arg);
           changed = true;
         }
       }
@@ -210,18 +217,23 @@ private:
     // Constants are cheap producers, rebuilt in the layout asked for.
     if (isa<arith::ConstantOp>(op)) {
       layouts[result] = defaultBlocked(type);
+      defaulted.insert(result);
       return success();
     }
-    // Elementwise: follow an mma-derived operand if any, else the first.
-    Attribute chosen;
-    for (Value operand : op->getOperands()) {
-      if (!isTile(operand.getType()))
-        continue;
+    // Elementwise: follow an mma-derived operand if any, else the first
+    // whose layout was not a default (a loaded tile rather than a running
+    // sum started from zeros), else the first.
+    auto rank = [&](Value operand) {
       Attribute layout = layoutOf(operand);
-      if (!chosen || (isMmaDerived(layout) && !isMmaDerived(chosen)))
-        chosen = layout;
-    }
-    layouts[result] = chosen ? chosen : defaultBlocked(type);
+      return isMmaDerived(layout) ? 2 : defaulted.contains(operand) ? 0 : 1;
+    };
+    Value chosen;
+    for (Value operand : op->getOperands())
+      if (isTile(operand.getType()) && (!chosen || rank(operand) > rank(chosen)))
+        chosen = operand;
+    layouts[result] = chosen ? layoutOf(chosen) : defaultBlocked(type);
+    if (!chosen || defaulted.contains(chosen))
+      defaulted.insert(result);
     return success();
   }
 
@@ -300,6 +312,9 @@ private:
   unsigned numWarps;
   MLIRContext *context;
   llvm::MapVector<Value, Attribute> layouts;
+  /// Tiles whose layout is only a default (constants, and what is computed
+  /// from them alone): elementwise ops follow their other operands.
+  llvm::DenseSet<Value> defaulted;
 };
 
 struct AssignLayoutsPass

@@ -166,3 +166,35 @@ func.func @widened_pop(%xp: !tile.ptr<bf16>, %n: i32) -> tensor<4096xf32> attrib
   }
   return %r : tensor<4096xf32>
 }
+
+// -----
+
+// A running sum started from zeros follows the tile it adds up (bf16 loads
+// in 16-byte chunks of 8, widened to f32), not the zeros' default layout
+// (chunks of 4 f32): the zeros are rebuilt in the loads' layout once,
+// before the loop, and the body converts nothing. (It converted through
+// shared memory on every iteration: RMSNorm's and LayerNorm's loops.)
+// CHECK-DAG: #[[$LOADED:.*]] = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @running_sum
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<1024xf32, #[[$LOADED]]>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (tensor<1024xf32, #[[$LOADED]]>)
+// CHECK-NOT: tile.convert_layout
+// CHECK: scf.yield
+func.func @running_sum(%xp: !tile.ptr<bf16>, %n: i32) -> tensor<1024xf32> attributes {tile.warps = 4 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<bf16> -> !tile.tensor<?xbf16>
+  %zero = arith.constant dense<0.0> : tensor<1024xf32>
+  %c0 = arith.constant 0 : i32
+  %c1024 = arith.constant 1024 : i32
+  %r = scf.for %i = %c0 to %n step %c1024 iter_args(%acc = %zero)
+      -> (tensor<1024xf32>) : i32 {
+    %ar = tile.arange : tensor<1024xi32>
+    %s = tile.splat %i : tensor<1024xi32>
+    %idx = arith.addi %s, %ar : tensor<1024xi32>
+    %t = tile.load %x[%idx] : !tile.tensor<?xbf16>[tensor<1024xi32>] -> tensor<1024xbf16>
+    %w = arith.extf %t : tensor<1024xbf16> to tensor<1024xf32>
+    %sq = arith.mulf %w, %w : tensor<1024xf32>
+    %sum = arith.addf %acc, %sq : tensor<1024xf32>
+    scf.yield %sum : tensor<1024xf32>
+  }
+  return %r : tensor<1024xf32>
+}
