@@ -229,7 +229,8 @@ private:
     };
     Value chosen;
     for (Value operand : op->getOperands())
-      if (isTile(operand.getType()) && (!chosen || rank(operand) > rank(chosen)))
+      if (isTile(operand.getType()) &&
+          (!chosen || rank(operand) > rank(chosen)))
         chosen = operand;
     layouts[result] = chosen ? layoutOf(chosen) : defaultBlocked(type);
     if (!chosen || defaulted.contains(chosen))

@@ -196,9 +196,11 @@ func.func @f16_across_warps(%s: tensor<4x32xf16, #blocked>) -> tensor<32xf16, #t
 // CHECK: %[[COL:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 0, 1, 1] : vector<2xf32>, vector<2xf32>
 // CHECK: vector.shuffle %[[COL]], %[[COL]] [0, 0, 2, 2, 0, 0, 2, 2] : vector<4xf32>, vector<4xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<8xbf16>, vector<8xbf16>
-// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// Through shared memory, each thread's runs of a row move as vectors: 4
+// f32 from the blocked layout, pairs into the mma layout.
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
-// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xf32>
 // CHECK: nvvm.barrier0
 func.func @layouts(%rows: tensor<64xf32, #tile.slice<dim = 1, parent = #mma>>,
                    %p: tensor<64x16xbf16, #mma>, %x: tensor<64x16xf32, #blocked>)
@@ -251,7 +253,7 @@ func.func @math(%x: tensor<32xbf16, #blocked>, %y: tensor<32xf32, #blocked>)
 // CHECK: nvvm.barrier0
 // CHECK: %[[POPPED:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i32
 // CHECK: arith.remui %[[POPPED]], %{{.*}} : i32
-// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> bf16
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xbf16>
 func.func @pipeline(%kp: !tile.ptr<bf16>, %n: i32, %i: tensor<32x64xi32, #blocked>)
     -> tensor<32x64xbf16, #blocked> attributes {tile.kernel, tile.warps = 4 : i32} {
   %k = tile.make_tensor %kp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>

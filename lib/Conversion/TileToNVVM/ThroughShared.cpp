@@ -9,6 +9,47 @@
 using namespace mlir;
 using namespace tegula::tile;
 
+namespace {
+/// How many consecutive registers of `layout` hold consecutive elements of
+/// the tile's last dimension from an aligned start, at most `limit` (a
+/// power of two): its first register bases step that dimension by 1, 2,
+/// 4, ... and no other basis touches those low bits of it. Shared memory
+/// keeps runs of up to 16 bytes of a row together (the swizzle moves
+/// whole 16-byte chunks; an unswizzled tile's rows must hold whole runs),
+/// so one vector instruction moves such a run.
+int64_t contiguousRegisters(const LinearLayout &layout, int64_t limit) {
+  unsigned last = layout.getRank() - 1;
+  if (layout.getShape()[last] % limit != 0)
+    limit = 1;
+  ArrayRef<LinearLayout::Coords> regs = layout.getRegBases();
+  unsigned leading = 0;
+  for (int64_t run = 1; leading < regs.size() && run < limit; run *= 2) {
+    LinearLayout::Coords step(layout.getRank(), 0);
+    step[last] = run;
+    if (regs[leading] != step)
+      break;
+    ++leading;
+  }
+  for (; leading > 0; --leading) {
+    int64_t lowBits = (int64_t(1) << leading) - 1;
+    auto touches = [&](ArrayRef<LinearLayout::Coords> bases) {
+      return llvm::any_of(bases, [&](const LinearLayout::Coords &basis) {
+        return (basis[last] & lowBits) != 0;
+      });
+    };
+    if (!touches(regs.drop_front(leading)) && !touches(layout.getLaneBases()) &&
+        !touches(layout.getWarpBases()))
+      break;
+  }
+  return int64_t(1) << leading;
+}
+
+/// The widest run a 16-byte access of `storedType` may move.
+int64_t vectorLimit(Type storedType) {
+  return std::max<int64_t>(1, 16 / getStoredBytes(storedType));
+}
+} // namespace
+
 int64_t tegula::tile::takeScratch(OpBuilder &builder, Location loc,
                                   Operation *op, LoweringState &state) {
   const KernelPlan &plan = state.planFor(op);
@@ -43,13 +84,27 @@ Value tegula::tile::convertThroughShared(
                                        /*withElseRegion=*/false);
     builder.setInsertionPointToStart(onlyFirst.thenBlock());
   }
-  for (auto [value, coords] : llvm::zip(values, fromCoords)) {
-    Value stored = value;
-    if (storedType != elementType)
-      stored = arith::ExtUIOp::create(builder, loc, storedType, value);
-    Value address = getSharedElementAddress(
-        builder, loc, shared, from.getShape(), coords, storedType, offset);
-    LLVM::StoreOp::create(builder, loc, stored, address);
+  // Runs of registers that are consecutive in the row go as one vector.
+  int64_t run = contiguousRegisters(from, vectorLimit(storedType));
+  for (size_t reg = 0; reg < values.size(); reg += run) {
+    SmallVector<Value> stored;
+    for (Value value : ArrayRef<Value>(values).slice(reg, run))
+      stored.push_back(
+          storedType == elementType
+              ? value
+              : arith::ExtUIOp::create(builder, loc, storedType, value)
+                    .getResult());
+    Value address =
+        getSharedElementAddress(builder, loc, shared, from.getShape(),
+                                fromCoords[reg], storedType, offset);
+    if (run == 1) {
+      LLVM::StoreOp::create(builder, loc, stored.front(), address);
+      continue;
+    }
+    auto vectorType = VectorType::get({run}, storedType);
+    LLVM::StoreOp::create(builder, loc,
+                          packVector(builder, loc, vectorType, stored), address,
+                          run * getStoredBytes(storedType));
   }
   guard.reset();
   emitBarrier(builder, loc);
@@ -69,14 +124,29 @@ SmallVector<Value> tegula::tile::readTileFromShared(
     return *fragments;
   Value shared = getSharedBase(builder, anchor);
   SmallVector<Value> results;
-  for (auto &coords : emitRegisterCoords(builder, loc, layout,
-                                         getThreadPosition(builder, anchor))) {
-    Value address = getSharedElementAddress(builder, loc, shared, shape, coords,
-                                            storedType, byteOffset);
-    Value loaded = LLVM::LoadOp::create(builder, loc, storedType, address);
-    if (storedType != elementType)
-      loaded = arith::TruncIOp::create(builder, loc, elementType, loaded);
-    results.push_back(loaded);
+  auto coords = emitRegisterCoords(builder, loc, layout,
+                                   getThreadPosition(builder, anchor));
+  // Runs of registers that are consecutive in the row come as one vector.
+  int64_t run = contiguousRegisters(layout, vectorLimit(storedType));
+  for (size_t reg = 0; reg < coords.size(); reg += run) {
+    Value address = getSharedElementAddress(
+        builder, loc, shared, shape, coords[reg], storedType, byteOffset);
+    SmallVector<Value> loaded;
+    if (run == 1) {
+      loaded.push_back(LLVM::LoadOp::create(builder, loc, storedType, address));
+    } else {
+      auto vectorType = VectorType::get({run}, storedType);
+      loaded =
+          unpackVector(builder, loc,
+                       LLVM::LoadOp::create(builder, loc, vectorType, address,
+                                            run * getStoredBytes(storedType)));
+    }
+    for (Value value : loaded)
+      results.push_back(
+          storedType == elementType
+              ? value
+              : arith::TruncIOp::create(builder, loc, elementType, value)
+                    .getResult());
   }
   return results;
 }
