@@ -52,6 +52,11 @@ public:
   /// Coordinates of register `reg` relative to the thread's first register.
   Coords regOffset(int64_t reg) const { return apply(reg, 0, 0); }
 
+  /// The bits that registers (or lanes and warps) may set in coordinates
+  /// along `dim`: the OR of their bases' entries there.
+  int64_t getRegBits(unsigned dim) const;
+  int64_t getThreadBits(unsigned dim) const;
+
   /// True when every element of the tile is held by some thread.
   bool isSurjective() const;
 

@@ -142,12 +142,55 @@ bool rmsNormRef(RefContext &c,
   return true;
 }
 
+namespace {
+using ReferenceFn = bool (*)(RefContext &,
+                             std::map<std::string, std::vector<double>> &);
+
+/// Every reference by name, in the order errors list them. The attention
+/// family (no function here) binds its own tensors (References/Attention.cpp).
+const std::pair<const char *, ReferenceFn> kReferences[] = {
+    {"attention_fwd", nullptr},
+    {"attention_gqa", nullptr},
+    {"attention_split", nullptr},
+    {"attention_combine", nullptr},
+    {"attention_varlen", nullptr},
+    {"attention_paged", nullptr},
+    {"attention_paged_split", nullptr},
+    {"attention_bwd", attentionBackwardRef},
+    {"linear_attention", linearAttentionRef},
+    {"rotary", rotaryRef},
+    {"matmul", matmulRef},
+    {"matmul_bias_gelu", matmulBiasGeluRef},
+    {"cross_entropy", crossEntropyRef},
+    {"rmsnorm", rmsNormRef},
+    {"layer_norm_fwd", layerNormForwardRef},
+    {"layer_norm_bwd_dx", layerNormBackwardRef},
+    {"layer_norm_bwd_dwdb", layerNormDwDbRef},
+};
+
+const std::pair<const char *, ReferenceFn> *
+findReference(const std::string &name) {
+  for (const auto &entry : kReferences)
+    if (name == entry.first)
+      return &entry;
+  return nullptr;
+}
+
+/// "a, b, ... or z": the names of kReferences.
+std::string referenceNames() {
+  std::string names;
+  size_t count = std::size(kReferences);
+  for (size_t i = 0; i < count; ++i)
+    names += std::string(i == 0           ? ""
+                         : i + 1 == count ? " or "
+                                          : ", ") +
+             kReferences[i].first;
+  return names;
+}
+} // namespace
+
 bool isKnownReference(const std::string &name) {
-  return isAttentionReference(name) || name == "linear_attention" ||
-         name == "rotary" || name == "matmul" || name == "rmsnorm" ||
-         name == "matmul_bias_gelu" || name == "cross_entropy" ||
-         name == "attention_bwd" || name == "layer_norm_fwd" ||
-         name == "layer_norm_bwd_dx" || name == "layer_norm_bwd_dwdb";
+  return findReference(name) != nullptr;
 }
 
 bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
@@ -160,38 +203,13 @@ bool computeReference(const Bundle &bundle, const LaunchPlan &plan,
   }
   RefContext c{bundle, plan, inputs, bundle.reference, ""};
   std::string name = bundle.reference["name"].get<std::string>();
-  bool ok;
-  // The attention family binds its own tensors (References/Attention.cpp).
-  if (isAttentionReference(name))
+  const auto *entry = findReference(name);
+  if (entry && !entry->second)
     return attentionReference(bundle, plan, inputs, bundle.reference, outputs,
                               error);
-  if (name == "linear_attention")
-    ok = linearAttentionRef(c, outputs);
-  else if (name == "rotary")
-    ok = rotaryRef(c, outputs);
-  else if (name == "matmul")
-    ok = matmulRef(c, outputs);
-  else if (name == "rmsnorm")
-    ok = rmsNormRef(c, outputs);
-  else if (name == "matmul_bias_gelu")
-    ok = matmulBiasGeluRef(c, outputs);
-  else if (name == "cross_entropy")
-    ok = crossEntropyRef(c, outputs);
-  else if (name == "attention_bwd")
-    ok = attentionBackwardRef(c, outputs);
-  else if (name == "layer_norm_fwd")
-    ok = layerNormForwardRef(c, outputs);
-  else if (name == "layer_norm_bwd_dx")
-    ok = layerNormBackwardRef(c, outputs);
-  else if (name == "layer_norm_bwd_dwdb")
-    ok = layerNormDwDbRef(c, outputs);
-  else
-    ok = c.fail("unknown reference (expected attention_fwd, attention_gqa, "
-                "attention_split, attention_combine, attention_varlen, "
-                "attention_paged, attention_paged_split, attention_bwd, "
-                "linear_attention, rotary, matmul, matmul_bias_gelu, "
-                "cross_entropy, rmsnorm, layer_norm_fwd, layer_norm_bwd_dx "
-                "or layer_norm_bwd_dwdb)");
+  bool ok =
+      entry ? entry->second(c, outputs)
+            : c.fail("unknown reference (expected " + referenceNames() + ")");
   if (!ok)
     error = c.error;
   return ok;

@@ -140,17 +140,9 @@ AccessPlan planElementwise(OpBuilder &builder, Location loc,
 /// coordinates never meet a register's: XOR-ing a register's constant
 /// offset onto a thread's coordinates then adds it.
 bool registerOffsetsAdd(const LinearLayout &layout) {
-  for (unsigned dim = 0; dim < layout.getRank(); ++dim) {
-    int64_t threadBits = 0, registerBits = 0;
-    for (const LinearLayout::Coords &basis : layout.getLaneBases())
-      threadBits |= basis[dim];
-    for (const LinearLayout::Coords &basis : layout.getWarpBases())
-      threadBits |= basis[dim];
-    for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg)
-      registerBits |= layout.regOffset(reg)[dim];
-    if (threadBits & registerBits)
+  for (unsigned dim = 0; dim < layout.getRank(); ++dim)
+    if (layout.getThreadBits(dim) & layout.getRegBits(dim))
       return false;
-  }
   return true;
 }
 
@@ -212,12 +204,23 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
   // weights[j]: the element offset of one step along block dimension j.
   SmallVector<Value> weights(blockRank, i64Const(builder, loc, 0));
   Value uniformOffset = i64Const(builder, loc, 0);
-  SmallVector<Value> uniforms, threadParts;
+  // starts[dim]: this thread's index at register 0, for the bounds check;
+  // null where the index never leaves a static extent (constants alone).
+  SmallVector<Value> starts;
   for (auto [dim, index] : llvm::enumerate(indices)) {
     Value uniform = emitUniformPart(builder, loc, index);
-    uniforms.push_back(uniform);
-    threadParts.push_back(
-        emitWeightedSum(builder, loc, i32, threadCoords, index.coefficients));
+    int64_t extent = access.type.getShape()[dim];
+    bool alwaysInBounds =
+        extent != ShapedType::kDynamic && index.scalars.empty() &&
+        index.constant >= 0 &&
+        index.constant + index.maxCoordinatePart(blockType.getShape()) < extent;
+    starts.push_back(alwaysInBounds
+                         ? Value()
+                         : arith::AddIOp::create(
+                               builder, loc, uniform,
+                               emitWeightedSum(builder, loc, i32, threadCoords,
+                                               index.coefficients))
+                               .getResult());
     Value wide = arith::ExtSIOp::create(builder, loc, i64, uniform);
     uniformOffset = arith::AddIOp::create(
         builder, loc, uniformOffset,
@@ -237,10 +240,13 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
         builder, loc, threadOffset,
         arith::MulIOp::create(builder, loc, wideThreadCoords[j], weights[j]));
   Type pointer = view.base.getType();
-  Value threadBase = LLVM::GEPOp::create(builder, loc, pointer, storedType,
-                                         view.base, ValueRange{threadOffset});
-  Value blockBase = LLVM::GEPOp::create(builder, loc, pointer, storedType,
-                                        threadBase, ValueRange{uniformOffset});
+  Value blockBase;
+  if (policy == MaskedOffAddress::Anywhere)
+    blockBase = LLVM::GEPOp::create(
+        builder, loc, pointer, storedType,
+        LLVM::GEPOp::create(builder, loc, pointer, storedType, view.base,
+                            ValueRange{threadOffset}),
+        ValueRange{uniformOffset});
 
   SmallVector<Value> maskElements;
   if (access.mask)
@@ -258,21 +264,14 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
                                   i64Const(builder, loc, offset[j])));
     Value inBounds;
     for (auto [dim, index] : llvm::enumerate(indices)) {
-      // An index of constants alone that stays below a static extent is
-      // always in bounds.
-      int64_t extent = access.type.getShape()[dim];
-      if (extent != ShapedType::kDynamic && index.scalars.empty() &&
-          index.constant >= 0 &&
-          index.constant + index.maxCoordinatePart(blockType.getShape()) <
-              extent)
+      if (!starts[dim])
         continue;
       int64_t registerPart = 0;
       for (unsigned j = 0; j < blockRank; ++j)
         registerPart += index.coefficients[j] * offset[j];
-      Value value = arith::AddIOp::create(
-          builder, loc,
-          arith::AddIOp::create(builder, loc, uniforms[dim], threadParts[dim]),
-          i32Const(builder, loc, int32_t(registerPart)));
+      Value value =
+          arith::AddIOp::create(builder, loc, starts[dim],
+                                i32Const(builder, loc, int32_t(registerPart)));
       Value ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
                                        value, view.extents[dim]);
       inBounds =

@@ -30,17 +30,13 @@ int64_t contiguousRegisters(const LinearLayout &layout, int64_t limit) {
       break;
     ++leading;
   }
-  for (; leading > 0; --leading) {
-    int64_t lowBits = (int64_t(1) << leading) - 1;
-    auto touches = [&](ArrayRef<LinearLayout::Coords> bases) {
-      return llvm::any_of(bases, [&](const LinearLayout::Coords &basis) {
-        return (basis[last] & lowBits) != 0;
-      });
-    };
-    if (!touches(regs.drop_front(leading)) && !touches(layout.getLaneBases()) &&
-        !touches(layout.getWarpBases()))
-      break;
-  }
+  // Lanes, warps and the remaining registers must leave the run's bits
+  // alone (shortening the run only drops bases above the bits checked).
+  int64_t others = layout.getThreadBits(last);
+  for (const LinearLayout::Coords &basis : regs.drop_front(leading))
+    others |= basis[last];
+  while (leading > 0 && (others & ((int64_t(1) << leading) - 1)))
+    --leading;
   return int64_t(1) << leading;
 }
 

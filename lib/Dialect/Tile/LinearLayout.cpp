@@ -25,6 +25,23 @@ LinearLayout::Coords LinearLayout::apply(int64_t reg, int64_t lane,
   return coords;
 }
 
+namespace {
+int64_t bitsAlong(llvm::ArrayRef<LinearLayout::Coords> bases, unsigned dim) {
+  int64_t bits = 0;
+  for (const LinearLayout::Coords &basis : bases)
+    bits |= basis[dim];
+  return bits;
+}
+} // namespace
+
+int64_t LinearLayout::getRegBits(unsigned dim) const {
+  return bitsAlong(regBases, dim);
+}
+
+int64_t LinearLayout::getThreadBits(unsigned dim) const {
+  return bitsAlong(laneBases, dim) | bitsAlong(warpBases, dim);
+}
+
 bool LinearLayout::isSurjective() const {
   int64_t elements = 1;
   for (int64_t extent : shape)
