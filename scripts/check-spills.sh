@@ -3,7 +3,8 @@
 # kernels/ at its defaults for both targets, and every configuration that
 # scripts/gpu/stage-kernels.sh and bench/stage.sh build, with ptxas, and
 # lists each spill warning tilec prints (docs/tuning.md, "Spills"). Exits
-# 1 if any configuration spills, 2 if one does not compile.
+# 1 if any configuration spills, 2 if one does not compile or ptxas
+# serializes its wgmma instructions.
 # test/Kernels/no-spills.test runs it against the builds known to spill
 # today (test/Kernels/Inputs/known-spills.txt).
 #   scripts/check-spills.sh [BUILD_DIR]          (default: build/)
@@ -36,6 +37,12 @@ other=$(grep -vF ') spills ' "$out/warnings" | sort -u || true)
 [ -z "$other" ] || printf 'other messages:\n%s\n' "$other"
 if grep -q 'error' <<<"$other"; then
   echo "check-spills: a configuration does not compile"
+  exit 2
+fi
+# Serialized wgmma instructions (ptxas's C7515) are a lowering bug, never a
+# configuration's choice: no build may have them.
+if grep -qF 'ptxas serializes' <<<"$other"; then
+  echo "check-spills: error: ptxas serializes the wgmma instructions of a configuration"
   exit 2
 fi
 if [ -z "$spills" ]; then

@@ -47,11 +47,11 @@ tuned() {
 }
 
 # compile_one NAME FILE KERNEL RAGGED DIV16 BENCH -- DEFINES (stage.sh sets
-# $tilec, $side and $out).
+# $tilec, $kernels, $side and $out).
 compile_one() {
   local name=$1 file=$2 kernel=$3
   shift 7
   mkdir -p "$out/$side/$name"
-  "$tilec" "$root/kernels/$file" -k "$kernel" --target sm_90a \
+  "$tilec" "${kernels:-$root/kernels}/$file" -k "$kernel" --target sm_90a \
     -o "$out/$side/$name" "$@"
 }

@@ -7,6 +7,10 @@
 #   bash bench/ab/run-on-device.sh
 # which checks every bundle against float64 and times both in one run.
 #   bash bench/ab/stage.sh /path/to/base/bin/tilec
+# TEGULA_AB_BASE_KERNELS=DIR compiles the base side from DIR's .tile files
+# instead of kernels/ (an A/B of a kernel's source as well as the
+# compiler: `git archive BASE kernels | tar -x -C /tmp/base`, DIR
+# /tmp/base/kernels).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 base_tilec=${1:?usage: bench/ab/stage.sh BASE_TILEC}
@@ -15,8 +19,8 @@ out=$root/.device-bundle/ab
 rm -rf "$out"
 source "$root/bench/ab/configs.sh"
 for side in base new; do
-  tilec=$new_tilec
-  [ "$side" = base ] && tilec=$base_tilec
+  tilec=$new_tilec kernels=$root/kernels
+  [ "$side" = base ] && tilec=$base_tilec kernels=${TEGULA_AB_BASE_KERNELS:-$root/kernels}
   for_each_config compile_one
 done
 for d in "$out"/new/*; do

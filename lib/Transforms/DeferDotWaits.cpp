@@ -1,5 +1,8 @@
 //===- DeferDotWaits.cpp - Warpgroup dots that run across iterations ------===//
 //
+// Two deferrals, both of a wait that follows its issue at the end of a
+// loop's body:
+//
 // A GEMM's loop pops A and B, pushes the blocks of a later iteration and
 // issues its dot (tile.dot_issue). When the wait after it waits for its own
 // wgmma group, the tensor cores idle while the warps loop around to the
@@ -10,6 +13,16 @@
 // i + 1, the stage that pop's push overwrites (the one iteration i - 1
 // read) is free. A pending = 0 wait after the loop collects the last
 // group.
+//
+// Attention's P.V accumulates into a value the next iteration first reads
+// after its own Q.K^T dot (acc * alpha). Its wait moves there, onto the
+// iteration argument (pending = 0, after the Q.K^T group's own wait, which
+// already drained every group), so P.V runs on the tensor cores while the
+// warps loop around, pop, push the next blocks and issue Q.K^T. The rings
+// it reads in place get one more stage: the next iteration's push must not
+// overwrite the stage the group in flight reads, and it is free again by
+// the barrier of the pop after, as above. Every other wait of such a loop
+// waits for all groups, so no wait's count changes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +86,93 @@ void setStages(PipelineCreateOp ring, unsigned stages) {
                                              type.getElementType(), stages));
 }
 
+/// The rings `issue` reads in place: stages a group in flight still reads.
+SmallVector<PipelineCreateOp> ringsReadBy(DotIssueOp issue) {
+  SmallVector<PipelineCreateOp> rings;
+  for (Value operand : {issue.getA(), issue.getB()})
+    if (PipelineCreateOp ring = ringOf(operand);
+        ring && !llvm::is_contained(rings, ring))
+      rings.push_back(ring);
+  return rings;
+}
+
+/// The loop-carried accumulator that `wait`, right after its issue, only
+/// yields, as the index of its iteration argument, when the next iteration
+/// reads it (the op that first does is returned too) and every other wait
+/// of the loop drains all groups; none otherwise.
+std::optional<std::pair<unsigned, Operation *>>
+carriedAccumulator(DotWaitOp wait) {
+  auto issue = wait.getAcc().getDefiningOp<DotIssueOp>();
+  auto loop = dyn_cast<scf::ForOp>(wait->getParentOp());
+  if (!issue || !loop || issue->getParentOp() != loop ||
+      wait.getPending() != 0 || !issue.getResult().hasOneUse() ||
+      !wait->hasOneUse() || ringsReadBy(issue).empty())
+    return std::nullopt;
+  OpOperand &use = *wait->getUses().begin();
+  if (!isa<scf::YieldOp>(use.getOwner()))
+    return std::nullopt;
+  bool othersDrain = true;
+  loop.getBody()->walk(
+      [&](DotWaitOp other) { othersDrain &= other.getPending() == 0; });
+  BlockArgument arg = loop.getRegionIterArgs()[use.getOperandNumber()];
+  Operation *first = nullptr;
+  for (OpOperand &read : arg.getUses()) {
+    Operation *reader = loop.getBody()->findAncestorOpInBlock(*read.getOwner());
+    if (!first || reader->isBeforeInBlock(first))
+      first = reader;
+  }
+  if (!othersDrain || !first || isa<scf::YieldOp>(first))
+    return std::nullopt;
+  return std::make_pair(use.getOperandNumber(), first);
+}
+
+/// One more stage for each of `rings`, unless shared memory runs out
+/// (then none, and false).
+bool addStage(func::FuncOp func, ArrayRef<PipelineCreateOp> rings,
+              const tegula::TargetInfo &target) {
+  for (PipelineCreateOp ring : rings)
+    setStages(ring, ring.getType().getStages() + 1);
+  if (planSharedMemory(func).sharedBytes <= target.maxSharedBytes)
+    return true;
+  for (PipelineCreateOp ring : rings)
+    setStages(ring, ring.getType().getStages() - 1);
+  return false;
+}
+
+/// Waits for the last group of `loop`'s result `index` after the loop.
+void waitAfterLoop(scf::ForOp loop, unsigned index) {
+  Value result = loop.getResult(index);
+  OpBuilder builder(loop->getContext());
+  builder.setInsertionPointAfter(loop);
+  auto last = DotWaitOp::create(builder, loop.getLoc(), result.getType(),
+                                result, /*token=*/Value(), /*pending=*/0);
+  result.replaceAllUsesExcept(last.getResult(), last);
+}
+
+/// Moves `wait` onto its iteration argument `index`, before `first`, the
+/// op of the next iteration that first reads it.
+void waitAtNextRead(DotWaitOp wait, unsigned index, Operation *first) {
+  auto loop = cast<scf::ForOp>(wait->getParentOp());
+  BlockArgument arg = loop.getRegionIterArgs()[index];
+  wait.getResult().replaceAllUsesWith(wait.getAcc());
+  wait->erase();
+  OpBuilder builder(first);
+  auto moved = DotWaitOp::create(builder, first->getLoc(), arg.getType(), arg,
+                                 /*token=*/Value(), /*pending=*/0);
+  arg.replaceAllUsesExcept(moved.getResult(), moved);
+  waitAfterLoop(loop, index);
+  // The initial value enters through a wait as well (it waits for nothing):
+  // a constant would be rematerialized on the path that skips the loop,
+  // moves into the accumulator registers that ptxas places between the
+  // group in flight and the wait after the loop, and then serializes every
+  // wgmma of the kernel (C7515). A wait's result is one value the loop
+  // takes as it is.
+  OpOperand &init = loop.getInitsMutable()[index];
+  builder.setInsertionPoint(loop);
+  init.set(DotWaitOp::create(builder, loop.getLoc(), init.get().getType(),
+                             init.get(), /*token=*/Value(), /*pending=*/0));
+}
+
 struct DeferDotWaitsPass
     : public tegula::tile::impl::TileDeferDotWaitsBase<DeferDotWaitsPass> {
   using TileDeferDotWaitsBase::TileDeferDotWaitsBase;
@@ -80,36 +180,37 @@ struct DeferDotWaitsPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<std::pair<DotWaitOp, unsigned>> waits;
+    SmallVector<std::tuple<DotWaitOp, unsigned, Operation *>> carried;
     func.walk([&](DotWaitOp wait) {
       if (std::optional<unsigned> index = deferrableAccumulator(wait))
         waits.push_back({wait, *index});
+      else if (auto next = carriedAccumulator(wait))
+        carried.push_back({wait, next->first, next->second});
     });
-    if (waits.empty())
+    if (waits.empty() && carried.empty())
       return;
     FailureOr<tegula::TargetInfo> target = getTarget(func);
     if (failed(target))
       return signalPassFailure();
     for (auto [wait, index] : waits) {
       auto issue = wait.getAcc().getDefiningOp<DotIssueOp>();
-      // One more stage for each ring, unless shared memory runs out.
-      SmallVector<PipelineCreateOp> rings = {ringOf(issue.getA())};
-      if (ringOf(issue.getB()) != rings.front())
-        rings.push_back(ringOf(issue.getB()));
-      for (PipelineCreateOp ring : rings)
-        setStages(ring, ring.getType().getStages() + 1);
-      if (planSharedMemory(func).sharedBytes > target->maxSharedBytes) {
-        for (PipelineCreateOp ring : rings)
-          setStages(ring, ring.getType().getStages() - 1);
+      if (!addStage(func, ringsReadBy(issue), *target))
         continue;
-      }
       wait.setPending(1);
-      auto loop = cast<scf::ForOp>(wait->getParentOp());
-      Value result = loop.getResult(index);
-      OpBuilder builder(loop->getContext());
-      builder.setInsertionPointAfter(loop);
-      auto last = DotWaitOp::create(builder, loop.getLoc(), result.getType(),
-                                    result, /*token=*/Value(), /*pending=*/0);
-      result.replaceAllUsesExcept(last.getResult(), last);
+      waitAfterLoop(cast<scf::ForOp>(wait->getParentOp()), index);
+    }
+    // One accumulator in flight across a loop's back edge at most: its A
+    // registers stay live until the next iteration's wait too, and two
+    // (the backward's dK and dV) spill at 128 x 64 blocks.
+    llvm::DenseMap<Operation *, unsigned> perLoop;
+    for (auto &entry : carried)
+      ++perLoop[std::get<0>(entry)->getParentOp()];
+    for (auto [wait, index, first] : carried) {
+      if (perLoop[wait->getParentOp()] > 1)
+        continue;
+      auto issue = wait.getAcc().getDefiningOp<DotIssueOp>();
+      if (addStage(func, ringsReadBy(issue), *target))
+        waitAtNextRead(wait, index, first);
     }
   }
 };

@@ -287,6 +287,24 @@ void warnSpills(const PtxasStats &function, const BuildName &build,
   os << "; smaller blocks or fewer stages avoid it\n";
 }
 
+/// Warns that ptxas serializes the wgmma instructions of `function` of
+/// `build`: each then waits for the one before, and no dot overlaps
+/// anything (a tilec bug to report: the lowering means to avoid it).
+void warnSerializedWgmma(const PtxasStats &function, const BuildName &build,
+                         llvm::StringRef chip) {
+  llvm::errs() << "tilec: warning: kernel '" << build.kernel << "' (" << chip
+               << ", "
+               << (build.variant.empty() ? "general code"
+                                         : "variant '" + build.variant + "'")
+               << ", "
+               << (build.config.empty() ? "defaults"
+                                        : "config '" + build.config + "'")
+               << "): ptxas serializes the wgmma instructions of '"
+               << function.function << "' (C7515: "
+               << *function.wgmmaSerialized
+               << "); each waits for the one before\n";
+}
+
 /// Where tilec writes each config's files, and how it assembles them.
 struct FileWriter {
   std::string directory, ptxas, chip;
@@ -316,6 +334,8 @@ struct FileWriter {
       *code.spillLoadBytes += function.spillLoads;
       if (function.spills())
         warnSpills(function, build, chip);
+      if (function.wgmmaSerialized)
+        warnSerializedWgmma(function, build, chip);
     }
     return true;
   }

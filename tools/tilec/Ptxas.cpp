@@ -42,6 +42,20 @@ std::optional<llvm::StringRef> nameAfter(llvm::StringRef line,
     return rest.take_until([](char c) { return c == '\''; });
   return rest.take_until([](char c) { return c == ' '; });
 }
+
+/// Why `line` says ptxas serializes a function's wgmma instructions ("non
+/// wgmma instructions defining accumulator registers ..."), if it does and
+/// names the function.
+std::optional<llvm::StringRef> serializationReason(llvm::StringRef line) {
+  llvm::StringRef key = "wgmma.mma_async instructions are serialized ";
+  size_t at = line.find(key);
+  size_t end = line.rfind(" in the function");
+  if (at == llvm::StringRef::npos || end == llvm::StringRef::npos || end < at)
+    return std::nullopt;
+  llvm::StringRef why = line.slice(at + key.size(), end);
+  why.consume_front("due to ");
+  return why;
+}
 } // namespace
 
 std::vector<PtxasStats> tilec::parsePtxasLog(llvm::StringRef log) {
@@ -51,14 +65,17 @@ std::vector<PtxasStats> tilec::parsePtxasLog(llvm::StringRef log) {
     for (auto [index, function] : llvm::enumerate(functions))
       if (function.function == name)
         return index;
-    functions.push_back({name.str(), std::nullopt, 0, 0});
+    functions.push_back({name.str(), std::nullopt, 0, 0, std::nullopt});
     return functions.size() - 1;
   };
   std::optional<size_t> entry, properties;
   llvm::SmallVector<llvm::StringRef> lines;
   log.split(lines, '\n');
   for (llvm::StringRef line : lines) {
-    if (auto name = nameAfter(line, "Compiling entry function")) {
+    if (auto why = serializationReason(line)) {
+      functions[indexOf(*nameAfter(line, "in the function"))].wgmmaSerialized =
+          why->str();
+    } else if (auto name = nameAfter(line, "Compiling entry function")) {
       entry = indexOf(*name);
     } else if (auto name = nameAfter(line, "Function properties for")) {
       properties = indexOf(*name);

@@ -26,13 +26,18 @@ struct PtxasStats {
   /// Entry functions only: ptxas gives a called function no count.
   std::optional<int64_t> registers;
   int64_t spillStores = 0, spillLoads = 0;
+  /// Why ptxas serializes the function's wgmma instructions (C7515: each
+  /// waits for the one before), or none.
+  std::optional<std::string> wgmmaSerialized;
 
   bool spills() const { return spillStores > 0 || spillLoads > 0; }
 };
 
 /// Every function `log` (the output of `ptxas -v`) describes, in its
 /// order: "Compiling entry function 'F'", "Function properties for F"
-/// with its spill stores and loads, "Used N registers" of the entry.
+/// with its spill stores and loads, "Used N registers" of the entry, and
+/// "(C7515) ... wgmma.mma_async instructions are serialized due to WHY in
+/// the function 'F'".
 std::vector<PtxasStats> parsePtxasLog(llvm::StringRef log);
 
 /// Assembles `ptxPath` into `cubinPath` for `chip` with ptxas (its path is

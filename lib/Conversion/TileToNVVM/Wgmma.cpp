@@ -26,6 +26,7 @@
 #include "Wgmma.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace tegula;
@@ -113,6 +114,20 @@ std::string operandList(unsigned first, unsigned count) {
   return text + "}";
 }
 
+/// Inline PTX `text` returning `count` f32 accumulator registers.
+SmallVector<Value> emitAccumulatorAsm(OpBuilder &builder, Location loc,
+                                      unsigned count, ValueRange operands,
+                                      StringRef text, StringRef constraints) {
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      builder.getContext(), SmallVector<Type>(count, builder.getF32Type()));
+  Value result =
+      emitInlinePtx(builder, loc, structType, operands, text, constraints);
+  SmallVector<Value> values;
+  for (unsigned i = 0; i < count; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(builder, loc, result, i));
+  return values;
+}
+
 /// Inline PTX that takes the accumulator `acc` (f32 registers) and returns
 /// it, tied, after `text`; `extra` operands follow with `constraints`.
 SmallVector<Value> emitOnAccumulator(OpBuilder &builder, Location loc,
@@ -130,14 +145,23 @@ SmallVector<Value> emitOnAccumulator(OpBuilder &builder, Location loc,
     constraints.pop_back();
   SmallVector<Value> operands(acc);
   operands.append(extra.begin(), extra.end());
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      builder.getContext(), SmallVector<Type>(count, builder.getF32Type()));
-  Value result =
-      emitInlinePtx(builder, loc, structType, operands, text, constraints);
-  SmallVector<Value> values;
+  return emitAccumulatorAsm(builder, loc, count, operands, text, constraints);
+}
+
+/// `text` writing `count` accumulator registers it does not read ($0 ..
+/// $count-1; `extra` follows from $count): the first instruction of a dot
+/// whose accumulator starts at zero.
+SmallVector<Value> emitFreshAccumulator(OpBuilder &builder, Location loc,
+                                        unsigned count, ValueRange extra,
+                                        StringRef extraConstraints,
+                                        StringRef text) {
+  std::string constraints;
   for (unsigned i = 0; i < count; ++i)
-    values.push_back(LLVM::ExtractValueOp::create(builder, loc, result, i));
-  return values;
+    constraints += "=f,";
+  constraints += extraConstraints.str();
+  if (!constraints.empty() && constraints.back() == ',')
+    constraints.pop_back();
+  return emitAccumulatorAsm(builder, loc, count, extra, text, constraints);
 }
 
 /// Waits until at most `inFlight` groups of this warp are in flight.
@@ -210,17 +234,28 @@ struct DotIssueLowering : public OpConversionPattern<DotIssueOp> {
     if (count != unsigned(columns / 2))
       return rewriter.notifyMatchFailure(op, "accumulator is not one m64 row "
                                              "block per warpgroup");
-    acc = emitOnAccumulator(rewriter, loc, acc, {}, "",
-                            "wgmma.fence.sync.aligned;");
+    // A zero accumulator is never materialized: the first instruction
+    // ignores it (scale-d = 0) and only writes its registers. Zeros moved
+    // into them would be non-wgmma writes to a wgmma accumulator, which
+    // makes ptxas serialize every wgmma of a kernel where another group is
+    // still in flight (C7515; a deferred wait, DeferDotWaits.cpp).
+    bool fresh = matchPattern(op.getAcc(), m_AnyZeroFloat());
+    if (fresh)
+      emitInlinePtx(rewriter, loc, Type(), ValueRange(),
+                    "wgmma.fence.sync.aligned;", "~{memory}");
+    else
+      acc = emitOnAccumulator(rewriter, loc, acc, {}, "",
+                              "wgmma.fence.sync.aligned;");
 
     Type i32 = rewriter.getI32Type();
     auto pairType = VectorType::get({2}, element);
     Value one = i32Const(rewriter, loc, 1);
     std::string shape = "m64n" + std::to_string(columns) + "k16";
     for (int64_t kStep = 0; kStep < k / kInstructionK; ++kStep) {
+      bool first = fresh && kStep == 0;
       SmallVector<Value> extra;
       std::string constraints, aText;
-      unsigned next = 2 * count;
+      unsigned next = first ? count : 2 * count;
       if (a) {
         extra.push_back(
             sliceDescriptor(rewriter, loc, *a, rowStart, kStep, elementBytes));
@@ -244,16 +279,19 @@ struct DotIssueLowering : public OpConversionPattern<DotIssueOp> {
       constraints += "l,r";
       std::string bText = "$" + std::to_string(next++);
       std::string scaleText = "$" + std::to_string(next++);
-      extra.push_back(one);
-      // scale-d = 1 accumulates; A and B unscaled; A K-major; B's
-      // transpose bit says N-major.
+      extra.push_back(first ? i32Const(rewriter, loc, 0) : one);
+      // scale-d = 1 accumulates (0 ignores the accumulator); A and B
+      // unscaled; A K-major; B's transpose bit says N-major.
       std::string text = "{ .reg .pred p; setp.ne.b32 p, " + scaleText +
                          ", 0; wgmma.mma_async.sync.aligned." + shape +
                          ".f32." + ptxType + "." + ptxType + " " +
                          operandList(0, count) + ", " + aText + ", " + bText +
                          ", p, 1, 1" + (a ? ", 0" : "") + ", " +
                          (b.kMajor ? "0" : "1") + "; }";
-      acc = emitOnAccumulator(rewriter, loc, acc, extra, constraints, text);
+      acc = first ? emitFreshAccumulator(rewriter, loc, count, extra,
+                                         constraints, text)
+                  : emitOnAccumulator(rewriter, loc, acc, extra, constraints,
+                                      text);
     }
     emitInlinePtx(rewriter, loc, Type(), ValueRange(),
                   "wgmma.commit_group.sync.aligned;", "~{memory}");
