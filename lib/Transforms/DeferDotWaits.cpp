@@ -96,6 +96,32 @@ SmallVector<PipelineCreateOp> ringsReadBy(DotIssueOp issue) {
   return rings;
 }
 
+/// Whether the registers of `issue`'s A, when it reads A from registers,
+/// are rewritten only after its group completes once its wait moves to
+/// `first` in the next iteration: the op that writes them (the same
+/// instructions every iteration) comes after a wait that drains every
+/// group. wgmma reads them while the group runs, and ptxas does not keep
+/// them (a GEMM whose A is loaded from its stage at the top of the loop
+/// read the next block's A: the H100 checks, 2026-11-26).
+bool registersOutliveGroup(DotIssueOp issue, Operation *first) {
+  Value a = issue.getA();
+  if (isa<SharedLayoutAttr>(cast<RankedTensorType>(a.getType()).getEncoding()))
+    return true;
+  Operation *def = a.getDefiningOp();
+  Block *body = issue->getBlock();
+  if (!def || !(def = body->findAncestorOpInBlock(*def)))
+    return false;
+  if (first->isBeforeInBlock(def))
+    return true;
+  for (Operation &op : *body) {
+    if (&op == def)
+      return false;
+    if (isa<DotWaitOp>(op) && !isa<BlockArgument>(op.getOperand(0)))
+      return true;
+  }
+  return false;
+}
+
 /// The loop-carried accumulator that `wait`, right after its issue, only
 /// yields, as the index of its iteration argument, when the next iteration
 /// reads it (the op that first does is returned too) and every other wait
@@ -121,7 +147,8 @@ carriedAccumulator(DotWaitOp wait) {
     if (!first || reader->isBeforeInBlock(first))
       first = reader;
   }
-  if (!othersDrain || !first || isa<scf::YieldOp>(first))
+  if (!othersDrain || !first || isa<scf::YieldOp>(first) ||
+      !registersOutliveGroup(issue, first))
     return std::nullopt;
   return std::make_pair(use.getOperandNumber(), first);
 }
