@@ -214,6 +214,39 @@ def Tile_ConvertLayoutOp : Tile_TileOp<"convert_layout", [Pure,
   let hasCanonicalizer = 1;
 }
 
+def Tile_ToSharedOp : Tile_TileOp<"to_shared", [
+    SameOperandsAndResultShape, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<Tile_LayoutRuleOpInterface,
+                              ["getRequiredOperandLayout"]>]> {
+  let summary = "Write a register tile where warpgroup dots read it in place";
+  let description = [{
+    The same tile, written from registers into a shared buffer of its own
+    (SharedMemoryPlan allocates one per op) in the 128-byte swizzled layout
+    its `#tile.shared` encoding names, so that wgmma reads it through matrix
+    descriptors (tile-plan-dots stages a computed or loaded B, or an A, this
+    way). `order = [1, 0]` stores the tile's rows contiguous, `[0, 1]` its
+    columns. The lowering meets the block before the writes (a write in
+    the next loop iteration follows every warp's wait for the dots that
+    read the buffer), fences them for the async proxy and meets the block
+    again.
+
+    ```mlir
+    %s = tile.to_shared %v : tensor<64x64xbf16, #blocked>
+        -> tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$source);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The buffer's rows and columns: the tile's, or transposed when its
+    /// columns are stored contiguous.
+    ::llvm::SmallVector<int64_t, 2> getStoredShape();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Global tensors and memory access
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,20 @@ using namespace tegula::tile;
 namespace {
 int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
+/// Gives `op` a buffer of its own at `cursor`, where its swizzle pattern
+/// starts, and notes whether it runs on from a tile.to_shared just before
+/// it or into one just after it (those share barriers).
+void planSharedTile(ToSharedOp op, KernelPlan &plan, int64_t &cursor) {
+  RankedTensorType type = op.getType();
+  cursor = llvm::alignTo(cursor, kSwizzleAtomBytes);
+  plan.sharedTileOffsets[op] = cursor;
+  cursor = alignTo16(cursor + type.getNumElements() *
+                                  getStoredBytes(type.getElementType()));
+  if (isa_and_nonnull<ToSharedOp>(op->getPrevNode()))
+    plan.sharedTileFollowers.insert(op);
+  if (isa_and_nonnull<ToSharedOp>(op->getNextNode()))
+    plan.sharedTileLeaders.insert(op);
+}
 } // namespace
 
 int64_t tegula::tile::getScratchBytes(Operation *op) {
@@ -24,8 +38,8 @@ int64_t tegula::tile::getScratchBytes(Operation *op) {
 static bool usesRings(Operation *op) {
   bool uses = false;
   op->walk([&](Operation *inner) {
-    if (isa<PipelineCreateOp, PipelinePushOp, PipelinePopOp, DotIssueOp,
-            DotWaitOp>(inner))
+    if (isa<PipelineCreateOp, PipelinePushOp, PipelinePopOp, ToSharedOp,
+            DotIssueOp, DotWaitOp>(inner))
       uses = true;
     else if (auto dot = dyn_cast<DotOp>(inner))
       uses |=
@@ -56,6 +70,10 @@ KernelPlan tegula::tile::planSharedMemory(func::FuncOp func) {
         cursor = llvm::alignTo(cursor, kSwizzleAtomBytes);
       plan.pipelineOffsets[op] = cursor;
       cursor = alignTo16(cursor + type.getStages() * type.getStageBytes());
+      return;
+    }
+    if (auto toShared = dyn_cast<ToSharedOp>(op)) {
+      planSharedTile(toShared, plan, cursor);
       return;
     }
     if (auto pop = dyn_cast<PipelinePopOp>(op))

@@ -97,8 +97,8 @@ bool execBroadcast(Machine &m, tile::BroadcastOp op) {
   return true;
 }
 
-/// tile.expand_dims, tile.reshape, tile.convert_layout: the same elements
-/// in the same order; only the shape or the layout changes.
+/// tile.expand_dims, tile.reshape, tile.convert_layout, tile.to_shared: the
+/// same elements in the same order; only the shape or the layout changes.
 bool execReshape(Machine &m, Operation &op) {
   Data d = m.data(op.getOperand(0));
   d.shape = shapeOf(op.getResult(0).getType());
@@ -251,6 +251,7 @@ void registerTileOps(OpTable &table) {
   table.add<tile::BroadcastOp>(execBroadcast);
   table.add<tile::ExpandDimsOp>(execReshape);
   table.add<tile::ConvertLayoutOp>(execReshape);
+  table.add<tile::ToSharedOp>(execReshape);
   table.add<tile::TransOp>(execTrans);
   table.add<tile::PermuteOp>(execPermute);
   table.add<tile::ReshapeOp>(execReshape);

@@ -12,13 +12,22 @@
 // those that can read it there, and the other readers get registers
 // loaded from the stage (a staged copy).
 //
+// A B that no stage holds (a loaded or computed tile, a state), and an A
+// loaded from memory or held across the dot's loop, is written to a shared
+// buffer of its own by a tile.to_shared that this pass inserts, laid out
+// as the dot's descriptors read it, so that the dot can be wgmma too. The
+// buffers must fit the target's shared memory beside the rings; if they
+// do not, no tile is staged this way and those dots stay mma.sync.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Tile/TileDialect.h"
 #include "Tile/TileOps.h"
 #include "Tile/TilePasses.h"
+#include "tegula/Analysis/SharedMemoryPlan.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -56,6 +65,60 @@ bool readsInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps) {
     return true;
   int64_t columns = shape[1] / warps[1];
   return (columns * getStoredBytes(element)) % kSwizzleBytes == 0;
+}
+
+/// A register tile that tile.to_shared could write for a dot operand: the
+/// operand itself, or the tile it transposes.
+struct StageableTile {
+  Value tile;
+  bool transposed;
+};
+
+/// The register tile behind operand `index` of `dot` that a tile.to_shared
+/// buffer could hold for wgmma: a 2-D 16-bit float tile that is not a pop
+/// (pops have stages). An A only when registers would cost: loaded from
+/// memory (its layout is a load's, not a fragment's) or held across the
+/// dot's loop (see usesWarpgroupDot).
+std::optional<StageableTile> getStageableTile(DotOp dot, unsigned index) {
+  StageableTile stageable = {dot->getOperand(index), false};
+  if (auto trans = stageable.tile.getDefiningOp<TransOp>())
+    stageable = {trans.getSource(), true};
+  auto type = cast<RankedTensorType>(stageable.tile.getType());
+  if (type.getRank() != 2 ||
+      !(type.getElementType().isBF16() || type.getElementType().isF16()) ||
+      stageable.tile.getDefiningOp<PipelinePopOp>())
+    return std::nullopt;
+  if (index == 1)
+    return stageable;
+  auto loop = dot->getParentOfType<scf::ForOp>();
+  Operation *owner = stageable.tile.getParentRegion()->getParentOp();
+  if (stageable.tile.getDefiningOp<LoadOp>() ||
+      (loop && !loop->isAncestor(owner)))
+    return stageable;
+  return std::nullopt;
+}
+
+/// Whether wgmma reads operand `index` of `dot`, split over warps as
+/// `warps`, from a tile.to_shared buffer of `stageable` whose dimension
+/// `fastest` is contiguous, as the descriptors of readsInPlace's stages:
+/// rows of whole panels, 8 at a time; along K, or along M (each
+/// warpgroup's 64 rows of 16-bit elements are one panel) or N with each
+/// warpgroup's columns on whole panels.
+bool readsStoredInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps,
+                        const StageableTile &stageable, unsigned fastest) {
+  auto type = cast<RankedTensorType>(stageable.tile.getType());
+  SmallVector<int64_t, 2> stored(type.getShape());
+  if (fastest == 0)
+    std::swap(stored[0], stored[1]);
+  if (stored[0] % 8 != 0 || !isSwizzledShared(stored, type.getElementType()))
+    return false;
+  // Which dimension of the operand [M, K] or [K, N] is contiguous.
+  unsigned operandFastest = stageable.transposed ? 1 - fastest : fastest;
+  bool kMajor = operandFastest == (index == 0 ? 1u : 0u);
+  if (kMajor || index == 0)
+    return true;
+  int64_t columns = dot.getResult().getType().getDimSize(1) / warps[1];
+  return (columns * getStoredBytes(type.getElementType())) % kSwizzleBytes == 0;
 }
 
 /// Whether some dot's result reaches a reduction (through any ops, loop
@@ -115,19 +178,53 @@ public:
           target.dotWarpSplit(shape[0], shape[1], numWarps, use);
       dots.push_back({dot, {split.alongM, split.alongN}});
     });
+    findStageableTiles();
     planStages();
+    if (!stageTiles()) {
+      // The buffers do not fit: no tile is staged, and the dots that
+      // needed one are planned again without.
+      stageable.clear();
+      planStages();
+    }
     for (auto &[dot, warps] : dots)
       record(dot, warps);
   }
 
 private:
+  /// The operands that tile.to_shared could stage, with the orders of the
+  /// buffer (its contiguous dimension) wgmma could read them from.
+  void findStageableTiles() {
+    for (auto &[dot, warps] : dots)
+      for (unsigned index : {0u, 1u}) {
+        std::optional<StageableTile> tile = getStageableTile(dot, index);
+        if (!tile)
+          continue;
+        // Registers run along the tile's rows (a load's, a dot's): an A
+        // that registers may hold is staged only with its rows contiguous,
+        // not by one 2-byte store per element.
+        auto loop = dot->getParentOfType<scf::ForOp>();
+        bool registersMayHoldA =
+            !loop ||
+            loop->isAncestor(tile->tile.getParentRegion()->getParentOp());
+        SmallVector<unsigned, 2> fastest;
+        for (unsigned dim : {1u, 0u})
+          if ((index == 1 || dim == 1 || !registersMayHoldA) &&
+              readsStoredInPlace(dot, index, warps, *tile, dim))
+            fastest.push_back(dim);
+        if (!fastest.empty())
+          stageable[{dot, index}] = {*tile, fastest};
+      }
+  }
+
   /// Which dots become warpgroup instructions, and which of their operands
   /// they read in place. A pop stays in its stage when some warpgroup dot
   /// reads it there (through a transpose or not) and every other reader is
   /// a dot, which takes registers loaded from the stage; dropping a pop can
   /// turn a dot back to mma.sync, which can drop other pops: repeat until
-  /// nothing changes.
+  /// nothing changes. An operand that no stage holds can be staged
+  /// (findStageableTiles).
   void planStages() {
+    staged.clear();
     // (dot, operand) that could read its stage in place -> the stage's pop.
     llvm::DenseMap<std::pair<Operation *, unsigned>, Operation *> readable;
     for (auto &[dot, warps] : dots)
@@ -140,7 +237,9 @@ private:
         }
     auto inPlace = [&](DotOp dot, unsigned index) {
       auto it = readable.find({dot, index});
-      return it != readable.end() && staged.contains(it->second);
+      if (it != readable.end())
+        return staged.contains(it->second);
+      return stageable.contains({dot, index});
     };
     for (bool changed = true; changed;) {
       changed = false;
@@ -209,18 +308,154 @@ private:
            dot.getA().getType().getDimSize(1) % 16 == 0;
   }
 
+  /// One tile.to_shared buffer: a register tile and its contiguous
+  /// dimension, with the operands that read it.
+  struct Buffer {
+    Value tile;
+    unsigned fastest;
+    SmallVector<std::pair<DotOp, unsigned>> readers;
+  };
+
+  /// Stages the warpgroup dots' operands that no stage holds: each tile
+  /// once for the order most of its readers can read (rows contiguous on a
+  /// tie: the registers of loads and dots run along rows), again for
+  /// readers that need the other. Returns false, changing nothing, if the
+  /// buffers do not fit beside the rings with room for a conversion as
+  /// large as the largest dot result (the scratch is not planned yet).
+  bool stageTiles() {
+    SmallVector<Buffer> buffers;
+    int64_t bytes = 0, conversion = 0;
+    for (auto &[dot, warps] : dots) {
+      auto it = warpgroupDots.find(dot);
+      if (it == warpgroupDots.end())
+        continue;
+      RankedTensorType result = dot.getResult().getType();
+      conversion = std::max(conversion, result.getNumElements() * 4);
+      for (unsigned index : {0u, 1u}) {
+        auto candidate = stageable.find({dot, index});
+        if ((index == 0 && !it->second) || candidate == stageable.end())
+          continue;
+        ArrayRef<unsigned> orders = candidate->second.second;
+        Value tile = candidate->second.first.tile;
+        auto buffer = llvm::find_if(buffers, [&](Buffer &b) {
+          return b.tile == tile && llvm::is_contained(orders, b.fastest);
+        });
+        if (buffer == buffers.end()) {
+          buffers.push_back({tile, preferredOrder(tile, orders), {}});
+          buffer = std::prev(buffers.end());
+          auto type = cast<RankedTensorType>(tile.getType());
+          bytes += llvm::alignTo(type.getNumElements() *
+                                     getStoredBytes(type.getElementType()),
+                                 kSwizzleAtomBytes);
+        }
+        buffer->readers.push_back({dot, index});
+      }
+    }
+    if (buffers.empty())
+      return true;
+    if (planSharedMemory(func).sharedBytes + bytes + conversion >
+        target.maxSharedBytes)
+      return false;
+    for (Buffer &buffer : buffers) {
+      Operation *&point = stagingPoints[buffer.tile.getParentBlock()];
+      Operation *first = firstReader(buffer);
+      if (!point || first->isBeforeInBlock(point))
+        point = first;
+    }
+    for (Buffer &buffer : buffers)
+      materialize(buffer);
+    readBuffers();
+    return true;
+  }
+
+  /// The op of the tile's block that holds `buffer`'s first reader.
+  static Operation *firstReader(Buffer &buffer) {
+    Block *block = buffer.tile.getParentBlock();
+    Operation *first = nullptr;
+    for (auto [dot, index] : buffer.readers) {
+      Operation *reader = block->findAncestorOpInBlock(*dot);
+      if (!first || reader->isBeforeInBlock(first))
+        first = reader;
+    }
+    return first;
+  }
+
+  /// Of `orders` (contiguous dimensions one reader accepts), the one most
+  /// readers of `tile` accept, rows contiguous on a tie.
+  unsigned preferredOrder(Value tile, ArrayRef<unsigned> orders) {
+    if (orders.size() == 1)
+      return orders.front();
+    int64_t votes[2] = {0, 0};
+    for (auto &[key, candidate] : stageable)
+      if (candidate.first.tile == tile)
+        for (unsigned dim : candidate.second)
+          ++votes[dim];
+    return votes[0] > votes[1] ? 0 : 1;
+  }
+
+  /// Inserts `buffer`'s tile.to_shared (readBuffers points its readers at
+  /// it). The writes
+  /// go just before the first reader in the tile's block, or with the
+  /// block's other stagings before the first staged reader where the tile
+  /// is ready by then: one barrier before a run of them and one after.
+  void materialize(Buffer &buffer) {
+    Operation *first = firstReader(buffer);
+    Operation *group = stagingPoints.lookup(buffer.tile.getParentBlock());
+    Operation *def = buffer.tile.getDefiningOp();
+    Operation *at = !def || def->isBeforeInBlock(group) ? group : first;
+    OpBuilder builder(at);
+    auto type = cast<RankedTensorType>(buffer.tile.getType());
+    auto shared = SharedLayoutAttr::get(
+        func.getContext(), kSwizzleBytes,
+        ArrayRef<unsigned>{buffer.fastest, 1 - buffer.fastest});
+    Value stored = ToSharedOp::create(
+        builder, buffer.tile.getLoc(),
+        RankedTensorType::get(type.getShape(), type.getElementType(), shared),
+        buffer.tile);
+    for (auto [dot, index] : buffer.readers)
+      reads.push_back({dot, index, stored});
+  }
+
+  /// Points each staged operand at its buffer, through a transpose just
+  /// before the dot where it reads the tile transposed (after every
+  /// tile.to_shared is in place, so that none comes between a run).
+  void readBuffers() {
+    OpBuilder builder(func.getContext());
+    for (auto [dot, index, stored] : reads) {
+      Value operand = dot->getOperand(index);
+      Value read = stored;
+      if (operand != stored.getDefiningOp<ToSharedOp>().getSource()) {
+        builder.setInsertionPoint(dot);
+        auto operandType = cast<RankedTensorType>(operand.getType());
+        auto shared = cast<SharedLayoutAttr>(
+            cast<RankedTensorType>(stored.getType()).getEncoding());
+        read =
+            TransOp::create(builder, operand.getLoc(),
+                            RankedTensorType::get(operandType.getShape(),
+                                                  operandType.getElementType(),
+                                                  shared.transposed()),
+                            stored);
+      }
+      dot->setOperand(index, read);
+      if (Operation *old = operand.getDefiningOp(); old && old->use_empty())
+        old->erase();
+    }
+  }
+
   /// Writes `dot`'s plan, and the shared layout of the operands it reads
   /// in place on their tiles (the pop, and the transpose read through).
   void record(DotOp dot, ArrayRef<unsigned> warps) {
     auto it = warpgroupDots.find(dot);
     bool wgmma = it != warpgroupDots.end();
     auto sourceOf = [&](unsigned index) {
-      if (wgmma && (index == 1 || it->second)) {
-        setShared(dot->getOperand(index));
-        return OperandSource::Stage;
-      }
       bool transposed;
       PipelinePopOp pop = getStagePop(dot->getOperand(index), transposed);
+      if (wgmma && (index == 1 || it->second)) {
+        // A tile.to_shared result has its encoding already.
+        if (pop)
+          setShared(dot->getOperand(index));
+        return OperandSource::Stage;
+      }
       return pop && staged.contains(pop) ? OperandSource::StagedCopy
                                          : OperandSource::Registers;
     };
@@ -257,6 +492,15 @@ private:
   SmallVector<std::pair<DotOp, SmallVector<unsigned, 2>>> dots;
   /// The pops that stay in their stages.
   llvm::DenseSet<Operation *> staged;
+  /// (dot, operand) that a tile.to_shared buffer could hold -> the tile
+  /// and the contiguous dimensions of the buffers wgmma could read.
+  llvm::DenseMap<std::pair<Operation *, unsigned>,
+                 std::pair<StageableTile, SmallVector<unsigned, 2>>>
+      stageable;
+  /// Per block, where its run of tile.to_shared ops goes.
+  llvm::DenseMap<Block *, Operation *> stagingPoints;
+  /// The staged operands, each with the tile.to_shared it reads.
+  SmallVector<std::tuple<DotOp, unsigned, Value>> reads;
   /// The dots that become warpgroup instructions, each with whether it
   /// reads A in place too.
   llvm::DenseMap<Operation *, bool> warpgroupDots;

@@ -3,7 +3,8 @@
 // Attention's inner loop: scores stay in the mma layout through the
 // softmax, the row statistics in its slice, and the only conversions left
 // are into dot-operand fragments (K^T is transposed straight into one).
-// Constants are built in place.
+// Constants are built in place. On sm_80: sm_90a stages the register
+// operands for wgmma (plan-dots.mlir).
 
 // CHECK-DAG: #[[$MMA:.*]] = #tile.mma<warpsPerCTA = [8, 1]>
 // CHECK-DAG: #[[$ROWS:.*]] = #tile.slice<dim = 1, parent = #[[$MMA]]>
@@ -26,6 +27,7 @@
 // CHECK: %[[VB:.*]] = tile.convert_layout %{{.*}} -> tensor<64x64xbf16, #[[$OPB]]>
 // CHECK: %[[ACC2:.*]] = tile.dot %[[PA]], %[[VB]], %[[ACC]]
 // CHECK: scf.yield %[[ACC2]], %[[MN]] : tensor<128x64xf32, #[[$MMA]]>, tensor<128xf32, #[[$ROWS]]>
+module attributes {tile.target = "sm_80"} {
 func.func @attention_loop(%q: tensor<128x64xbf16>, %k: tensor<64x64xbf16>,
                           %v: tensor<64x64xbf16>, %n: i32) -> tensor<128x64xf32>
     attributes {tile.warps = 8 : i32} {
@@ -48,6 +50,7 @@ func.func @attention_loop(%q: tensor<128x64xbf16>, %k: tensor<64x64xbf16>,
     scf.yield %acc2, %mn : tensor<128x64xf32>, tensor<128xf32>
   }
   return %r#0 : tensor<128x64xf32>
+}
 }
 
 // -----

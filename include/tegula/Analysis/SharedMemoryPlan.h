@@ -23,6 +23,13 @@ namespace tegula::tile {
 struct KernelPlan {
   /// Byte offset of each pipeline's ring, by the op that creates it.
   llvm::DenseMap<mlir::Operation *, int64_t> pipelineOffsets;
+  /// Byte offset of each tile.to_shared's buffer, allocated as rings are.
+  llvm::DenseMap<mlir::Operation *, int64_t> sharedTileOffsets;
+  /// tile.to_shared ops that directly follow another in their block: the
+  /// first one's entry barrier serves the run, and only its last meets the
+  /// block after the writes (the others' writes are fenced and met there).
+  llvm::SmallPtrSet<mlir::Operation *, 4> sharedTileFollowers;
+  llvm::SmallPtrSet<mlir::Operation *, 4> sharedTileLeaders;
   /// Byte offset and size of the scratch area reused by conversions and
   /// cross-warp reductions (each use is fenced by barriers).
   int64_t scratchOffset = 0;

@@ -12,12 +12,13 @@ using namespace tegula::tile;
 
 void tegula::tile::populateDotPatterns(const TargetInfo &target,
                                        const TypeConverter &converter,
-                                       RewritePatternSet &patterns) {
+                                       RewritePatternSet &patterns,
+                                       LoweringState &state) {
   // tile.dot is mma.sync's; tile.dot_issue and tile.dot_wait, which only
   // dots planned as wgmma become (tile-split-async-dots), are wgmma's.
   populateMmaSyncDotPatterns(converter, patterns);
   if (target.hasWarpgroupDots)
-    populateWgmmaDotPatterns(converter, patterns);
+    populateWgmmaDotPatterns(converter, patterns, state);
 }
 
 std::optional<SmallVector<Value>>

@@ -18,10 +18,12 @@ namespace tegula::tile {
 // Dot
 //===----------------------------------------------------------------------===//
 
-/// The patterns that lower tile.dot on `target`.
+/// The patterns that lower tile.dot on `target` (and what its families
+/// add: the writes of tiles that wgmma reads in place).
 void populateDotPatterns(const TargetInfo &target,
                          const mlir::TypeConverter &converter,
-                         mlir::RewritePatternSet &patterns);
+                         mlir::RewritePatternSet &patterns,
+                         LoweringState &state);
 
 /// Reads the registers of `to` from a row-major tile of `shape` at
 /// `byteOffset` in shared memory with the family's fragment loads, when `to`

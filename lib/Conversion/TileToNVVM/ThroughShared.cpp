@@ -56,26 +56,22 @@ int64_t tegula::tile::takeScratch(OpBuilder &builder, Location loc,
   return plan.scratchOffsetFor(op);
 }
 
-Value tegula::tile::convertThroughShared(
-    const TargetInfo &target, OpBuilder &builder, Location loc,
-    Operation *anchor, Value source, const LinearLayout &from,
-    const LinearLayout &to, Type elementType, Type resultType,
-    int64_t byteOffset, bool firstCopyWrites) {
+void tegula::tile::writeTileToShared(OpBuilder &builder, Location loc,
+                                     Operation *anchor, ArrayRef<Value> values,
+                                     const LinearLayout &from, Type elementType,
+                                     Value byteOffset, bool firstCopyWrites) {
   ThreadPosition position = getThreadPosition(builder, anchor);
   Value shared = getSharedBase(builder, anchor);
   // Booleans travel as bytes.
   Type storedType =
       elementType.isInteger(1) ? builder.getI8Type() : elementType;
-  SmallVector<Value> values = unpackVector(builder, loc, source);
-  Value offset = i32Const(builder, loc, byteOffset);
   auto fromCoords = emitRegisterCoords(builder, loc, from, position);
   // Warps holding copies of the tile leave the writes to the first copy
   // (one writer a shared address).
-  std::optional<OpBuilder::InsertionGuard> guard;
+  OpBuilder::InsertionGuard guard(builder);
   Value first =
       firstCopyWrites ? firstWarpCopy(builder, loc, from, anchor) : Value();
   if (first) {
-    guard.emplace(builder);
     auto onlyFirst = scf::IfOp::create(builder, loc, first,
                                        /*withElseRegion=*/false);
     builder.setInsertionPointToStart(onlyFirst.thenBlock());
@@ -84,7 +80,7 @@ Value tegula::tile::convertThroughShared(
   int64_t run = contiguousRegisters(from, vectorLimit(storedType));
   for (size_t reg = 0; reg < values.size(); reg += run) {
     SmallVector<Value> stored;
-    for (Value value : ArrayRef<Value>(values).slice(reg, run))
+    for (Value value : values.slice(reg, run))
       stored.push_back(
           storedType == elementType
               ? value
@@ -92,7 +88,7 @@ Value tegula::tile::convertThroughShared(
                     .getResult());
     Value address =
         getSharedElementAddress(builder, loc, shared, from.getShape(),
-                                fromCoords[reg], storedType, offset);
+                                fromCoords[reg], storedType, byteOffset);
     if (run == 1) {
       LLVM::StoreOp::create(builder, loc, stored.front(), address);
       continue;
@@ -102,7 +98,18 @@ Value tegula::tile::convertThroughShared(
                           packVector(builder, loc, vectorType, stored), address,
                           run * getStoredBytes(storedType));
   }
-  guard.reset();
+}
+
+Value tegula::tile::convertThroughShared(
+    const TargetInfo &target, OpBuilder &builder, Location loc,
+    Operation *anchor, Value source, const LinearLayout &from,
+    const LinearLayout &to, Type elementType, Type resultType,
+    int64_t byteOffset, bool firstCopyWrites) {
+  Type storedType =
+      elementType.isInteger(1) ? builder.getI8Type() : elementType;
+  Value offset = i32Const(builder, loc, byteOffset);
+  writeTileToShared(builder, loc, anchor, unpackVector(builder, loc, source),
+                    from, elementType, offset, firstCopyWrites);
   emitBarrier(builder, loc);
   SmallVector<Value> results =
       readTileFromShared(target, builder, loc, anchor, to.getShape(), to,

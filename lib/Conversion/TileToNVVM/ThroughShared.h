@@ -21,6 +21,17 @@ namespace tegula::tile {
 int64_t takeScratch(mlir::OpBuilder &builder, mlir::Location loc,
                     mlir::Operation *op, LoweringState &state);
 
+/// Writes this thread's registers `values` of a tile laid out as `from`
+/// into shared memory at `byteOffset`, row-major by `from`'s coordinates
+/// (getSharedElementAddress), runs of a row as vectors. With
+/// `firstCopyWrites`, warps that hold copies of the tile leave the writes
+/// to the first copy (firstWarpCopy). No barrier.
+void writeTileToShared(mlir::OpBuilder &builder, mlir::Location loc,
+                       mlir::Operation *anchor,
+                       llvm::ArrayRef<mlir::Value> values,
+                       const LinearLayout &from, mlir::Type elementType,
+                       mlir::Value byteOffset, bool firstCopyWrites);
+
 /// Writes this thread's registers of a tile into shared memory at
 /// `byteOffset`, row-major by tile coordinates, and reads them back in
 /// another layout; the two barriers make it safe to reuse the scratch area.

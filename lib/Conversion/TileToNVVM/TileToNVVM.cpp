@@ -375,7 +375,7 @@ struct ConvertTileToNVVMPass
     populateLayoutOpToNVVMPatterns(converter, patterns, state);
     populateReduceOpToNVVMPatterns(converter, patterns, state);
     populateCumsumOpToNVVMPatterns(converter, patterns, state);
-    populateDotPatterns(state.target, converter, patterns);
+    populateDotPatterns(state.target, converter, patterns, state);
     populateElementwiseToNVVMPatterns(converter, patterns);
     populateAccurateMathToNVVMPatterns(converter, patterns);
     populateFastMathToNVVMPatterns(converter, patterns);

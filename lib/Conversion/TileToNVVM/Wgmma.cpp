@@ -24,7 +24,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Wgmma.h"
+#include "ThroughShared.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
@@ -218,14 +220,16 @@ struct DotIssueLowering : public OpConversionPattern<DotIssueOp> {
       return {arith::AddIOp::create(rewriter, loc, sharedBase, offset), rows,
               kMajor};
     };
-    // A [M, K] runs along K (the verifier's rule): M rows. B [K, N] along
-    // N is the stage as pushed, K rows; along K the stage is [N, K], N rows.
+    // A [M, K] along K is M rows; along M it is stored [K, M], K rows, and
+    // each warpgroup's 64 rows are one panel. B [K, N] along N is the stage
+    // as pushed, K rows; along K the stage is [N, K], N rows.
     StageOperand b = bShared.isKMajor(1) ? stageOf(adaptor.getB(), n, true)
                                          : stageOf(adaptor.getB(), k, false);
     std::optional<StageOperand> a;
     SmallVector<Value> aRegisters;
     if (aShared)
-      a = stageOf(adaptor.getA(), m, true);
+      a = aShared.isKMajor(0) ? stageOf(adaptor.getA(), m, true)
+                              : stageOf(adaptor.getA(), k, false);
     else
       aRegisters = unpackVector(rewriter, loc, adaptor.getA());
 
@@ -281,13 +285,14 @@ struct DotIssueLowering : public OpConversionPattern<DotIssueOp> {
       std::string scaleText = "$" + std::to_string(next++);
       extra.push_back(first ? i32Const(rewriter, loc, 0) : one);
       // scale-d = 1 accumulates (0 ignores the accumulator); A and B
-      // unscaled; A K-major; B's transpose bit says N-major.
+      // unscaled; the transpose bits say M-major (A read in place) and
+      // N-major.
       std::string text = "{ .reg .pred p; setp.ne.b32 p, " + scaleText +
                          ", 0; wgmma.mma_async.sync.aligned." + shape +
                          ".f32." + ptxType + "." + ptxType + " " +
                          operandList(0, count) + ", " + aText + ", " + bText +
-                         ", p, 1, 1" + (a ? ", 0" : "") + ", " +
-                         (b.kMajor ? "0" : "1") + "; }";
+                         ", p, 1, 1" + (a ? (a->kMajor ? ", 0" : ", 1") : "") +
+                         ", " + (b.kMajor ? "0" : "1") + "; }";
       acc = first ? emitFreshAccumulator(rewriter, loc, count, extra,
                                          constraints, text)
                   : emitOnAccumulator(rewriter, loc, acc, extra, constraints,
@@ -304,6 +309,43 @@ struct DotIssueLowering : public OpConversionPattern<DotIssueOp> {
         op, {packVector(rewriter, loc, getTypeConverter()->convertType(accType),
                         acc),
              token});
+    return success();
+  }
+};
+
+/// A register tile written where warpgroup dots read it in place: the
+/// previous readers of the buffer (waited for by every warp before it came
+/// here) are done once the block meets; the writes go through the generic
+/// proxy, so each thread fences them for the async proxy before the
+/// barrier after which wgmma reads them. A run of these ops shares one
+/// barrier before and one fence and barrier after (SharedMemoryPlan).
+struct ToSharedLowering : public StatefulPattern<ToSharedOp> {
+  using StatefulPattern::StatefulPattern;
+
+  LogicalResult
+  matchAndRewrite(ToSharedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    const KernelPlan &plan = state.planFor(op);
+    // Written once, outside every loop, it has no earlier readers.
+    if (!plan.sharedTileFollowers.contains(op) &&
+        op->getParentOfType<scf::ForOp>())
+      emitBarrier(rewriter, loc);
+    Value offset = i32Const(rewriter, loc, plan.sharedTileOffsets.lookup(op));
+    LinearLayout from = getLinearLayout(op.getSource().getType());
+    // Columns stored contiguous: the registers in the buffer's coordinates.
+    if (cast<SharedLayoutAttr>(op.getType().getEncoding()).getOrder().front() ==
+        0)
+      from = from.transposed();
+    writeTileToShared(rewriter, loc, op,
+                      unpackVector(rewriter, loc, adaptor.getSource()), from,
+                      op.getType().getElementType(), offset,
+                      /*firstCopyWrites=*/true);
+    if (!plan.sharedTileLeaders.contains(op)) {
+      emitAsyncProxyFence(rewriter, loc);
+      emitBarrier(rewriter, loc);
+    }
+    rewriter.replaceOp(op, offset);
     return success();
   }
 };
@@ -327,7 +369,9 @@ struct DotWaitLowering : public OpConversionPattern<DotWaitOp> {
 } // namespace
 
 void tegula::tile::populateWgmmaDotPatterns(const TypeConverter &converter,
-                                            RewritePatternSet &patterns) {
+                                            RewritePatternSet &patterns,
+                                            LoweringState &state) {
   patterns.add<DotIssueLowering, DotWaitLowering>(converter,
                                                   patterns.getContext());
+  patterns.add<ToSharedLowering>(converter, patterns.getContext(), state);
 }

@@ -14,8 +14,11 @@
 
 namespace tegula::tile {
 
+/// Also tile.to_shared, which writes the tiles wgmma reads in place from
+/// registers.
 void populateWgmmaDotPatterns(const mlir::TypeConverter &converter,
-                              mlir::RewritePatternSet &patterns);
+                              mlir::RewritePatternSet &patterns,
+                              LoweringState &state);
 
 } // namespace tegula::tile
 

@@ -103,6 +103,11 @@ Attribute TransOp::getRequiredOperandLayout(unsigned, LayoutQuery &query) {
   return {};
 }
 
+/// A tile written to shared memory is written from the registers it is in.
+Attribute ToSharedOp::getRequiredOperandLayout(unsigned, LayoutQuery &) {
+  return {};
+}
+
 // Permutes and reshapes read their source in any layout: the lowering maps
 // the result's layout into the source's coordinates.
 Attribute PermuteOp::inferResultLayout(LayoutQuery &query) {

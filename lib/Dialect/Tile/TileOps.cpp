@@ -461,8 +461,8 @@ static LogicalResult verifyDotShapes(Operation *op, RankedTensorType a,
 }
 
 /// Whether operand `name` of a dot (index 0 for A, 1 for B), read from
-/// `source`, has an encoding that agrees: #tile.shared when read in place
-/// (one wgmma's descriptors can read: A K-major), not when from registers.
+/// `source`, has an encoding that agrees: #tile.shared when read in place,
+/// not when from registers.
 static LogicalResult verifyOperandSource(Operation *op, StringRef name,
                                          unsigned index,
                                          RankedTensorType operand,
@@ -477,9 +477,6 @@ static LogicalResult verifyOperandSource(Operation *op, StringRef name,
   if (source == OperandSource::Registers && shared)
     return op->emitOpError() << "reads " << name << " from registers, but "
                              << operand << " stays in shared memory";
-  if (shared && index == 0 && !shared.isKMajor(0))
-    return op->emitOpError() << "reads a in place M-major (" << operand
-                             << "); wgmma reads A in place only K-major";
   return success();
 }
 
@@ -585,6 +582,39 @@ LogicalResult CumsumOp::verify() {
 //===----------------------------------------------------------------------===//
 // Pipelines
 //===----------------------------------------------------------------------===//
+
+LogicalResult ToSharedOp::verify() {
+  RankedTensorType result = getType();
+  if (!isa_and_nonnull<SharedLayoutAttr>(result.getEncoding()))
+    return emitOpError() << "result " << result
+                         << " has no #tile.shared encoding";
+  if (isa_and_nonnull<SharedLayoutAttr>(getSource().getType().getEncoding()))
+    return emitOpError() << "source " << getSource().getType()
+                         << " is in shared memory already";
+  SmallVector<int64_t, 2> stored = getStoredShape();
+  if (stored.size() != 2 || stored[0] % 8 != 0 ||
+      !isSwizzledShared(stored, result.getElementType()))
+    return emitOpError() << "stores " << result
+                         << " in rows that are not whole 128-byte swizzle "
+                            "panels, 8 at a time";
+  return success();
+}
+
+SmallVector<int64_t, 2> ToSharedOp::getStoredShape() {
+  ArrayRef<int64_t> shape = getType().getShape();
+  auto shared = cast<SharedLayoutAttr>(getType().getEncoding());
+  if (shape.size() == 2 && shared.getOrder().front() == 0)
+    return {shape[1], shape[0]};
+  return SmallVector<int64_t, 2>(shape);
+}
+
+void ToSharedOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Its buffer is shared memory that warpgroup dots read as they read
+  // stages.
+  effects.emplace_back(MemoryEffects::Write::get(), PipelineResource::get());
+}
 
 void PipelineCreateOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>

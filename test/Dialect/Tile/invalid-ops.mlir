@@ -407,14 +407,6 @@ func.func @plan_registers_shared(%a: tensor<64x64xbf16, #tile.shared<swizzle = 1
 
 // -----
 
-func.func @plan_a_m_major(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>, %b: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>, %c: tensor<64x64xf32>) {
-  // expected-error @+1 {{'tile.dot' op reads a in place M-major ('tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>'); wgmma reads A in place only K-major}}
-  %d = tile.dot %a, %b, %c {plan = #tile.dot_plan<wgmma, warps = [4, 1], a = stage, b = stage>} : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>, tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>> -> tensor<64x64xf32>
-  return
-}
-
-// -----
-
 func.func @plan_wgmma_f32(%a: tensor<64x64xf32>, %b: tensor<64x64xf32, #tile.shared<swizzle = 128, order = [1, 0]>>, %c: tensor<64x64xf32>) {
   // expected-error @+1 {{'tile.dot' op is planned as wgmma, which takes f16 or bf16 operands, not 'f32'}}
   %d = tile.dot %a, %b, %c {plan = #tile.dot_plan<wgmma, warps = [4, 1], a = registers, b = stage>} : tensor<64x64xf32>, tensor<64x64xf32, #tile.shared<swizzle = 128, order = [1, 0]>> -> tensor<64x64xf32>
@@ -459,5 +451,29 @@ func.func @wait_other_acc(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, ord
 func.func @wait_negative(%c: tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>) {
   // expected-error @+1 {{'tile.dot_wait' op attribute 'pending' failed to satisfy constraint}}
   %w = tile.dot_wait %c pending = -1 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
+  return
+}
+
+// -----
+
+func.func @to_shared_registers(%a: tensor<64x64xbf16>) {
+  // expected-error @+1 {{'tile.to_shared' op result 'tensor<64x64xbf16>' has no #tile.shared encoding}}
+  %s = tile.to_shared %a : tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @to_shared_twice(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>) {
+  // expected-error @+1 {{'tile.to_shared' op source 'tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>' is in shared memory already}}
+  %s = tile.to_shared %a : tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>> -> tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  return
+}
+
+// -----
+
+func.func @to_shared_narrow_columns(%a: tensor<64x32xbf16>) {
+  // expected-error @+1 {{'tile.to_shared' op stores 'tensor<64x32xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>' in rows that are not whole 128-byte swizzle panels, 8 at a time}}
+  %s = tile.to_shared %a : tensor<64x32xbf16> -> tensor<64x32xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   return
 }

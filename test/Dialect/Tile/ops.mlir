@@ -188,3 +188,14 @@ func.func @warpgroup_dot(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, orde
   %last = tile.dot_wait %w pending = 0 : tensor<64x64xf32, #tile.mma<warpsPerCTA = [4, 1]>>
   return
 }
+
+// A register tile written where wgmma reads it, rows or columns contiguous.
+// CHECK-LABEL: func.func @to_shared
+// CHECK: tile.to_shared %{{.*}} : tensor<64x64xbf16, #[[$BLOCKED]]> -> tensor<64x64xbf16, #[[$SHARED]]>
+// CHECK: tile.to_shared %{{.*}} : tensor<64x64xbf16, #[[$MMA]]> -> tensor<64x64xbf16, #[[$SHAREDT]]>
+func.func @to_shared(%x: tensor<64x64xbf16, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>>,
+                     %y: tensor<64x64xbf16, #tile.mma<warpsPerCTA = [4, 1]>>) {
+  %0 = tile.to_shared %x : tensor<64x64xbf16, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>> -> tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  %1 = tile.to_shared %y : tensor<64x64xbf16, #tile.mma<warpsPerCTA = [4, 1]>> -> tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>
+  return
+}

@@ -153,8 +153,17 @@ struct TestSharedMemoryPlanPass
                       << plan.scratchBytes << " bytes)";
     func.walk([&](Operation *op) {
       auto ring = plan.pipelineOffsets.find(op);
+      auto buffer = plan.sharedTileOffsets.find(op);
       if (ring != plan.pipelineOffsets.end())
         op->emitRemark() << "ring at " << ring->second;
+      else if (buffer != plan.sharedTileOffsets.end())
+        op->emitRemark() << "buffer at " << buffer->second
+                         << (plan.sharedTileFollowers.contains(op)
+                                 ? ", after a tile.to_shared"
+                                 : "")
+                         << (plan.sharedTileLeaders.contains(op)
+                                 ? ", before a tile.to_shared"
+                                 : "");
       else if (int64_t bytes = getScratchBytes(op))
         op->emitRemark() << op->getName() << " scratch = " << bytes
                          << (plan.scratchOverRings.contains(op)
