@@ -10,7 +10,10 @@
 // into a per-thread offset (the same in every loop iteration, so LLVM
 // hoists it), a uniform offset computed once per access, and a constant per
 // register that becomes the instruction's immediate offset. Otherwise each
-// register's offset is computed from its index values.
+// register's offset is computed from its index values. The bounds check of
+// an affine dimension is one add and one compare per distinct register
+// constant; a uniform mask (a pipelined push's "this iteration exists")
+// joins the extent of a check that is the same in every group.
 //
 // A masked-off load reads the tensor's first element instead (always
 // valid: extents are positive) and selects `other`, so loads never branch;
@@ -175,12 +178,69 @@ Value emitWeightedSum(OpBuilder &builder, Location loc, Type type,
   return sum;
 }
 
-/// The plan from affine index tiles, or none when an index is not affine.
-std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
-                                     Operation *anchor,
-                                     const GlobalAccess &access,
-                                     const TensorView &view, Type storedType,
-                                     unsigned width, MaskedOffAddress policy) {
+/// The bounds check of one dimension of an affine access: its index is
+/// uniform + thread + a constant per register, in bounds where the i32 sum,
+/// read unsigned, is below `extent` (one compare covers both ends).
+struct DimensionCheck {
+  Value uniform, thread, extent;
+};
+
+/// The in-bounds i1 of the groups of an affine access:
+/// (uniform + thread) + constant <u extent, one compare per distinct
+/// (check, constant), emitted where a group first needs it.
+class BoundsChecks {
+public:
+  BoundsChecks(OpBuilder &builder, Location loc,
+               ArrayRef<DimensionCheck> checks)
+      : builder(builder), loc(loc), checks(checks), emitted(checks.size()) {
+    for (const DimensionCheck &check : checks)
+      starts.push_back(
+          arith::AddIOp::create(builder, loc, check.uniform, check.thread));
+  }
+
+  /// The AND of every check of a group whose register constants are
+  /// `constants` (one per check); null without checks.
+  Value groupMask(ArrayRef<int64_t> constants) {
+    Value inBounds;
+    for (auto [k, constant] : llvm::enumerate(constants)) {
+      Value &ok = emitted[k][constant];
+      if (!ok) {
+        Value index = starts[k];
+        if (constant != 0)
+          index = arith::AddIOp::create(
+              builder, loc, index, i32Const(builder, loc, int32_t(constant)));
+        ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
+                                   index, checks[k].extent);
+      }
+      inBounds =
+          inBounds
+              ? arith::AndIOp::create(builder, loc, inBounds, ok).getResult()
+              : ok;
+    }
+    return inBounds;
+  }
+
+private:
+  OpBuilder &builder;
+  Location loc;
+  ArrayRef<DimensionCheck> checks;
+  SmallVector<Value> starts;
+  SmallVector<DenseMap<int64_t, Value>> emitted;
+};
+
+/// The scalar i1 that `mask` splats, if it is a uniform mask.
+Value getUniformMask(Value mask) {
+  if (!mask)
+    return Value();
+  if (auto splat = mask.getDefiningOp<SplatOp>())
+    return splat.getValue();
+  return Value();
+}
+
+/// The affine form of every index tile of `access`, when all have one, share
+/// the block's type and a layout whose register offsets add.
+std::optional<SmallVector<AffineIndex>>
+getAffineIndices(const GlobalAccess &access) {
   auto blockType = cast<RankedTensorType>(access.tileIndices.front().getType());
   SmallVector<AffineIndex> indices;
   for (Value index : access.tileIndices) {
@@ -189,9 +249,35 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
       return std::nullopt;
     indices.push_back(std::move(*affine));
   }
-  LinearLayout layout = getLinearLayout(blockType);
-  if (!registerOffsetsAdd(layout))
+  if (!registerOffsetsAdd(getLinearLayout(blockType)))
     return std::nullopt;
+  return indices;
+}
+
+/// False where the index along `dim` never leaves a static extent
+/// (constants alone).
+bool needsBoundsCheck(const GlobalAccess &access, unsigned dim,
+                      const AffineIndex &index) {
+  int64_t extent = access.type.getShape()[dim];
+  auto blockType = cast<RankedTensorType>(access.tileIndices.front().getType());
+  return extent == ShapedType::kDynamic || !index.scalars.empty() ||
+         index.constant < 0 ||
+         index.constant + index.maxCoordinatePart(blockType.getShape()) >=
+             extent;
+}
+
+/// The plan from affine index tiles, or none when an index is not affine.
+std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
+                                     Operation *anchor,
+                                     const GlobalAccess &access,
+                                     const TensorView &view, Type storedType,
+                                     unsigned width, MaskedOffAddress policy) {
+  std::optional<SmallVector<AffineIndex>> affine = getAffineIndices(access);
+  if (!affine)
+    return std::nullopt;
+  ArrayRef<AffineIndex> indices = *affine;
+  auto blockType = cast<RankedTensorType>(access.tileIndices.front().getType());
+  LinearLayout layout = getLinearLayout(blockType);
 
   Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
   SmallVector<Value> threadCoords = emitThreadCoords(
@@ -204,23 +290,19 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
   // weights[j]: the element offset of one step along block dimension j.
   SmallVector<Value> weights(blockRank, i64Const(builder, loc, 0));
   Value uniformOffset = i64Const(builder, loc, 0);
-  // starts[dim]: this thread's index at register 0, for the bounds check;
-  // null where the index never leaves a static extent (constants alone).
-  SmallVector<Value> starts;
+  // checks: the dimensions whose index may leave their extent, in order;
+  // checkedIndices[k] is check k's index.
+  SmallVector<DimensionCheck> checks;
+  SmallVector<const AffineIndex *> checkedIndices;
   for (auto [dim, index] : llvm::enumerate(indices)) {
     Value uniform = emitUniformPart(builder, loc, index);
-    int64_t extent = access.type.getShape()[dim];
-    bool alwaysInBounds =
-        extent != ShapedType::kDynamic && index.scalars.empty() &&
-        index.constant >= 0 &&
-        index.constant + index.maxCoordinatePart(blockType.getShape()) < extent;
-    starts.push_back(alwaysInBounds
-                         ? Value()
-                         : arith::AddIOp::create(
-                               builder, loc, uniform,
-                               emitWeightedSum(builder, loc, i32, threadCoords,
-                                               index.coefficients))
-                               .getResult());
+    if (needsBoundsCheck(access, dim, index)) {
+      checks.push_back(
+          {uniform,
+           emitWeightedSum(builder, loc, i32, threadCoords, index.coefficients),
+           view.extents[dim]});
+      checkedIndices.push_back(&index);
+    }
     Value wide = arith::ExtSIOp::create(builder, loc, i64, uniform);
     uniformOffset = arith::AddIOp::create(
         builder, loc, uniformOffset,
@@ -248,8 +330,37 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
                             ValueRange{threadOffset}),
         ValueRange{uniformOffset});
 
+  // The constants each group's checks add to their starts.
+  SmallVector<SmallVector<int64_t>> checkConstants;
+  for (int64_t reg = 0; reg < layout.getNumRegs(); reg += width) {
+    LinearLayout::Coords offset = layout.regOffset(reg);
+    SmallVector<int64_t> &constants = checkConstants.emplace_back();
+    for (const AffineIndex *index : checkedIndices) {
+      int64_t registerPart = 0;
+      for (unsigned j = 0; j < blockRank; ++j)
+        registerPart += index->coefficients[j] * offset[j];
+      constants.push_back(registerPart);
+    }
+  }
+  // A uniform mask (a pipelined loop's "this iteration exists") joins the
+  // extent of a check that is the same in every group (extent 0 where the
+  // mask is off): one select instead of an AND per group. Joined to a check
+  // with several constants it would make each of them vary with the loop.
+  Value uniformMask = getUniformMask(access.tileMask);
+  bool maskJoined = false;
+  for (unsigned k = 0; uniformMask && !maskJoined && k < checks.size(); ++k) {
+    if (llvm::any_of(checkConstants, [&](ArrayRef<int64_t> group) {
+          return group[k] != checkConstants.front()[k];
+        }))
+      continue;
+    checks[k].extent = arith::SelectOp::create(
+        builder, loc, uniformMask, checks[k].extent, i32Const(builder, loc, 0));
+    maskJoined = true;
+  }
+  BoundsChecks bounds(builder, loc, checks);
+
   SmallVector<Value> maskElements;
-  if (access.mask)
+  if (access.mask && !uniformMask)
     maskElements = unpackVector(builder, loc, access.mask);
   AccessPlan plan;
   plan.width = width;
@@ -262,24 +373,13 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
             builder, loc, registerOffset,
             arith::MulIOp::create(builder, loc, weights[j],
                                   i64Const(builder, loc, offset[j])));
-    Value inBounds;
-    for (auto [dim, index] : llvm::enumerate(indices)) {
-      if (!starts[dim])
-        continue;
-      int64_t registerPart = 0;
-      for (unsigned j = 0; j < blockRank; ++j)
-        registerPart += index.coefficients[j] * offset[j];
-      Value value =
-          arith::AddIOp::create(builder, loc, starts[dim],
-                                i32Const(builder, loc, int32_t(registerPart)));
-      Value ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
-                                       value, view.extents[dim]);
+    Value inBounds = bounds.groupMask(checkConstants[reg / width]);
+    if (uniformMask && !maskJoined)
       inBounds =
-          inBounds
-              ? arith::AndIOp::create(builder, loc, inBounds, ok).getResult()
-              : ok;
-    }
-    if (access.mask)
+          inBounds ? arith::AndIOp::create(builder, loc, inBounds, uniformMask)
+                         .getResult()
+                   : uniformMask;
+    if (!maskElements.empty())
       inBounds = inBounds ? arith::AndIOp::create(builder, loc, inBounds,
                                                   maskElements[reg])
                                 .getResult()

@@ -21,6 +21,9 @@ struct GlobalAccess {
   mlir::ValueRange tileIndices;
   mlir::ValueRange indices;
   mlir::Value mask;
+  /// The tile IR's mask, whose form the mask follows (null: none or not
+  /// known).
+  mlir::Value tileMask = nullptr;
 };
 
 /// Where the address of a masked-off group may point.

@@ -27,8 +27,8 @@ struct LoadLowering : public StatefulPattern<LoadOp> {
     Location loc = op.getLoc();
     emitMemoryBarrier(rewriter, op, state);
     GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
-                        op.getIndices(), adaptor.getIndices(),
-                        adaptor.getMask()};
+                        op.getIndices(),          adaptor.getIndices(),
+                        adaptor.getMask(),        op.getMask()};
     SmallVector<Value> values =
         emitMaskedLoad(rewriter, op, access, adaptor.getOther(),
                        state.vectorWidths.lookup(op));
@@ -52,8 +52,8 @@ struct StoreLowering : public StatefulPattern<StoreOp> {
                          ? std::max(1u, state.vectorWidths.lookup(op))
                          : 1;
     GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
-                        op.getIndices(), adaptor.getIndices(),
-                        adaptor.getMask()};
+                        op.getIndices(),          adaptor.getIndices(),
+                        adaptor.getMask(),        op.getMask()};
     AccessPlan plan = planAccess(rewriter, op, access, storedType, width,
                                  MaskedOffAddress::Anywhere);
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());

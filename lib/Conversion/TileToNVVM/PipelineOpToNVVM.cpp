@@ -142,8 +142,8 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     AccessPlan plan;
     SmallVector<Value> values;
     GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
-                        op.getIndices(), adaptor.getIndices(),
-                        adaptor.getMask()};
+                        op.getIndices(),          adaptor.getIndices(),
+                        adaptor.getMask(),        op.getMask()};
     auto loadBlock = [&](function_ref<void(int64_t, Value)> consume) {
       return emitMaskedLoad(rewriter, op, access, adaptor.getOther(), width,
                             consume);
