@@ -25,7 +25,7 @@ for_each_sweep() {
     -D BLOCK_M=128 -D BLOCK_N=128,256 -D BLOCK_K=32,64 -D STAGES=3,4
   $fn rmsnorm rmsnorm.tile rmsnorm "--dims R=7,C=3001 --scalar eps=1e-5" \
     "--dims R=16384,C=4096 --dims R=4096,C=16384 --dims R=16384,C=8192 --scalar eps=1e-6" -- \
-    -D BLOCK=1024,2048,4096
+    -D WARPS=4,8,16 -D COLS=8,16,32
   $fn rotary rotary.tile rotary "--dims B=2,T=37,H=3" "--dims B=8,T=4096,H=32" -- \
     -D D=128 -D BLOCK_T=8,16,32
   # Attention: 16k tokens in Z = 16384 / N sequences, H = 2048 / D heads.

@@ -17,7 +17,9 @@
 // threads, and no loop iteration between them when the indices vary in the
 // loop), nor known to touch disjoint elements (in some dimension both index
 // tiles lie in constant ranges around one uniform value, and the ranges do
-// not meet: `y[0 : 128]` and `y[128 : 256]`, `y[0]` and `y[1]`). A conflict
+// not meet: `y[0 : 128]` and `y[128 : 256]`, `y[0]` and `y[1]`; or, from
+// different iterations, both lie around the loop's induction variable and
+// its step clears them: `y[c0 : c0 + 128]` in `range(0, N, 128)`). A conflict
 // places a barrier before the access and empties the set.
 // Loops start from what holds before them joined with what their body
 // leaves (the back edge), to a fixed point (inside those rounds a nested
@@ -211,12 +213,33 @@ IndexRange rangeOf(Value value, int depth) {
   return range;
 }
 
+/// Whether `a`, in a later iteration of `loop` than `b`, lies past all of
+/// `b`: both are based on the loop's induction variable, which starts at a
+/// constant >= 0 and moves by a constant step wider than the ranges' reach
+/// (`x[c0 : c0 + BLOCK]` in `range(0, C, BLOCK)`). From a start >= 0 the
+/// variable grows within [0, 2^31), assuming it never wraps (an end above
+/// 2^31 - 1 - step would wrap it and break the loop itself), so the values
+/// differ by more than 0 and less than 2^31 + 2^31, hence modulo 2^32 too.
+bool pastEarlierIteration(const IndexRange &a, const IndexRange &b,
+                          Operation *loop) {
+  auto forOp = dyn_cast_or_null<scf::ForOp>(loop);
+  if (!forOp || !a.base || a.base != forOp.getInductionVar() ||
+      b.base != a.base)
+    return false;
+  std::optional<int64_t> lower = constantOf(forOp.getLowerBound());
+  std::optional<int64_t> step = constantOf(forOp.getStep());
+  return lower && *lower >= 0 && step && *step > 0 && *step + a.lo > b.hi &&
+         a.hi - b.lo <= (int64_t(1) << 31);
+}
+
 /// Whether `a` and `b` (ranges of one index dimension) share no value, `b`
 /// from an earlier iteration of `crossedLoop` if not null.
 bool disjoint(const IndexRange &a, const IndexRange &b,
               Operation *crossedLoop) {
   if (!a.known || !b.known || !a.base != !b.base)
     return false;
+  if (pastEarlierIteration(a, b, crossedLoop))
+    return true;
   if (a.hi >= b.lo && b.hi >= a.lo)
     return false;
   if (!a.base)

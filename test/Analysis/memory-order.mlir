@@ -7,7 +7,10 @@
 // each thread loaded itself. In `push_after_store` a push reads what a
 // store wrote, and a store after the push must wait for its copies. In
 // `disjoint_blocks` the two halves of a program's block need no barrier
-// between them; a block straddling them does.
+// between them; a block straddling them does. In `row_loops` a store of
+// block `c0 : c0 + 256` in `range(0, N, 256)` meets its own earlier
+// iterations only at other columns (no barrier), but not when the step is
+// narrower than the block, or the loop starts at a runtime value.
 
 module attributes {tile.target = "sm_90a"} {
   func.func @shift(%arg0: !tile.ptr<i32> {tile.access = "readwrite", tile.dims = ["N"], tile.name = "x"}, %arg1: i32 {tile.size_var = "N"}) attributes {tile.grid = ["1", "1", "1"], tile.kernel, tile.requires = [], tile.template = {}, tile.warps = 4 : i32} {
@@ -88,6 +91,40 @@ module attributes {tile.target = "sm_90a"} {
     // A constant block and one around the program's start: not known apart.
     // expected-remark @+1 {{barrier}}
     tile.store %1[%24], %22 : !tile.tensor<?xf32, mut>[tensor<128xi32>], tensor<128xf32>
+    return
+  }
+  func.func @row_loops(%arg0: !tile.ptr<f32> {tile.access = "write", tile.dims = ["M", "N"], tile.name = "y"}, %a1: !tile.ptr<f32> {tile.access = "write", tile.dims = ["M", "N"], tile.name = "z"}, %a2: !tile.ptr<f32> {tile.access = "write", tile.dims = ["M", "N"], tile.name = "u"}, %arg1: i32 {tile.size_var = "M"}, %arg2: i32 {tile.size_var = "N"}) attributes {tile.grid = ["M", "1", "1"], tile.kernel, tile.requires = [], tile.template = {}, tile.warps = 4 : i32} {
+    %0 = tile.make_tensor %arg0[%arg1, %arg2] : !tile.ptr<f32> -> !tile.tensor<?x?xf32, mut>
+    %z = tile.make_tensor %a1[%arg1, %arg2] : !tile.ptr<f32> -> !tile.tensor<?x?xf32, mut>
+    %u = tile.make_tensor %a2[%arg1, %arg2] : !tile.ptr<f32> -> !tile.tensor<?x?xf32, mut>
+    %1 = tile.program_id 0
+    %c0_i32 = arith.constant 0 : i32
+    %c128_i32 = arith.constant 128 : i32
+    %c256_i32 = arith.constant 256 : i32
+    %cst = arith.constant dense<1.000000e+00> : tensor<256xf32>
+    %r = tile.splat %1 : tensor<256xi32>
+    scf.for %c0 = %c0_i32 to %arg2 step %c256_i32  : i32 {
+      %2 = tile.arange : tensor<256xi32>
+      %3 = tile.splat %c0 : tensor<256xi32>
+      %4 = arith.addi %3, %2 : tensor<256xi32>
+      tile.store %0[%r, %4], %cst : !tile.tensor<?x?xf32, mut>[tensor<256xi32>, tensor<256xi32>], tensor<256xf32>
+    }
+    // Blocks of 256 every 128 columns overlap the previous iteration's.
+    scf.for %c0 = %c0_i32 to %arg2 step %c128_i32  : i32 {
+      %2 = tile.arange : tensor<256xi32>
+      %3 = tile.splat %c0 : tensor<256xi32>
+      %4 = arith.addi %3, %2 : tensor<256xi32>
+      // expected-remark @+1 {{barrier}}
+      tile.store %z[%r, %4], %cst : !tile.tensor<?x?xf32, mut>[tensor<256xi32>, tensor<256xi32>], tensor<256xf32>
+    }
+    // From a runtime start the induction variable may wrap.
+    scf.for %c0 = %1 to %arg2 step %c256_i32  : i32 {
+      %2 = tile.arange : tensor<256xi32>
+      %3 = tile.splat %c0 : tensor<256xi32>
+      %4 = arith.addi %3, %2 : tensor<256xi32>
+      // expected-remark @+1 {{barrier}}
+      tile.store %u[%r, %4], %cst : !tile.tensor<?x?xf32, mut>[tensor<256xi32>, tensor<256xi32>], tensor<256xf32>
+    }
     return
   }
 }
