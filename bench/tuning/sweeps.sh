@@ -73,7 +73,7 @@ for_each_sweep() {
   # form (c) (BLOCK_V = 64 spills).
   local la="--dims B=8,T=2048,H=16 --dims B=4,T=8192,H=16"
   $fn linattn-bt64 linear_attention.tile linear_attention "--dims B=1,T=333,H=2 $s128" "$la $s128" -- \
-    -D D=128 -D BLOCK_T=64 -D BLOCK_V=16,32 -D WARPS=8
+    -D D=128 -D BLOCK_T=64 -D BLOCK_V=16,32,64 -D WARPS=8
   $fn linattn-bt32 linear_attention.tile linear_attention "--dims B=1,T=333,H=2 $s128" "$la $s128" -- \
     -D D=128 -D BLOCK_T=32 -D BLOCK_V=32,64 -D WARPS=8
   $fn linattn-states linear_attention_states.tile linear_attention_states "" \
