@@ -22,7 +22,9 @@
 // it reads in place get one more stage: the next iteration's push must not
 // overwrite the stage the group in flight reads, and it is free again by
 // the barrier of the pop after, as above. Every other wait of such a loop
-// waits for all groups, so no wait's count changes.
+// waits for all groups, so no wait's count changes. The stage count
+// assumes what every pipelined loop does: one pop a ring an iteration,
+// pushes after the pops' barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,9 +48,10 @@ using namespace tegula::tile;
 
 namespace {
 
-/// The ring a pop reads, when the pop names it directly.
+/// The ring whose stage `operand` is, popped (and perhaps transposed).
 PipelineCreateOp ringOf(Value operand) {
-  auto pop = operand.getDefiningOp<PipelinePopOp>();
+  bool transposed;
+  PipelinePopOp pop = getStagePop(operand, transposed);
   return pop ? pop.getPipeline().getDefiningOp<PipelineCreateOp>()
              : PipelineCreateOp();
 }
@@ -96,14 +99,24 @@ SmallVector<PipelineCreateOp> ringsReadBy(DotIssueOp issue) {
   return rings;
 }
 
-/// Whether the registers of `issue`'s A, when it reads A from registers,
-/// are rewritten only after its group completes once its wait moves to
-/// `first` in the next iteration: the op that writes them (the same
-/// instructions every iteration) comes after a wait that drains every
-/// group. wgmma reads them while the group runs, and ptxas does not keep
-/// them (a GEMM whose A is loaded from its stage at the top of the loop
-/// read the next block's A: the H100 checks, 2026-11-26).
-bool registersOutliveGroup(DotIssueOp issue, Operation *first) {
+/// Whether what `issue` reads holds still while its group runs on until
+/// its wait moves to `first` in the next iteration.
+/// - An operand in shared memory is a ring's stage (its ring gets one
+///   more) or is defined outside the loop; a buffer staged in the loop
+///   (tile.to_shared) is rewritten before `first` while the group reads it.
+/// - An A in registers is rewritten (by the same instructions every
+///   iteration) only after a wait that drains every group. wgmma reads the
+///   registers while the group runs, and ptxas does not keep them (a GEMM
+///   whose A is loaded from its stage at the top of the loop read the next
+///   block's A: the H100 checks, 2026-11-26).
+bool operandsOutliveGroup(DotIssueOp issue, Operation *first) {
+  Operation *loop = issue->getParentOp();
+  for (Value operand : {issue.getA(), issue.getB()})
+    if (isa<SharedLayoutAttr>(
+            cast<RankedTensorType>(operand.getType()).getEncoding()) &&
+        !ringOf(operand) &&
+        loop->isAncestor(operand.getParentRegion()->getParentOp()))
+      return false;
   Value a = issue.getA();
   if (isa<SharedLayoutAttr>(cast<RankedTensorType>(a.getType()).getEncoding()))
     return true;
@@ -148,7 +161,7 @@ carriedAccumulator(DotWaitOp wait) {
       first = reader;
   }
   if (!othersDrain || !first || isa<scf::YieldOp>(first) ||
-      !registersOutliveGroup(issue, first))
+      !operandsOutliveGroup(issue, first))
     return std::nullopt;
   return std::make_pair(use.getOperandNumber(), first);
 }
