@@ -580,7 +580,7 @@ LogicalResult CumsumOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Pipelines
+// ToSharedOp: register tiles staged for warpgroup dots (PlanDots.cpp)
 //===----------------------------------------------------------------------===//
 
 LogicalResult ToSharedOp::verify() {
@@ -615,6 +615,10 @@ void ToSharedOp::getEffects(
   // stages.
   effects.emplace_back(MemoryEffects::Write::get(), PipelineResource::get());
 }
+
+//===----------------------------------------------------------------------===//
+// Pipelines
+//===----------------------------------------------------------------------===//
 
 void PipelineCreateOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
