@@ -110,15 +110,17 @@ SmallVector<PipelineCreateOp> ringsReadBy(DotIssueOp issue) {
 ///   whose A is loaded from its stage at the top of the loop read the next
 ///   block's A: the H100 checks, 2026-11-26).
 bool operandsOutliveGroup(DotIssueOp issue, Operation *first) {
+  auto inShared = [](Value tile) {
+    return isa<SharedLayoutAttr>(
+        cast<RankedTensorType>(tile.getType()).getEncoding());
+  };
   Operation *loop = issue->getParentOp();
   for (Value operand : {issue.getA(), issue.getB()})
-    if (isa<SharedLayoutAttr>(
-            cast<RankedTensorType>(operand.getType()).getEncoding()) &&
-        !ringOf(operand) &&
+    if (inShared(operand) && !ringOf(operand) &&
         loop->isAncestor(operand.getParentRegion()->getParentOp()))
       return false;
   Value a = issue.getA();
-  if (isa<SharedLayoutAttr>(cast<RankedTensorType>(a.getType()).getEncoding()))
+  if (inShared(a))
     return true;
   Operation *def = a.getDefiningOp();
   Block *body = issue->getBlock();

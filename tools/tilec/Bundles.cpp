@@ -267,18 +267,26 @@ struct BuildName {
   std::string config;
 };
 
-/// Warns that `function` of `build` spills: a spill is local memory
-/// traffic in the kernel's loop, never what a shipped config should do
-/// (docs/tuning.md, "Spills").
-void warnSpills(const PtxasStats &function, const BuildName &build,
-                llvm::StringRef chip) {
+/// Starts a warning about `build` for `chip`: "tilec: warning: kernel 'K'
+/// (CHIP, general code | variant 'V', defaults | config 'C')".
+llvm::raw_ostream &warnAbout(const BuildName &build, llvm::StringRef chip) {
   llvm::raw_ostream &os = llvm::errs();
   os << "tilec: warning: kernel '" << build.kernel << "' (" << chip << ", "
      << (build.variant.empty() ? "general code"
                                : "variant '" + build.variant + "'")
      << ", "
      << (build.config.empty() ? "defaults" : "config '" + build.config + "'")
-     << ") spills " << function.spillStores << " bytes (stores "
+     << ")";
+  return os;
+}
+
+/// Warns that `function` of `build` spills: a spill is local memory
+/// traffic in the kernel's loop, never what a shipped config should do
+/// (docs/tuning.md, "Spills").
+void warnSpills(const PtxasStats &function, const BuildName &build,
+                llvm::StringRef chip) {
+  llvm::raw_ostream &os = warnAbout(build, chip);
+  os << " spills " << function.spillStores << " bytes (stores "
      << function.spillStores << ", loads " << function.spillLoads << ")";
   if (function.function != build.kernel)
     os << " in function '" << function.function << "'";
@@ -292,17 +300,10 @@ void warnSpills(const PtxasStats &function, const BuildName &build,
 /// anything (a tilec bug to report: the lowering means to avoid it).
 void warnSerializedWgmma(const PtxasStats &function, const BuildName &build,
                          llvm::StringRef chip) {
-  llvm::errs() << "tilec: warning: kernel '" << build.kernel << "' (" << chip
-               << ", "
-               << (build.variant.empty() ? "general code"
-                                         : "variant '" + build.variant + "'")
-               << ", "
-               << (build.config.empty() ? "defaults"
-                                        : "config '" + build.config + "'")
-               << "): ptxas serializes the wgmma instructions of '"
-               << function.function << "' (C7515: "
-               << *function.wgmmaSerialized
-               << "); each waits for the one before\n";
+  warnAbout(build, chip) << ": ptxas serializes the wgmma instructions of '"
+                         << function.function << "' (C7515: "
+                         << *function.wgmmaSerialized
+                         << "); each waits for the one before\n";
 }
 
 /// Where tilec writes each config's files, and how it assembles them.
