@@ -145,4 +145,24 @@ def TileDeferDotWaits : Pass<"tile-defer-dot-waits", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::tegula::tile::TileDialect"];
 }
 
+def TileSinkDotWaits : Pass<"tile-sink-dot-waits", "::mlir::func::FuncOp"> {
+  let summary = "Wait for a warpgroup dot where its result is first read";
+  let description = [{
+    A `tile.dot_wait ... pending = 0` right after the `tile.dot_issue` of a
+    dot that reads both operands from shared memory moves down to the first
+    operation of its block that reads its result, and its `pending` becomes
+    the number of groups issued in between, so those groups run while the
+    warps use the result. It does not pass a pipeline push, a
+    `tile.to_shared`, or an operation whose regions hold either or issue or
+    wait for dots. Runs after tile-defer-dot-waits.
+
+    ```mlir
+    %s, %t = tile.dot_issue %k, %q, %zero : ...
+    %d, %u = tile.dot_issue %v, %g, %zero : ...
+    %sr = tile.dot_wait %s after %t pending = 1 : tensor<128x32xf32, #mma>
+    ```
+  }];
+  let dependentDialects = ["::tegula::tile::TileDialect"];
+}
+
 #endif // TEGULA_TILE_PASSES

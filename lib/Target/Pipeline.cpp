@@ -73,6 +73,7 @@ void target::buildLowerToGPUPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createLoopInvariantCodeMotionPass());
   pm.addNestedPass<func::FuncOp>(tile::createTileSplitAsyncDots());
   pm.addNestedPass<func::FuncOp>(tile::createTileDeferDotWaits());
+  pm.addNestedPass<func::FuncOp>(tile::createTileSinkDotWaits());
   pm.addPass(tile::createConvertTileToNVVM());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

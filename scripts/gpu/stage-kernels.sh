@@ -58,7 +58,7 @@ for target in sm_80 sm_90a; do
       c=$([ $causal = true ] && echo -causal || true)
       compile attn-bwd-large-d64$c-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=64 -D BLOCK_N=128 -D BLOCK_M=64 -D CAUSAL=$causal --reference attention_bwd
       compile attn-bwd-large-d64$c-$target attention_bwd.tile $target -k attention_bwd_dq -D D=64 -D BLOCK_M=128 -D BLOCK_N=128 -D CAUSAL=$causal --reference attention_bwd
-      compile attn-bwd-large-d128$c-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=128 -D BLOCK_N=128 -D BLOCK_M=64 -D CAUSAL=$causal --reference attention_bwd
+      compile attn-bwd-large-d128$c-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=128 -D BLOCK_N=128 -D BLOCK_M=32 -D CAUSAL=$causal --reference attention_bwd
       compile attn-bwd-large-d128$c-$target attention_bwd.tile $target -k attention_bwd_dq -D D=128 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=$causal --reference attention_bwd
     done
   fi
