@@ -68,17 +68,20 @@ for_each_sweep() {
     "--dims Z=16,H=32,HKV=8,M=1,N=8192 $s128" -- \
     -D D=128 -D BLOCK_N=32,64 -D WARPS=4,8 --reference attention_gqa
   # Linear attention at D = 128: form (a) in 64- and 32-row chunks (two
-  # bundles: BLOCK_T is in its flops; 64 x 64 and 4 warps spill), the two kernels of
-  # form (b) (NC = cdiv(T, 64) chunks; BLOCK_V = 64 spills in 4 warps) and
-  # form (c) (BLOCK_V = 64 spills).
+  # bundles: BLOCK_T is in its flops; 64 x 64 and 4 warps spill), its loop
+  # pipelined 2 or 3 chunks deep (64 x 128 only 2: 3 spills and stays
+  # mma.sync; BLOCK_V = 128 is one program per head, a wave at B * H = 128;
+  # 64 first: config 0, what an untuned launch runs),
+  # the two kernels of form (b) (NC = cdiv(T, 64) chunks; BLOCK_V = 64
+  # spills in 4 warps) and form (c) (BLOCK_V = 64 spills).
   local la="--dims B=8,T=2048,H=16 --dims B=4,T=8192,H=16"
   $fn linattn-bt64 linear_attention.tile linear_attention "--dims B=1,T=333,H=2 $s128" "$la $s128" -- \
-    -D D=128 -D BLOCK_T=64 -D BLOCK_V=16,32,64 -D WARPS=8
+    -D D=128 -D BLOCK_T=64 -D BLOCK_V=64,128,32 -D WARPS=8 -D STAGES=2
   $fn linattn-bt32 linear_attention.tile linear_attention "--dims B=1,T=333,H=2 $s128" "$la $s128" -- \
-    -D D=128 -D BLOCK_T=32 -D BLOCK_V=32,64 -D WARPS=8
+    -D D=128 -D BLOCK_T=32 -D BLOCK_V=64,128,32 -D WARPS=8 -D STAGES=2,3
   $fn linattn-states linear_attention_states.tile linear_attention_states "" \
     "--dims B=8,T=2048,H=16,NC=32 --dims B=4,T=8192,H=16,NC=128" -- \
-    -D D=128 -D BLOCK_V=32,64 -D WARPS=8
+    -D D=128 -D BLOCK_V=32,64 -D WARPS=8 -D STAGES=2,3
   $fn linattn-chunks linear_attention_states.tile linear_attention_chunks "" \
     "--dims B=8,T=2048,H=16,NC=32 --dims B=4,T=8192,H=16,NC=128 $s128" -- \
     -D D=128 -D BLOCK_V=32,64 -D WARPS=4,8

@@ -44,9 +44,9 @@ namespace {
 /// `warps`, can be read by wgmma where its pipeline stage holds it: popped
 /// (or popped and transposed) from a swizzled stage of whole 8-row swizzle
 /// atoms, and laid out as a matrix descriptor can say. A stage read K-major
-/// (A as pushed, B transposed) needs K across whole 128-byte panels; B read
-/// N-major needs each warpgroup's columns to start and end on panels. A
-/// pushed transposed (M-major) stays in registers. Other readers of the pop
+/// (A as pushed, B transposed) needs K across whole 128-byte panels; read
+/// MN-major, each warpgroup's rows of A (64: one panel of 16-bit elements)
+/// or columns of B must start and end on panels. Other readers of the pop
 /// are planStages' business.
 bool readsInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps) {
   bool transposed;
@@ -59,12 +59,12 @@ bool readsInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps) {
   if (shape.size() != 2 || shape[0] % 8 != 0 ||
       !isSwizzledShared(shape, element))
     return false;
-  if (index == 0)
-    return !transposed;
-  if (transposed)
+  // K-major: A as pushed, B transposed.
+  if (transposed == (index == 1))
     return true;
-  int64_t columns = shape[1] / warps[1];
-  return (columns * getStoredBytes(element)) % kSwizzleBytes == 0;
+  int64_t extent =
+      index == 0 ? tegula::TargetInfo::kWarpgroupRows : shape[1] / warps[1];
+  return (extent * getStoredBytes(element)) % kSwizzleBytes == 0;
 }
 
 /// A register tile that tile.to_shared could write for a dot operand: the

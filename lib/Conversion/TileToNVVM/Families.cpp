@@ -32,6 +32,18 @@ tegula::tile::readDotFragments(const TargetInfo &target, OpBuilder &builder,
                                       elementType, byteOffset);
 }
 
+bool tegula::tile::writeDotFragments(const TargetInfo &target,
+                                     OpBuilder &builder, Location loc,
+                                     Operation *anchor, ArrayRef<int64_t> shape,
+                                     const LinearLayout &from,
+                                     ArrayRef<Value> values, Type elementType,
+                                     Value byteOffset) {
+  // stmatrix came with sm_90, as the warpgroup dots did.
+  return target.hasWarpgroupDots &&
+         writeMmaFragmentsWithStmatrix(builder, loc, anchor, shape, from,
+                                       values, elementType, byteOffset);
+}
+
 bool tegula::tile::canCopyAsync(const TargetInfo &target, int64_t groupBytes,
                                 Type element, Value other) {
   switch (target.copyFamily) {

@@ -34,6 +34,16 @@ readDotFragments(const TargetInfo &target, mlir::OpBuilder &builder,
                  llvm::ArrayRef<int64_t> shape, const LinearLayout &to,
                  mlir::Type elementType, mlir::Value byteOffset);
 
+/// Writes `values`, the registers of `from`, into a row-major tile of
+/// `shape` at `byteOffset` in shared memory with the family's fragment
+/// stores, when the target has them and `from` is a layout they take;
+/// false, writing nothing, otherwise (the caller stores element-wise).
+bool writeDotFragments(const TargetInfo &target, mlir::OpBuilder &builder,
+                       mlir::Location loc, mlir::Operation *anchor,
+                       llvm::ArrayRef<int64_t> shape, const LinearLayout &from,
+                       llvm::ArrayRef<mlir::Value> values,
+                       mlir::Type elementType, mlir::Value byteOffset);
+
 //===----------------------------------------------------------------------===//
 // Copies into shared memory
 //===----------------------------------------------------------------------===//

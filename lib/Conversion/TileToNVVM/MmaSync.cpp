@@ -228,18 +228,23 @@ void tegula::tile::populateMmaSyncDotPatterns(const TypeConverter &converter,
   patterns.add<DotLowering>(converter, patterns.getContext());
 }
 
-std::optional<SmallVector<Value>> tegula::tile::readMmaFragmentsWithLdmatrix(
-    OpBuilder &builder, Location loc, Operation *anchor,
-    ArrayRef<int64_t> shape, const LinearLayout &to, Type elementType,
-    Value byteOffset) {
+namespace {
+
+/// Whether `layout`, in the coordinates of a row-major tile of `shape`,
+/// holds 16-bit pairs the way ldmatrix and stmatrix move 8x8 matrices: the
+/// pairs run along one dimension, lane bits 0-1 step it by 2 and 4, lane
+/// bits 2-4 step the other by 1, 2, 4, and every pair's matrix starts on a
+/// multiple of 8 in both (16-byte aligned rows). If so, whether the pairs
+/// run down the columns (the transposing forms).
+std::optional<bool> fragmentMatrices(ArrayRef<int64_t> shape,
+                                     const LinearLayout &layout,
+                                     Type elementType) {
   using Coords = LinearLayout::Coords;
   if (shape.size() != 2 || elementType.getIntOrFloatBitWidth() != 16 ||
-      (shape[1] * 2) % 16 != 0 || to.getRegBases().empty() ||
-      to.getLaneBases().size() != 5)
+      (shape[1] * 2) % 16 != 0 || layout.getRegBases().empty() ||
+      layout.getLaneBases().size() != 5)
     return std::nullopt;
-  // Pairs run along `pair`; lane bits 0-1 step it by 2 and 4, lane bits
-  // 2-4 step the other dimension by 1, 2, 4.
-  Coords first = to.getRegBases()[0];
+  Coords first = layout.getRegBases()[0];
   unsigned pair = first == Coords{0, 1} ? 1 : first == Coords{1, 0} ? 0 : 2;
   if (pair == 2)
     return std::nullopt;
@@ -249,26 +254,34 @@ std::optional<SmallVector<Value>> tegula::tile::readMmaFragmentsWithLdmatrix(
     coords[dim] = value;
     return coords;
   };
-  ArrayRef<Coords> lanes = to.getLaneBases();
+  ArrayRef<Coords> lanes = layout.getLaneBases();
   if (lanes[0] != unit(pair, 2) || lanes[1] != unit(pair, 4) ||
       lanes[2] != unit(other, 1) || lanes[3] != unit(other, 2) ||
       lanes[4] != unit(other, 4))
     return std::nullopt;
-  int64_t words = to.getNumRegs() / 2;
-  for (int64_t word = 0; word < words; ++word) {
-    Coords origin = to.regOffset(2 * word);
+  for (int64_t word = 0; word < layout.getNumRegs() / 2; ++word) {
+    Coords origin = layout.regOffset(2 * word);
     if (origin[0] % 8 != 0 || origin[1] % 8 != 0)
       return std::nullopt;
   }
-  bool transpose = pair == 0;
+  return pair == 0;
+}
 
+/// Calls `move` for each run of `count` (4, 2 or 1) matrices of
+/// fragmentMatrices' `layout`, from register pair `word` on, with this
+/// lane's address in the run: lane l gives row l % 8 of matrix l / 8.
+void forEachMatrixRun(
+    OpBuilder &builder, Location loc, Operation *anchor,
+    ArrayRef<int64_t> shape, const LinearLayout &layout, Type elementType,
+    Value byteOffset,
+    function_ref<void(Value address, int64_t word, int64_t count)> move) {
   ThreadPosition position = getThreadPosition(builder, anchor);
   Value shared = getSharedBase(builder, anchor);
   // The warp's part of every coordinate.
   Value warpPart[2];
   for (unsigned dim = 0; dim < 2; ++dim) {
     Value coord = i32Const(builder, loc, 0);
-    for (auto [bit, basis] : llvm::enumerate(to.getWarpBases())) {
+    for (auto [bit, basis] : llvm::enumerate(layout.getWarpBases())) {
       if (basis[dim] == 0)
         continue;
       Value isSet = arith::AndIOp::create(
@@ -283,54 +296,103 @@ std::optional<SmallVector<Value>> tegula::tile::readMmaFragmentsWithLdmatrix(
     }
     warpPart[dim] = coord;
   }
-  // Lane l gives the address of row l % 8 of matrix l / 8.
   Value matrix = arith::ShRUIOp::create(builder, loc, position.lane,
                                         i32Const(builder, loc, 3));
   Value rowInMatrix = arith::AndIOp::create(builder, loc, position.lane,
                                             i32Const(builder, loc, 7));
-  auto i32 = builder.getI32Type();
-  auto pairType = VectorType::get({2}, elementType);
-  SmallVector<Value> registers(to.getNumRegs());
+  int64_t words = layout.getNumRegs() / 2;
   for (int64_t word = 0; word < words;) {
     int64_t count = words - word >= 4 ? 4 : words - word >= 2 ? 2 : 1;
     // This lane's matrix origin, chosen among `count` constants.
     Value coords[2];
     for (unsigned dim = 0; dim < 2; ++dim) {
-      Value offset = i32Const(builder, loc, to.regOffset(2 * word)[dim]);
+      Value offset = i32Const(builder, loc, layout.regOffset(2 * word)[dim]);
       for (int64_t m = 1; m < count; ++m) {
         Value isM =
             arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
                                   matrix, i32Const(builder, loc, m));
         offset = arith::SelectOp::create(
             builder, loc, isM,
-            i32Const(builder, loc, to.regOffset(2 * (word + m))[dim]), offset);
+            i32Const(builder, loc, layout.regOffset(2 * (word + m))[dim]),
+            offset);
       }
       coords[dim] = arith::XOrIOp::create(builder, loc, warpPart[dim], offset);
     }
     coords[0] = arith::AddIOp::create(builder, loc, coords[0], rowInMatrix);
-    Value address = getSharedElementAddress(builder, loc, shared, shape,
-                                            {coords[0], coords[1]}, elementType,
-                                            byteOffset);
-    Type resultType = i32;
-    if (count > 1)
-      resultType = LLVM::LLVMStructType::getLiteral(
-          builder.getContext(), SmallVector<Type>(count, i32));
-    Value loaded = NVVM::LdMatrixOp::create(
-        builder, loc, resultType, address, count,
-        transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-        NVVM::LdStMatrixShapeAttr::get(builder.getContext(), 8, 8),
-        NVVM::LdStMatrixEltType::B16);
-    for (int64_t m = 0; m < count; ++m) {
-      Value part = count == 1
-                       ? loaded
-                       : LLVM::ExtractValueOp::create(builder, loc, loaded, m)
-                             .getResult();
-      Value pairValue = LLVM::BitcastOp::create(builder, loc, pairType, part);
-      for (int64_t e = 0; e < 2; ++e)
-        registers[2 * (word + m) + e] =
-            vector::ExtractOp::create(builder, loc, pairValue, e);
-    }
+    move(getSharedElementAddress(builder, loc, shared, shape,
+                                 {coords[0], coords[1]}, elementType,
+                                 byteOffset),
+         word, count);
     word += count;
   }
+}
+
+NVVM::MMALayout matrixLayout(bool transpose) {
+  return transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+}
+} // namespace
+
+std::optional<SmallVector<Value>> tegula::tile::readMmaFragmentsWithLdmatrix(
+    OpBuilder &builder, Location loc, Operation *anchor,
+    ArrayRef<int64_t> shape, const LinearLayout &to, Type elementType,
+    Value byteOffset) {
+  std::optional<bool> transpose = fragmentMatrices(shape, to, elementType);
+  if (!transpose)
+    return std::nullopt;
+  auto i32 = builder.getI32Type();
+  auto pairType = VectorType::get({2}, elementType);
+  SmallVector<Value> registers(to.getNumRegs());
+  forEachMatrixRun(
+      builder, loc, anchor, shape, to, elementType, byteOffset,
+      [&](Value address, int64_t word, int64_t count) {
+        Type resultType = i32;
+        if (count > 1)
+          resultType = LLVM::LLVMStructType::getLiteral(
+              builder.getContext(), SmallVector<Type>(count, i32));
+        Value loaded = NVVM::LdMatrixOp::create(
+            builder, loc, resultType, address, count, matrixLayout(*transpose),
+            NVVM::LdStMatrixShapeAttr::get(builder.getContext(), 8, 8),
+            NVVM::LdStMatrixEltType::B16);
+        for (int64_t m = 0; m < count; ++m) {
+          Value part =
+              count == 1 ? loaded
+                         : LLVM::ExtractValueOp::create(builder, loc, loaded, m)
+                               .getResult();
+          Value pairValue =
+              LLVM::BitcastOp::create(builder, loc, pairType, part);
+          for (int64_t e = 0; e < 2; ++e)
+            registers[2 * (word + m) + e] =
+                vector::ExtractOp::create(builder, loc, pairValue, e);
+        }
+      });
   return registers;
+}
+
+bool tegula::tile::writeMmaFragmentsWithStmatrix(
+    OpBuilder &builder, Location loc, Operation *anchor,
+    ArrayRef<int64_t> shape, const LinearLayout &from, ArrayRef<Value> values,
+    Type elementType, Value byteOffset) {
+  std::optional<bool> transpose = fragmentMatrices(shape, from, elementType);
+  // One writer an address: no warp holds a copy of another's registers.
+  if (!transpose ||
+      llvm::is_contained(from.getWarpBases(), LinearLayout::Coords{0, 0}))
+    return false;
+  auto i32 = builder.getI32Type();
+  auto pairType = VectorType::get({2}, elementType);
+  forEachMatrixRun(
+      builder, loc, anchor, shape, from, elementType, byteOffset,
+      [&](Value address, int64_t word, int64_t count) {
+        SmallVector<Value> sources;
+        for (int64_t m = 0; m < count; ++m) {
+          Value pair = vector::FromElementsOp::create(
+              builder, loc, pairType,
+              ValueRange{values[2 * (word + m)], values[2 * (word + m) + 1]});
+          sources.push_back(LLVM::BitcastOp::create(builder, loc, i32, pair));
+        }
+        NVVM::StMatrixOp::create(
+            builder, loc, address, sources, matrixLayout(*transpose),
+            NVVM::LdStMatrixShapeAttr::get(builder.getContext(), 8, 8),
+            NVVM::LdStMatrixEltType::B16);
+      });
+  return true;
 }

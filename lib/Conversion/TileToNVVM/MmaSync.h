@@ -2,7 +2,7 @@
 //
 // tile.dot as warp-level mma.sync m16n8k16 over fragments in dot-operand
 // layouts, and the ldmatrix reads that fill those fragments from shared
-// memory. Reached only through Families.h.
+// memory (stmatrix writes them, on sm_90). Reached only through Families.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +25,18 @@ std::optional<llvm::SmallVector<mlir::Value>> readMmaFragmentsWithLdmatrix(
     mlir::OpBuilder &builder, mlir::Location loc, mlir::Operation *anchor,
     llvm::ArrayRef<int64_t> shape, const LinearLayout &to,
     mlir::Type elementType, mlir::Value byteOffset);
+
+/// The mirror of readMmaFragmentsWithLdmatrix: writes `values`, the
+/// registers of `from`, with stmatrix (sm_90), when `from` has that
+/// structure and no warp holds a copy of another's registers; false,
+/// writing nothing, otherwise.
+bool writeMmaFragmentsWithStmatrix(mlir::OpBuilder &builder, mlir::Location loc,
+                                   mlir::Operation *anchor,
+                                   llvm::ArrayRef<int64_t> shape,
+                                   const LinearLayout &from,
+                                   llvm::ArrayRef<mlir::Value> values,
+                                   mlir::Type elementType,
+                                   mlir::Value byteOffset);
 
 } // namespace tegula::tile
 

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Wgmma.h"
+#include "Families.h"
 #include "ThroughShared.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -337,10 +338,16 @@ struct ToSharedLowering : public StatefulPattern<ToSharedOp> {
     if (cast<SharedLayoutAttr>(op.getType().getEncoding()).getOrder().front() ==
         0)
       from = from.transposed();
-    writeTileToShared(rewriter, loc, op,
-                      unpackVector(rewriter, loc, adaptor.getSource()), from,
-                      op.getType().getElementType(), offset,
-                      /*firstCopyWrites=*/true);
+    // 8x8 matrices at a time where the registers are mma fragments (a
+    // dot's result: stmatrix, transposing for a columns-contiguous buffer),
+    // else element runs.
+    SmallVector<Value> values =
+        unpackVector(rewriter, loc, adaptor.getSource());
+    Type element = op.getType().getElementType();
+    if (!writeDotFragments(state.target, rewriter, loc, op, from.getShape(),
+                           from, values, element, offset))
+      writeTileToShared(rewriter, loc, op, values, from, element, offset,
+                        /*firstCopyWrites=*/true);
     if (!plan.sharedTileLeaders.contains(op)) {
       emitAsyncProxyFence(rewriter, loc);
       emitBarrier(rewriter, loc);
