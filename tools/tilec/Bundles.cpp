@@ -301,7 +301,7 @@ void warnSpills(const PtxasStats &function, const BuildName &build,
 void warnSerializedWgmma(const PtxasStats &function, const BuildName &build,
                          llvm::StringRef chip) {
   warnAbout(build, chip) << ": ptxas serializes the wgmma instructions of '"
-                         << function.function << "' (C7515: "
+                         << function.function << "' ("
                          << *function.wgmmaSerialized
                          << "); each waits for the one before\n";
 }

@@ -43,10 +43,11 @@ std::optional<llvm::StringRef> nameAfter(llvm::StringRef line,
   return rest.take_until([](char c) { return c == ' '; });
 }
 
-/// Why `line` says ptxas serializes a function's wgmma instructions ("non
-/// wgmma instructions defining accumulator registers ..."), if it does and
-/// names the function.
-std::optional<llvm::StringRef> serializationReason(llvm::StringRef line) {
+/// Why `line` says ptxas serializes a function's wgmma instructions, after
+/// ptxas's code for the case ("C7515: non wgmma instructions defining
+/// accumulator registers ..."; ptxas 13.0 says C7514 for some), if it does
+/// and names the function.
+std::optional<std::string> serializationReason(llvm::StringRef line) {
   llvm::StringRef key = "wgmma.mma_async instructions are serialized ";
   size_t at = line.find(key);
   size_t end = line.rfind(" in the function");
@@ -54,7 +55,12 @@ std::optional<llvm::StringRef> serializationReason(llvm::StringRef line) {
     return std::nullopt;
   llvm::StringRef why = line.slice(at + key.size(), end);
   why.consume_front("due to ");
-  return why;
+  size_t open = line.find("(C");
+  size_t close = line.find(')', open);
+  if (open == llvm::StringRef::npos || close == llvm::StringRef::npos ||
+      close > at)
+    return why.str();
+  return (line.slice(open + 1, close) + ": " + why).str();
 }
 } // namespace
 
@@ -74,7 +80,7 @@ std::vector<PtxasStats> tilec::parsePtxasLog(llvm::StringRef log) {
   for (llvm::StringRef line : lines) {
     if (auto why = serializationReason(line)) {
       functions[indexOf(*nameAfter(line, "in the function"))].wgmmaSerialized =
-          why->str();
+          std::move(*why);
     } else if (auto name = nameAfter(line, "Compiling entry function")) {
       entry = indexOf(*name);
     } else if (auto name = nameAfter(line, "Function properties for")) {

@@ -26,8 +26,8 @@ struct PtxasStats {
   /// Entry functions only: ptxas gives a called function no count.
   std::optional<int64_t> registers;
   int64_t spillStores = 0, spillLoads = 0;
-  /// Why ptxas serializes the function's wgmma instructions (C7515: each
-  /// waits for the one before), or none.
+  /// Why ptxas serializes the function's wgmma instructions (each waits
+  /// for the one before), after ptxas's code ("C7515: ..."), or none.
   std::optional<std::string> wgmmaSerialized;
 
   bool spills() const { return spillStores > 0 || spillLoads > 0; }
