@@ -569,6 +569,8 @@ def main():
         "cudnn": torch.backends.cudnn.version(),
         "command": "python3 bench/run.py " + " ".join(sys.argv[1:]),
         "timing": f"CUDA events per call, {WARMUP} warm-up, median of {REP}; "
+                  f"attention and GEMM: {ROUNDS} rounds in rotated order, "
+                  "the median of the rounds' medians; "
                   "launch: host wall time per call over 20000 calls",
         "rows": rows,
         "checks": checks,
