@@ -1,0 +1,3 @@
+cd "$(dirname "$0")"
+timeout 300 ncu --clock-control none --profile-from-start off --section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section LaunchStats python3 ncu_peers.py 2>&1 | grep -v "^==PROF==" > ncu_peers.txt
+grep -E "^  [a-zA-Z_]|Duration|Elapsed Cycles|SM Frequency|Executed Ipc A|Issue Slots Busy|Executed Instructions  |Shared .*Bank|Bank Conflicts|Registers Per|Shared Memory Config|Dynamic Shared|Warp Cycles Per Issued|Avg. Not Predicated|Compute \(SM\)|Memory Throughput|L2 Cache Throughput|DRAM Through" ncu_peers.txt | cut -c1-120
