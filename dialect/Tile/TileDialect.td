@@ -55,6 +55,11 @@ def Tile_Dialect : Dialect {
     /// Attribute names the dialect owns on kernel functions.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
     static constexpr ::llvm::StringLiteral kWarpsAttrName = "tile.warps";
+    /// `blocks_per_sm N` in a kernel's header: ptxas keeps the kernel's
+    /// registers low enough for N blocks per multiprocessor
+    /// (.minnctapersm), spilling if it must.
+    static constexpr ::llvm::StringLiteral kBlocksPerSmAttrName =
+        "tile.blocks_per_sm";
     /// A unit attribute on a kernel (`exact_math` in its header): no
     /// flush-to-zero transcendentals and no FMA contraction in it.
     static constexpr ::llvm::StringLiteral kExactMathAttrName =

@@ -145,6 +145,10 @@ void tegula::frontend::dumpAST(const Program &program, llvm::raw_ostream &os) {
       d.line(1, "Warps", k->warps->loc());
       d.expr(*k->warps, 2);
     }
+    if (k->blocksPerSm) {
+      d.line(1, "BlocksPerSm", k->blocksPerSm->loc());
+      d.expr(*k->blocksPerSm, 2);
+    }
     for (const ExprPtr &r : k->requires_) {
       d.line(1, "Requires", r->loc());
       d.expr(*r, 2);

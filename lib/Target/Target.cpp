@@ -92,6 +92,11 @@ LogicalResult target::lowerToLLVMDialect(ModuleOp module) {
     func->setAttr("nvvm.kernel", builder.getUnitAttr());
     func->setAttr("nvvm.maxntid",
                   builder.getDenseI32ArrayAttr({32 * warps, 1, 1}));
+    // `blocks_per_sm`: ptxas keeps registers for that many blocks.
+    if (auto blocks =
+            func->getAttrOfType<IntegerAttr>(TileDialect::kBlocksPerSmAttrName))
+      func->setAttr("nvvm.minctasm",
+                    builder.getI32IntegerAttr(blocks.getInt()));
   });
   return success();
 }

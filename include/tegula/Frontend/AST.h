@@ -134,6 +134,8 @@ struct Kernel {
   SourceLoc gridLoc;
   std::vector<ExprPtr> grid;
   ExprPtr warps;
+  /// `blocks_per_sm N`: registers for N resident blocks (.minnctapersm).
+  ExprPtr blocksPerSm;
   std::vector<ExprPtr> requires_;
   ExprPtr flops, bytes;
   /// `exact_math`: no flush-to-zero ex2 and no FMA contraction.

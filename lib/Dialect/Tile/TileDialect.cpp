@@ -324,6 +324,15 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                              << "; a kernel runs on 1, 2, 4, 8 or 16 warps";
     return success();
   }
+  if (name == kBlocksPerSmAttrName) {
+    auto blocks = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!blocks || !blocks.getType().isInteger(32))
+      return op->emitError() << "'" << name << "' must be an i32 attribute";
+    if (blocks.getInt() < 1 || blocks.getInt() > 32)
+      return op->emitError() << "'" << name << "' is " << blocks.getInt()
+                             << "; a multiprocessor runs 1 to 32 blocks";
+    return success();
+  }
   if (name == kPipelineStagesAttrName) {
     auto stages = dyn_cast<IntegerAttr>(attr.getValue());
     if (!stages || !stages.getType().isInteger(32))

@@ -240,6 +240,9 @@ std::unique_ptr<Kernel> Parser::parseKernel() {
     if (acceptIdent("warps")) {
       if (!(kernel->warps = parseExpr()))
         return nullptr;
+    } else if (acceptIdent("blocks_per_sm")) {
+      if (!(kernel->blocksPerSm = parseExpr()))
+        return nullptr;
     } else if (acceptIdent("requires")) {
       do {
         ExprPtr cond = parseExpr();
@@ -261,8 +264,9 @@ std::unique_ptr<Kernel> Parser::parseKernel() {
       }
       kernel->exactMath = true;
     } else {
-      error(cur().loc, "expected 'warps', 'requires', 'flops', 'bytes', "
-                       "'exact_math' or '{' in the header of kernel '" +
+      error(cur().loc, "expected 'warps', 'blocks_per_sm', 'requires', "
+                       "'flops', 'bytes', 'exact_math' or '{' in the header "
+                       "of kernel '" +
                            kernel->name + "', found " + describe(cur()));
       return nullptr;
     }

@@ -27,6 +27,20 @@ func.func @warps_type() attributes {tile.kernel, tile.warps = 4 : i64} {
 
 // -----
 
+// expected-error @+1 {{'tile.blocks_per_sm' is 33; a multiprocessor runs 1 to 32 blocks}}
+func.func @blocks_value() attributes {tile.kernel, tile.blocks_per_sm = 33 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.blocks_per_sm' must be an i32 attribute}}
+func.func @blocks_type() attributes {tile.kernel, tile.blocks_per_sm = 2 : i64} {
+  return
+}
+
+// -----
+
 func.func @stages_value(%n: i32) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
