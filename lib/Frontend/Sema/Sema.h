@@ -359,6 +359,8 @@ private:
                       mlir::func::FuncOp func,
                       mlir::DictionaryAttr templateValues);
   void setWarps(const Kernel &k, mlir::func::FuncOp func);
+  /// `blocks_per_sm`, after setWarps: its bound depends on the warps.
+  void setBlocksPerSm(const Kernel &k, mlir::func::FuncOp func);
   void setGrid(const Kernel &k, mlir::func::FuncOp func);
   void setRequires(const Kernel &k, const KernelSignature &sig,
                    mlir::func::FuncOp func);

@@ -286,6 +286,9 @@ void Sema::setWarps(const Kernel &k, mlir::func::FuncOp func) {
   }
   func->setAttr(tl::TileDialect::kWarpsAttrName,
                 builder.getI32IntegerAttr(kernelState->warps));
+}
+
+void Sema::setBlocksPerSm(const Kernel &k, mlir::func::FuncOp func) {
   if (!k.blocksPerSm)
     return;
   // A multiprocessor holds at most 32 blocks and 64 warps (sm_80, sm_90).
@@ -360,6 +363,7 @@ void Sema::describeLaunch(const Kernel &k, const KernelSignature &sig,
   if (k.exactMath)
     func->setAttr(tl::TileDialect::kExactMathAttrName, builder.getUnitAttr());
   setWarps(k, func);
+  setBlocksPerSm(k, func);
   setGrid(k, func);
   setRequires(k, sig, func);
   if (k.flops)
