@@ -40,14 +40,27 @@ using namespace tegula::tile;
 
 namespace {
 
+/// Whether a warpgroup's `bytes` of an MN-major operand's rows (A's 64
+/// rows, or its share of B's columns) fit a matrix descriptor: whole
+/// 128-byte panels, or a part of one panel (16, 32 or 64 bytes, each
+/// warpgroup's part starting on a multiple of its size). The descriptor
+/// then starts inside the panel: the swizzle is a function of the address
+/// bits, so the panel's XOR pattern holds there too (Triton 3.6 starts the
+/// second warpgroup's B of linear attention's q_r S 64 bytes into a panel
+/// the same way).
+bool fitsMNMajorDescriptor(int64_t bytes) {
+  return bytes % kSwizzleBytes == 0 ||
+         (bytes % 16 == 0 && kSwizzleBytes % bytes == 0);
+}
+
 /// Whether operand `index` (0 for A, 1 for B) of `dot`, split over warps as
 /// `warps`, can be read by wgmma where its pipeline stage holds it: popped
 /// (or popped and transposed) from a swizzled stage of whole 8-row swizzle
 /// atoms, and laid out as a matrix descriptor can say. A stage read K-major
 /// (A as pushed, B transposed) needs K across whole 128-byte panels; read
 /// MN-major, each warpgroup's rows of A (64: one panel of 16-bit elements)
-/// or columns of B must start and end on panels. Other readers of the pop
-/// are planStages' business.
+/// or columns of B must fit the descriptor (fitsMNMajorDescriptor). Other
+/// readers of the pop are planStages' business.
 bool readsInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps) {
   bool transposed;
   PipelinePopOp pop = getStagePop(dot->getOperand(index), transposed);
@@ -64,7 +77,7 @@ bool readsInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps) {
     return true;
   int64_t extent =
       index == 0 ? tegula::TargetInfo::kWarpgroupRows : shape[1] / warps[1];
-  return (extent * getStoredBytes(element)) % kSwizzleBytes == 0;
+  return fitsMNMajorDescriptor(extent * getStoredBytes(element));
 }
 
 /// A register tile that tile.to_shared could write for a dot operand: the
@@ -103,7 +116,7 @@ std::optional<StageableTile> getStageableTile(DotOp dot, unsigned index) {
 /// `fastest` is contiguous, as the descriptors of readsInPlace's stages:
 /// rows of whole panels, 8 at a time; along K, or along M (each
 /// warpgroup's 64 rows of 16-bit elements are one panel) or N with each
-/// warpgroup's columns on whole panels.
+/// warpgroup's columns as fitsMNMajorDescriptor allows.
 bool readsStoredInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps,
                         const StageableTile &stageable, unsigned fastest) {
   auto type = cast<RankedTensorType>(stageable.tile.getType());
@@ -118,7 +131,7 @@ bool readsStoredInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps,
   if (kMajor || index == 0)
     return true;
   int64_t columns = dot.getResult().getType().getDimSize(1) / warps[1];
-  return (columns * getStoredBytes(type.getElementType())) % kSwizzleBytes == 0;
+  return fitsMNMajorDescriptor(columns * getStoredBytes(type.getElementType()));
 }
 
 /// Whether some dot's result reaches a reduction (through any ops, loop

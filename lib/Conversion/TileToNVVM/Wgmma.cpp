@@ -69,8 +69,9 @@ struct StageOperand {
 };
 
 /// The descriptor of the 16-wide K slice `kStep` of the rows (K-major) or
-/// columns (MN-major) starting at `outer` (a multiple of 8, or of a panel
-/// when MN-major).
+/// columns (MN-major) starting at `outer` (a multiple of 8; MN-major, on a
+/// panel or inside one: the descriptor starts there, the swizzle being a
+/// function of the address bits, tile-plan-dots' fitsMNMajorDescriptor).
 Value sliceDescriptor(OpBuilder &builder, Location loc,
                       const StageOperand &stage, Value outer, int64_t kStep,
                       int64_t elementBytes) {
@@ -85,13 +86,18 @@ Value sliceDescriptor(OpBuilder &builder, Location loc,
                                         i32Const(builder, loc, kSwizzleBytes));
     kOffset = kBytes / kSwizzleBytes * panelBytes + kBytes % kSwizzleBytes;
   } else {
-    // Columns across panels, K down the rows.
+    // Columns across panels, then within the panel; K down the rows.
     int64_t panelElements = kSwizzleBytes / elementBytes;
-    outerOffset = arith::MulIOp::create(
+    Value panel = arith::DivUIOp::create(builder, loc, outer,
+                                         i32Const(builder, loc, panelElements));
+    Value inPanel = arith::RemUIOp::create(
+        builder, loc, outer, i32Const(builder, loc, panelElements));
+    outerOffset = arith::AddIOp::create(
         builder, loc,
-        arith::DivUIOp::create(builder, loc, outer,
-                               i32Const(builder, loc, panelElements)),
-        i32Const(builder, loc, panelBytes));
+        arith::MulIOp::create(builder, loc, panel,
+                              i32Const(builder, loc, panelBytes)),
+        arith::MulIOp::create(builder, loc, inPanel,
+                              i32Const(builder, loc, elementBytes)));
     kOffset = kStep * kInstructionK * kSwizzleBytes;
   }
   // The K step is added to the start field, not the address: every slice
