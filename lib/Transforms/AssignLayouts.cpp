@@ -3,12 +3,16 @@
 // Anchors first: dot results take an mma layout, memory accesses a blocked
 // layout with 16-byte chunks per thread. Everything else follows its
 // operands, preferring mma-derived layouts so that a dot's result stays in
-// the registers the tensor cores left it in. Each tile op states its own
-// rule (LayoutRuleOpInterface, TileInterfaces.cpp); ops without one are
-// elementwise. Loop-carried tiles take the
-// layout their loop yields. Conversions are then inserted wherever a
-// consumer needs another layout, and conversions of cheap producers
-// (splats, constants, aranges) are folded away by rebuilding them.
+// the registers the tensor cores left it in, and otherwise a tile with a
+// memory source rather than a constant or index math built from aranges and
+// splats, whose layout is only a default. Each tile op states its own rule
+// (LayoutRuleOpInterface, TileInterfaces.cpp); ops without one are
+// elementwise. Loop-carried tiles take the layout their loop yields.
+// Conversions are then inserted wherever a consumer needs another layout;
+// conversions of cheap producers (splats, constants, aranges) and of index
+// math over them are folded away by rebuilding them, and a load converted
+// into a layout with as wide vectors loads into it (ConvertLayoutOp's
+// canonicalization patterns, TileOps.cpp).
 //
 // Which dots read an operand in place, and how the warps split a dot, is
 // tile-plan-dots' decision (#tile.dot_plan): a dot's mma layout is its
@@ -212,9 +216,10 @@ private:
     if (auto rule = dyn_cast<LayoutRuleOpInterface>(op))
       if (Attribute layout = rule.inferResultLayout(*this)) {
         layouts[result] = layout;
+        if (isOnlyDefault(op))
+          defaulted.insert(result);
         return success();
       }
-    // Constants are cheap producers, rebuilt in the layout asked for.
     if (isa<arith::ConstantOp>(op)) {
       layouts[result] = defaultBlocked(type);
       defaulted.insert(result);
@@ -236,6 +241,21 @@ private:
     if (!chosen || defaulted.contains(chosen))
       defaulted.insert(result);
     return success();
+  }
+
+  /// True when the layout of `op`'s result is only a default: cheap
+  /// producers (splats, aranges; constants below), rebuilt in whatever
+  /// layout a conversion asks for (RematerializeCheapProducer), and shape
+  /// ops over such tiles, which the hoist of conversions above index math
+  /// rebuilds too. Elementwise ops follow their other operands, so that
+  /// `where(c0 + arange(B) < N, x - mu, 0.0)` keeps the layout of x, not
+  /// of the i32 index tile.
+  bool isOnlyDefault(Operation *op) {
+    if (isa<SplatOp, ArangeOp>(op))
+      return true;
+    if (isa<BroadcastOp, ExpandDimsOp>(op))
+      return defaulted.contains(op->getOperand(0));
+    return false;
   }
 
   static RankedTensorType withLayout(Type type, Attribute layout) {
@@ -313,8 +333,9 @@ private:
   unsigned numWarps;
   MLIRContext *context;
   llvm::MapVector<Value, Attribute> layouts;
-  /// Tiles whose layout is only a default (constants, and what is computed
-  /// from them alone): elementwise ops follow their other operands.
+  /// Tiles whose layout is only a default (constants, splats, aranges, and
+  /// what is computed from them alone, index and mask math): elementwise
+  /// ops follow their other operands (isOnlyDefault).
   llvm::DenseSet<Value> defaulted;
 };
 

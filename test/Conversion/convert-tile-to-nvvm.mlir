@@ -3,8 +3,8 @@
 // Loads and stores of index tiles of unknown form: a tile is one vector of
 // registers per thread; each register's address is computed in 64 bits
 // from row-major strides (a static extent folds into them), its mask is
-// one unsigned compare per dimension, a masked-off load reads the base and
-// selects zero, a masked-off store is skipped.
+// one unsigned compare per dimension, a masked-off load is skipped by its
+// predicate (its register holds zero first), a masked-off store is skipped.
 #blocked = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
 // CHECK-LABEL: func.func @load_store
 // CHECK-SAME: (%[[X:.*]]: !llvm.ptr<1>, %[[Y:.*]]: !llvm.ptr<1>, %[[N:.*]]: i32, %[[I:.*]]: vector<4xi32>, %[[J:.*]]: vector<4xi32>)
@@ -19,9 +19,10 @@
 // CHECK: arith.muli %[[I064]], %[[ROWSTRIDE]] : i64
 // CHECK: %[[INCOL:.*]] = arith.cmpi ult, %[[J0]], %[[COLS]] : i32
 // CHECK: %[[MASK:.*]] = arith.andi %[[INROW]], %[[INCOL]] : i1
-// CHECK: %[[OFF:.*]] = arith.select %[[MASK]], %{{.*}}, %{{.*}} : i64
-// CHECK: llvm.getelementptr %{{.*}}[%[[OFF]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-NOT: arith.select
+// CHECK: %[[ADDR:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, $3;\0A\09@$2 ld.global.b32 $0, [$1+0];", "=&r,l,b,r" %[[ADDR]], %[[MASK]], %{{.*}} : (!llvm.ptr<1>, i1, i32) -> i32
+// CHECK-COUNT-3: ld.global.b32 $0, [$1+0];
 // CHECK: vector.from_elements {{.*}} : vector<4xf32>
 // CHECK: scf.if %{{.*}} {
 // CHECK-NEXT: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
@@ -272,11 +273,11 @@ func.func @pipeline(%kp: !tile.ptr<bf16>, %n: i32, %i: tensor<32x64xi32, #blocke
 #rows = #tile.slice<dim = 1, parent = #blocked>
 #cols = #tile.slice<dim = 0, parent = #blocked>
 // CHECK-LABEL: func.func @vectorized
-// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-COUNT-4: ld.global.v4.b32 {$0, $1, $2, $3}, [$4+{{[0-9]+}}];
+// CHECK-NOT: ld.global.b32
 // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // CHECK-LABEL: func.func @not_vectorized
-// CHECK-COUNT-16: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-COUNT-16: ld.global.b32 $0, [$1+{{[0-9]+}}];
 func.func @vectorized(%xp: !tile.ptr<f32>, %yp: !tile.ptr<f32>, %n: i32)
     attributes {tile.kernel, tile.warps = 4 : i32} {
   %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>
@@ -314,10 +315,10 @@ func.func @not_vectorized(%xp: !tile.ptr<f32>, %n: i32, %ci: tensor<32x64xi32, #
 #rows = #tile.slice<dim = 1, parent = #blocked>
 #cols = #tile.slice<dim = 0, parent = #blocked>
 // CHECK-LABEL: func.func @masked_vectorized
-// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-COUNT-4: ld.global.v4.b32 {$0, $1, $2, $3}, [$4+{{[0-9]+}}];
 // CHECK-COUNT-4: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 // CHECK-LABEL: func.func @masked_not_vectorized
-// CHECK-COUNT-16: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-COUNT-16: ld.global.b32 $0, [$1+{{[0-9]+}}];
 func.func @masked_vectorized(%xp: !tile.ptr<f32>, %yp: !tile.ptr<f32>, %n: i32)
     attributes {tile.kernel, tile.warps = 4 : i32} {
   %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>

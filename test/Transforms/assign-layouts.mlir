@@ -201,3 +201,82 @@ func.func @running_sum(%xp: !tile.ptr<bf16>, %n: i32) -> tensor<1024xf32> attrib
   }
   return %r : tensor<1024xf32>
 }
+
+// -----
+
+// Index and mask math (aranges, splats and integer arithmetic over them)
+// has only a default layout, like a constant: LayerNorm's variance loop,
+// `where(c0 + arange(B) < N, x - mu, 0.0)`, keeps the layout of the f16
+// load (8 a thread), not the i32 default of the compare (4 a thread), and
+// `cols`, used by the load and the compare, is built in that layout. (The
+// select followed the compare, converting x - mu and cols through shared
+// memory on every iteration.)
+// CHECK-DAG: #[[$LOADED:.*]] = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>
+// CHECK-LABEL: func.func @masked_centered
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<2048xf32, #[[$LOADED]]>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (tensor<2048xf32, #[[$LOADED]]>)
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[X:.*]] = tile.load {{.*}} -> tensor<2048xf16, #[[$LOADED]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[IN:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : tensor<2048xi32, #[[$LOADED]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: arith.select %[[IN]], %{{.*}}, %[[ZERO]] : tensor<2048xi1, #[[$LOADED]]>, tensor<2048xf32, #[[$LOADED]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: scf.yield
+func.func @masked_centered(%xp: !tile.ptr<f16>, %n: i32, %mu: f32) -> tensor<2048xf32> attributes {tile.warps = 8 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<f16> -> !tile.tensor<?xf16>
+  %zero = arith.constant dense<0.0> : tensor<2048xf32>
+  %c0 = arith.constant 0 : i32
+  %c2048 = arith.constant 2048 : i32
+  %r = scf.for %i = %c0 to %n step %c2048 iter_args(%acc = %zero)
+      -> (tensor<2048xf32>) : i32 {
+    %ar = tile.arange : tensor<2048xi32>
+    %s = tile.splat %i : tensor<2048xi32>
+    %cols = arith.addi %s, %ar : tensor<2048xi32>
+    %ns = tile.splat %n : tensor<2048xi32>
+    %in = arith.cmpi slt, %cols, %ns : tensor<2048xi32>
+    %t = tile.load %x[%cols] : !tile.tensor<?xf16>[tensor<2048xi32>] -> tensor<2048xf16>
+    %w = arith.extf %t : tensor<2048xf16> to tensor<2048xf32>
+    %mus = tile.splat %mu : tensor<2048xf32>
+    %d = arith.subf %w, %mus : tensor<2048xf32>
+    %c = arith.select %in, %d, %zero : tensor<2048xi1>, tensor<2048xf32>
+    %sq = arith.mulf %c, %c : tensor<2048xf32>
+    %sum = arith.addf %acc, %sq : tensor<2048xf32>
+    scf.yield %sum : tensor<2048xf32>
+  }
+  return %r : tensor<2048xf32>
+}
+
+// -----
+
+// Rotary: cos (f32, 16-byte chunks of 4) multiplies x (bf16, chunks of 8).
+// The product follows x, and cos is loaded straight into x's layout (two
+// chunks a thread) rather than moved there through shared memory; the
+// index tiles the two loads share are built in it too.
+// CHECK-DAG: #[[$X:.*]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @rotary_like
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[C:.*]] = tile.load %{{.*}} : !tile.tensor<?x64xf32>{{.*}} -> tensor<16x64xf32, #[[$X]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[XS:.*]] = tile.load %{{.*}} : !tile.tensor<?x64xbf16, mut>{{.*}} -> tensor<16x64xbf16, #[[$X]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: arith.mulf %{{.*}}, %[[C]] : tensor<16x64xf32, #[[$X]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.store
+func.func @rotary_like(%xp: !tile.ptr<bf16>, %cp: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.warps = 4 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16, mut>
+  %cs = tile.make_tensor %cp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>
+  %r = tile.arange : tensor<16xi32>
+  %re = tile.expand_dims %r, 1 : tensor<16xi32> -> tensor<16x1xi32>
+  %rows = tile.broadcast %re : tensor<16x1xi32> -> tensor<16x64xi32>
+  %i = tile.arange : tensor<64xi32>
+  %ie = tile.expand_dims %i, 0 : tensor<64xi32> -> tensor<1x64xi32>
+  %cols = tile.broadcast %ie : tensor<1x64xi32> -> tensor<16x64xi32>
+  %c = tile.load %cs[%rows, %cols] : !tile.tensor<?x64xf32>[tensor<16x64xi32>, tensor<16x64xi32>] -> tensor<16x64xf32>
+  %xv = tile.load %x[%rows, %cols] : !tile.tensor<?x64xbf16, mut>[tensor<16x64xi32>, tensor<16x64xi32>] -> tensor<16x64xbf16>
+  %xf = arith.extf %xv : tensor<16x64xbf16> to tensor<16x64xf32>
+  %y = arith.mulf %xf, %c : tensor<16x64xf32>
+  %yb = arith.truncf %y : tensor<16x64xf32> to tensor<16x64xbf16>
+  tile.store %x[%rows, %cols], %yb : !tile.tensor<?x64xbf16, mut>[tensor<16x64xi32>, tensor<16x64xi32>], tensor<16x64xbf16>
+  return
+}

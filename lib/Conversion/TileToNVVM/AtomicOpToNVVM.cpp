@@ -52,8 +52,7 @@ struct AtomicLowering : public StatefulPattern<AtomicRMWOp> {
     GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
                         op.getIndices(), adaptor.getIndices(),
                         adaptor.getMask()};
-    AccessPlan plan = planAccess(rewriter, op, access, element, 1,
-                                 MaskedOffAddress::Anywhere);
+    AccessPlan plan = planAccess(rewriter, op, access, element, 1);
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
     ElementOwners owners = findElementOwners(getLinearLayout(valueType));
     if (owners.regOwns.size() != values.size())
@@ -68,9 +67,10 @@ struct AtomicLowering : public StatefulPattern<AtomicRMWOp> {
 
     bool isAdd = op.getKind() == AtomicKind::Add;
     Type i16 = rewriter.getI16Type(), i32 = rewriter.getI32Type();
-    for (auto [reg, address] : llvm::enumerate(plan.addresses)) {
+    for (size_t reg = 0; reg < plan.size(); ++reg) {
       if (!owners.regOwns[reg])
         continue;
+      Value address = plan.address(rewriter, loc, reg);
       Value predicate =
           arith::AndIOp::create(rewriter, loc, plan.masks[reg], thread);
       Value value = values[reg];

@@ -6,10 +6,19 @@
 // (ex2.approx, lg2.approx, ...) in f32, element by element, as Triton does;
 // narrower floats are widened around them.
 //
+// Index math (AffineIndexLowering) is the exception: an integer tile that is
+// a uniform value plus a combination of the block's coordinates becomes
+// (uniform + thread) + a constant per register, the form the bounds checks
+// of global accesses take, so that LLVM shares the sums with them and keeps
+// one value live across a loop instead of one per register.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
 #include "Patterns.h"
+
+#include "Tile/TileInterfaces.h"
+#include "tegula/Analysis/AffineIndex.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -55,6 +64,79 @@ struct ArithOnTilesLowering : public ConversionPattern {
     OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
                          op->getAttrs());
     rewriter.replaceOp(op, rewriter.create(state)->getResults());
+    return success();
+  }
+};
+
+/// True when `value` indexes a global access, whose bounds checks compute
+/// (uniform + thread) + constant_r for each register (MemoryAccess.cpp).
+bool indexesGlobalAccess(Value value) {
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    auto access = dyn_cast<GlobalAccessOpInterface>(user);
+    return access && llvm::is_contained(access.getAccessIndices(), value);
+  });
+}
+
+/// An integer add, subtraction or multiplication whose result is affine
+/// index math (getAffineIndex: `c0 + arange(B)`, `pid * BM + arange(BM)`)
+/// that also indexes a global access, in a layout whose register offsets
+/// add to the thread's coordinates: register r is (uniform + thread) +
+/// constant_r, the sums the access's bounds checks compute, so the other
+/// users (`cols < N`) share them. As plain vector arithmetic, LLVM would
+/// hoist each register's `thread ^ offset_r` out of a loop and keep them
+/// all live beside the checks' sums (LayerNorm's variance loop at BLOCK =
+/// 4096: 16 registers a thread, and a spill). Index math that no access
+/// shares is left as it is: there the form only trades hoisted registers
+/// for adds in the loop, which LLVM and ptxas weigh.
+template <typename ArithOp>
+struct AffineIndexLowering : public OpConversionPattern<ArithOp> {
+  using OpConversionPattern<ArithOp>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ArithOp op, typename ArithOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !type.getEncoding())
+      return failure();
+    if (!indexesGlobalAccess(op.getResult()))
+      return failure();
+    std::optional<AffineIndex> affine = getAffineIndex(op.getResult());
+    if (!affine)
+      return failure();
+    LinearLayout layout = getLinearLayout(type);
+    for (unsigned dim = 0; dim < layout.getRank(); ++dim)
+      if (layout.getThreadBits(dim) & layout.getRegBits(dim))
+        return failure();
+    Location loc = op.getLoc();
+    SmallVector<Value> threadCoords = emitThreadCoords(
+        rewriter, loc, layout, getThreadPosition(rewriter, op));
+    Value start = i32Const(rewriter, loc, int32_t(uint32_t(affine->constant)));
+    for (auto [scalar, factor] : affine->scalars)
+      start = arith::AddIOp::create(
+          rewriter, loc, start,
+          arith::MulIOp::create(rewriter, loc, scalar,
+                                i32Const(rewriter, loc, int32_t(factor))));
+    for (auto [coord, coefficient] :
+         llvm::zip(threadCoords, affine->coefficients))
+      start = arith::AddIOp::create(
+          rewriter, loc, start,
+          arith::MulIOp::create(rewriter, loc, coord,
+                                i32Const(rewriter, loc, coefficient)));
+    SmallVector<Value> elements;
+    for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg) {
+      LinearLayout::Coords offset = layout.regOffset(reg);
+      int64_t constant = 0;
+      for (auto [dim, coefficient] : llvm::enumerate(affine->coefficients))
+        constant += coefficient * offset[dim];
+      Value element = start;
+      if (constant != 0)
+        element = arith::AddIOp::create(
+            rewriter, loc, start, i32Const(rewriter, loc, int32_t(constant)));
+      elements.push_back(element);
+    }
+    rewriter.replaceOp(
+        op, packVector(rewriter, loc,
+                       this->getTypeConverter()->convertType(type), elements));
     return success();
   }
 };
@@ -155,6 +237,10 @@ void tegula::tile::populateElementwiseToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
   patterns.add<ArithOnTilesLowering>(converter, context);
+  patterns.add<AffineIndexLowering<arith::AddIOp>,
+               AffineIndexLowering<arith::SubIOp>,
+               AffineIndexLowering<arith::MulIOp>>(converter, context,
+                                                   /*benefit=*/2);
   patterns.add<MathLowering<math::ExpOp, Approx::Exp>,
                MathLowering<math::Exp2Op, Approx::Exp2>,
                MathLowering<math::LogOp, Approx::Log>,

@@ -8,17 +8,20 @@
 // When every index tile is a uniform value plus a fixed combination of the
 // block's coordinates (tegula/Analysis/AffineIndex.h), the address splits
 // into a per-thread offset (the same in every loop iteration, so LLVM
-// hoists it), a uniform offset computed once per access, and a constant per
-// register that becomes the instruction's immediate offset. Otherwise each
-// register's offset is computed from its index values. The bounds check of
+// hoists it), a uniform offset computed once per access, and a part per
+// register: the constant along dimensions of static stride, which becomes
+// the instruction's immediate offset, and a multiple of the dynamic strides,
+// added once per distinct multiple to make that group's base. Otherwise
+// each register's offset is computed from its index values. The bounds check of
 // an affine dimension is one add and one compare per distinct register
 // constant; a uniform mask (a pipelined push's "this iteration exists")
 // joins the extent of a check that is the same in every group.
 //
-// A masked-off load reads the tensor's first element instead (always
-// valid: extents are positive) and selects `other`, so loads never branch;
-// a masked-off store, atomic or cp.async moves nothing, and its address is
-// left as computed.
+// A masked-off group's address is left as computed: its mask guards the
+// instruction. A load is a predicated `ld.global` into registers that hold
+// `other` before it, so an address in flight is the access's base (shared
+// by its groups) and an immediate, never a selected address per group; a
+// masked-off store, atomic or cp.async moves nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +31,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace tegula::tile;
@@ -39,6 +45,9 @@ namespace {
 struct TensorView {
   Value base;
   SmallVector<Value> extents, strides;
+  /// Each stride known at compile time (the row-major strides of static
+  /// trailing extents).
+  SmallVector<std::optional<int64_t>> staticStrides;
 };
 
 TensorView unpackTensor(OpBuilder &builder, Location loc, GlobalTensorType type,
@@ -47,6 +56,7 @@ TensorView unpackTensor(OpBuilder &builder, Location loc, GlobalTensorType type,
   TensorView view;
   view.base = LLVM::ExtractValueOp::create(builder, loc, tensor, 0);
   view.strides.resize(rank);
+  view.staticStrides.resize(rank);
   for (unsigned dim = 0; dim < rank; ++dim)
     view.extents.push_back(LLVM::ExtractValueOp::create(
         builder, loc, tensor, ArrayRef<int64_t>{dim + 1}));
@@ -57,8 +67,14 @@ TensorView unpackTensor(OpBuilder &builder, Location loc, GlobalTensorType type,
     return view;
   }
   Value stride = i64Const(builder, loc, 1);
+  std::optional<int64_t> staticStride = 1;
   for (int dim = rank - 1; dim >= 0; --dim) {
     view.strides[dim] = stride;
+    view.staticStrides[dim] = staticStride;
+    int64_t staticExtent = type.getShape()[dim];
+    staticStride = staticStride && staticExtent != ShapedType::kDynamic
+                       ? std::optional<int64_t>(*staticStride * staticExtent)
+                       : std::nullopt;
     // A static extent is a constant, so that strides fold into offsets.
     Value extent =
         type.getShape()[dim] == ShapedType::kDynamic
@@ -71,26 +87,10 @@ TensorView unpackTensor(OpBuilder &builder, Location loc, GlobalTensorType type,
   return view;
 }
 
-/// base + the sum of `offsets` where `inBounds` holds, else base. The
-/// select picks an offset, not an address: a select of addresses feeding
-/// a load sends InstCombine through a search that is quadratic in a
-/// function's straight-line loads.
-Value inBoundsAddress(OpBuilder &builder, Location loc, Value inBounds,
-                      Value base, Type storedType, ArrayRef<Value> offsets) {
-  Value sum = offsets.front();
-  for (Value offset : offsets.drop_front())
-    sum = arith::AddIOp::create(builder, loc, sum, offset);
-  Value safe = arith::SelectOp::create(builder, loc, inBounds, sum,
-                                       i64Const(builder, loc, 0));
-  return LLVM::GEPOp::create(builder, loc, base.getType(), storedType, base,
-                             ValueRange{safe});
-}
-
 /// One offset per register, from the lowered index values.
 AccessPlan planElementwise(OpBuilder &builder, Location loc,
                            const GlobalAccess &access, const TensorView &view,
-                           Type storedType, unsigned width,
-                           MaskedOffAddress policy) {
+                           Type storedType, unsigned width) {
   unsigned rank = access.type.getRank();
   SmallVector<SmallVector<Value>> indexElements;
   for (Value index : access.indices)
@@ -100,6 +100,7 @@ AccessPlan planElementwise(OpBuilder &builder, Location loc,
     maskElements = unpackVector(builder, loc, access.mask);
 
   AccessPlan plan;
+  plan.storedType = storedType;
   plan.width = width;
   int64_t registers = indexElements.front().size();
   // The first register of each group stands for the group: the axis
@@ -128,12 +129,10 @@ AccessPlan planElementwise(OpBuilder &builder, Location loc,
     if (access.mask)
       inBounds =
           arith::AndIOp::create(builder, loc, inBounds, maskElements[reg]);
-    plan.addresses.push_back(
-        policy == MaskedOffAddress::Anywhere
-            ? LLVM::GEPOp::create(builder, loc, view.base.getType(), storedType,
-                                  view.base, ValueRange{offset})
-            : inBoundsAddress(builder, loc, inBounds, view.base, storedType,
-                              {offset}));
+    plan.bases.push_back(LLVM::GEPOp::create(builder, loc, view.base.getType(),
+                                             storedType, view.base,
+                                             ValueRange{offset}));
+    plan.offsets.push_back(0);
     plan.masks.push_back(inBounds);
   }
   return plan;
@@ -266,12 +265,75 @@ bool needsBoundsCheck(const GlobalAccess &access, unsigned dim,
              extent;
 }
 
+/// The part of `index` that a register at block offset `offset` adds to the
+/// thread's.
+int64_t getRegisterPart(const AffineIndex &index,
+                        const LinearLayout::Coords &offset) {
+  int64_t part = 0;
+  for (auto [coefficient, step] : llvm::zip(index.coefficients, offset))
+    part += coefficient * step;
+  return part;
+}
+
+/// The base and constant element offset of each group of an affine access,
+/// from the register part of its index along each tensor dimension: the
+/// parts along dimensions of static stride sum to the constant (the
+/// instruction's immediate offset); those along dynamic strides are added
+/// to the block's base once per distinct combination.
+class GroupBases {
+public:
+  GroupBases(OpBuilder &builder, Location loc, const TensorView &view,
+             Type storedType, Value blockBase)
+      : builder(builder), loc(loc), view(view), storedType(storedType),
+        blockBase(blockBase) {}
+
+  std::pair<Value, int64_t> get(ArrayRef<int64_t> registerParts) {
+    int64_t constant = 0;
+    SmallVector<int64_t> dynamicParts;
+    for (auto [part, stride] : llvm::zip(registerParts, view.staticStrides)) {
+      if (stride)
+        constant += part * *stride;
+      else
+        dynamicParts.push_back(part);
+    }
+    Value &base = bases[dynamicParts];
+    if (!base)
+      base = emitBase(registerParts);
+    return {base, constant};
+  }
+
+private:
+  Value emitBase(ArrayRef<int64_t> registerParts) {
+    Value offset;
+    for (auto [dim, part] : llvm::enumerate(registerParts)) {
+      if (view.staticStrides[dim] || part == 0)
+        continue;
+      Value term = arith::MulIOp::create(builder, loc, view.strides[dim],
+                                         i64Const(builder, loc, part));
+      offset =
+          offset ? arith::AddIOp::create(builder, loc, offset, term).getResult()
+                 : term;
+    }
+    if (!offset)
+      return blockBase;
+    return LLVM::GEPOp::create(builder, loc, blockBase.getType(), storedType,
+                               blockBase, ValueRange{offset});
+  }
+
+  OpBuilder &builder;
+  Location loc;
+  const TensorView &view;
+  Type storedType;
+  Value blockBase;
+  std::map<SmallVector<int64_t>, Value> bases;
+};
+
 /// The plan from affine index tiles, or none when an index is not affine.
 std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
                                      Operation *anchor,
                                      const GlobalAccess &access,
                                      const TensorView &view, Type storedType,
-                                     unsigned width, MaskedOffAddress policy) {
+                                     unsigned width) {
   std::optional<SmallVector<AffineIndex>> affine = getAffineIndices(access);
   if (!affine)
     return std::nullopt;
@@ -322,25 +384,20 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
         builder, loc, threadOffset,
         arith::MulIOp::create(builder, loc, wideThreadCoords[j], weights[j]));
   Type pointer = view.base.getType();
-  Value blockBase;
-  if (policy == MaskedOffAddress::Anywhere)
-    blockBase = LLVM::GEPOp::create(
-        builder, loc, pointer, storedType,
-        LLVM::GEPOp::create(builder, loc, pointer, storedType, view.base,
-                            ValueRange{threadOffset}),
-        ValueRange{uniformOffset});
+  Value blockBase = LLVM::GEPOp::create(
+      builder, loc, pointer, storedType,
+      LLVM::GEPOp::create(builder, loc, pointer, storedType, view.base,
+                          ValueRange{threadOffset}),
+      ValueRange{uniformOffset});
+  GroupBases groupBases(builder, loc, view, storedType, blockBase);
 
   // The constants each group's checks add to their starts.
   SmallVector<SmallVector<int64_t>> checkConstants;
   for (int64_t reg = 0; reg < layout.getNumRegs(); reg += width) {
     LinearLayout::Coords offset = layout.regOffset(reg);
     SmallVector<int64_t> &constants = checkConstants.emplace_back();
-    for (const AffineIndex *index : checkedIndices) {
-      int64_t registerPart = 0;
-      for (unsigned j = 0; j < blockRank; ++j)
-        registerPart += index->coefficients[j] * offset[j];
-      constants.push_back(registerPart);
-    }
+    for (const AffineIndex *index : checkedIndices)
+      constants.push_back(getRegisterPart(*index, offset));
   }
   // A uniform mask (a pipelined loop's "this iteration exists") joins the
   // extent of a check that is the same in every group (extent 0 where the
@@ -363,16 +420,16 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
   if (access.mask && !uniformMask)
     maskElements = unpackVector(builder, loc, access.mask);
   AccessPlan plan;
+  plan.storedType = storedType;
   plan.width = width;
   for (int64_t reg = 0; reg < layout.getNumRegs(); reg += width) {
     LinearLayout::Coords offset = layout.regOffset(reg);
-    Value registerOffset = i64Const(builder, loc, 0);
-    for (unsigned j = 0; j < blockRank; ++j)
-      if (offset[j] != 0)
-        registerOffset = arith::AddIOp::create(
-            builder, loc, registerOffset,
-            arith::MulIOp::create(builder, loc, weights[j],
-                                  i64Const(builder, loc, offset[j])));
+    SmallVector<int64_t> registerParts;
+    for (const AffineIndex &index : indices)
+      registerParts.push_back(getRegisterPart(index, offset));
+    auto [base, constant] = groupBases.get(registerParts);
+    plan.bases.push_back(base);
+    plan.offsets.push_back(constant);
     Value inBounds = bounds.groupMask(checkConstants[reg / width]);
     if (uniformMask && !maskJoined)
       inBounds =
@@ -386,12 +443,6 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
                           : maskElements[reg];
     if (!inBounds)
       inBounds = arith::ConstantIntOp::create(builder, loc, 1, 1);
-    plan.addresses.push_back(
-        policy == MaskedOffAddress::Anywhere
-            ? LLVM::GEPOp::create(builder, loc, pointer, storedType, blockBase,
-                                  ValueRange{registerOffset})
-            : inBoundsAddress(builder, loc, inBounds, view.base, storedType,
-                              {threadOffset, uniformOffset, registerOffset}));
     plan.masks.push_back(inBounds);
   }
   return plan;
@@ -405,14 +456,104 @@ Type tegula::tile::storedTypeOf(Type elementType, OpBuilder &builder) {
 
 AccessPlan tegula::tile::planAccess(OpBuilder &builder, Operation *anchor,
                                     const GlobalAccess &access, Type storedType,
-                                    unsigned width, MaskedOffAddress policy) {
+                                    unsigned width) {
   Location loc = anchor->getLoc();
   TensorView view = unpackTensor(builder, loc, access.type, access.tensor);
-  if (std::optional<AccessPlan> plan = planAffine(
-          builder, loc, anchor, access, view, storedType, width, policy))
+  if (std::optional<AccessPlan> plan =
+          planAffine(builder, loc, anchor, access, view, storedType, width))
     return std::move(*plan);
-  return planElementwise(builder, loc, access, view, storedType, width, policy);
+  return planElementwise(builder, loc, access, view, storedType, width);
 }
+
+Value AccessPlan::address(OpBuilder &builder, Location loc,
+                          size_t group) const {
+  if (offsets[group] == 0)
+    return bases[group];
+  return LLVM::GEPOp::create(
+      builder, loc, bases[group].getType(), storedType, bases[group],
+      ValueRange{i64Const(builder, loc, offsets[group])});
+}
+
+namespace {
+/// The registers a group of `bytes` moves through inline PTX: one 16-bit
+/// register for 2 bytes, else 32-bit ones (a byte zero-extended into one).
+struct LoadWords {
+  Type type;
+  unsigned count;
+  LoadWords(OpBuilder &builder, int64_t bytes)
+      : type(bytes == 2 ? builder.getI16Type() : builder.getI32Type()),
+        count(std::max<int64_t>(1, bytes / 4)) {}
+};
+
+/// `value` (of the group's type) as `words`, or back.
+Value packWords(OpBuilder &builder, Location loc, const LoadWords &words,
+                Value value) {
+  Type type = words.count == 1 ? words.type
+                               : VectorType::get({words.count}, words.type);
+  if (getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth() == 8 &&
+      !isa<VectorType>(value.getType()))
+    return arith::ExtUIOp::create(builder, loc, type, value);
+  return LLVM::BitcastOp::create(builder, loc, type, value);
+}
+Value unpackWords(OpBuilder &builder, Location loc, Type groupType,
+                  Value words) {
+  if (groupType.isInteger(8))
+    return arith::TruncIOp::create(builder, loc, groupType, words);
+  return LLVM::BitcastOp::create(builder, loc, groupType, words);
+}
+
+/// `@p ld.global` of a group of `groupType` at `base` + `byteOffset` into
+/// registers that hold `fallback` first: a masked-off group reads nothing
+/// and needs no address of its own, and the immediate offset keeps one
+/// base live for all the access's groups.
+Value emitPredicatedLoad(OpBuilder &builder, Location loc, Type groupType,
+                         Value base, int64_t byteOffset, Value predicate,
+                         Value fallback) {
+  int64_t bytes = getStoredBytes(getElementTypeOrSelf(groupType));
+  if (auto vector = dyn_cast<VectorType>(groupType))
+    bytes *= vector.getNumElements();
+  LoadWords words(builder, bytes);
+  SmallVector<Value> fallbackWords =
+      unpackVector(builder, loc, packWords(builder, loc, words, fallback));
+  unsigned n = words.count;
+  std::string text, outputs, constraints;
+  std::string reg = words.type.isInteger(16) ? "h" : "r";
+  for (unsigned i = 0; i < n; ++i) {
+    text += "mov.b" + std::to_string(words.type.getIntOrFloatBitWidth()) +
+            " $" + std::to_string(i) + ", $" + std::to_string(n + 2 + i) +
+            ";\n\t";
+    outputs += (i ? ", $" : "$") + std::to_string(i);
+    constraints += "=&" + reg + ",";
+  }
+  std::string kind = bytes == 1   ? "u8"
+                     : bytes == 2 ? "b16"
+                     : n == 1     ? "b32"
+                                  : "v" + std::to_string(n) + ".b32";
+  text += "@$" + std::to_string(n + 1) + " ld.global." + kind + " " +
+          (n == 1 ? outputs : "{" + outputs + "}") + ", [$" +
+          std::to_string(n) + "+" + std::to_string(byteOffset) + "];";
+  constraints += "l,b";
+  for (unsigned i = 0; i < n; ++i)
+    constraints += "," + reg;
+  SmallVector<Value> operands{base, predicate};
+  llvm::append_range(operands, fallbackWords);
+  Type resultType = words.type;
+  if (n > 1)
+    resultType = LLVM::LLVMStructType::getLiteral(
+        builder.getContext(), SmallVector<Type>(n, words.type));
+  Value result =
+      emitInlinePtx(builder, loc, resultType, operands, text, constraints);
+  Value packed = result;
+  if (n > 1) {
+    SmallVector<Value> loaded;
+    for (unsigned i = 0; i < n; ++i)
+      loaded.push_back(LLVM::ExtractValueOp::create(
+          builder, loc, result, ArrayRef<int64_t>{int64_t(i)}));
+    packed = packVector(builder, loc, VectorType::get({n}, words.type), loaded);
+  }
+  return unpackWords(builder, loc, groupType, packed);
+}
+} // namespace
 
 SmallVector<Value>
 tegula::tile::emitMaskedLoad(OpBuilder &builder, Operation *anchor,
@@ -424,8 +565,8 @@ tegula::tile::emitMaskedLoad(OpBuilder &builder, Operation *anchor,
   Type storedType = storedTypeOf(elementType, builder);
   if (storedType != elementType || vectorWidth == 0)
     vectorWidth = 1;
-  AccessPlan plan = planAccess(builder, anchor, access, storedType, vectorWidth,
-                               MaskedOffAddress::InBounds);
+  AccessPlan plan =
+      planAccess(builder, anchor, access, storedType, vectorWidth);
   SmallVector<Value> others;
   if (other)
     others = unpackVector(builder, loc, other);
@@ -434,27 +575,39 @@ tegula::tile::emitMaskedLoad(OpBuilder &builder, Operation *anchor,
   SmallVector<Value> values;
   unsigned width = plan.width;
   unsigned alignment = width * getStoredBytes(storedType);
-  for (auto [group, address] : llvm::enumerate(plan.addresses)) {
-    SmallVector<Value> loaded;
-    if (width == 1) {
-      Value value = LLVM::LoadOp::create(builder, loc, storedType, address);
+  Type groupType =
+      width == 1 ? storedType : VectorType::get({int64_t(width)}, storedType);
+  for (size_t group = 0; group < plan.size(); ++group) {
+    Value loaded;
+    int64_t byteOffset = plan.offsets[group] * getStoredBytes(storedType);
+    if (matchPattern(plan.masks[group], m_One())) {
+      loaded =
+          LLVM::LoadOp::create(builder, loc, groupType,
+                               plan.address(builder, loc, group), alignment);
+    } else {
+      SmallVector<Value> fallbacks;
+      for (unsigned lane = 0; lane < width; ++lane) {
+        Value fallback = others.empty() ? zero : others[group * width + lane];
+        if (storedType != elementType)
+          fallback = arith::ExtUIOp::create(builder, loc, storedType, fallback);
+        fallbacks.push_back(fallback);
+      }
+      // PTX's immediate offset is a signed 32-bit value.
+      bool immediate = llvm::isInt<32>(byteOffset);
+      loaded = emitPredicatedLoad(
+          builder, loc, groupType,
+          immediate ? plan.bases[group] : plan.address(builder, loc, group),
+          immediate ? byteOffset : 0, plan.masks[group],
+          packVector(builder, loc, groupType, fallbacks));
+    }
+    for (auto [lane, value] :
+         llvm::enumerate(unpackVector(builder, loc, loaded))) {
       if (storedType != elementType)
         value = arith::TruncIOp::create(builder, loc, elementType, value);
-      loaded.push_back(value);
-    } else {
-      auto vectorType = VectorType::get({int64_t(width)}, storedType);
-      Value vector =
-          LLVM::LoadOp::create(builder, loc, vectorType, address, alignment);
-      loaded = unpackVector(builder, loc, vector);
-    }
-    for (auto [lane, value] : llvm::enumerate(loaded)) {
-      Value fallback = others.empty() ? zero : others[group * width + lane];
-      Value chosen = arith::SelectOp::create(builder, loc, plan.masks[group],
-                                             value, fallback);
       if (consume)
-        consume(int64_t(group * width + lane), chosen);
+        consume(int64_t(group * width + lane), value);
       else
-        values.push_back(chosen);
+        values.push_back(value);
     }
   }
   return values;

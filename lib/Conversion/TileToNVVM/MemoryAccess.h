@@ -26,27 +26,29 @@ struct GlobalAccess {
   mlir::Value tileMask = nullptr;
 };
 
-/// Where the address of a masked-off group may point.
-enum class MaskedOffAddress {
-  /// Into the tensor: the instruction still reads (a load that then
-  /// selects `other`).
-  InBounds,
-  /// Anywhere: the instruction is skipped or moves no bytes (stores,
-  /// atomics, cp.async's zero fill).
-  Anywhere,
-};
-
 /// Addresses and masks of an access to a global tensor, one per group of
 /// `width` registers that one vector instruction moves (the first register
-/// of each group stands for it).
+/// of each group stands for it). A group's address is a base plus a
+/// constant element offset, which becomes the instruction's immediate
+/// offset: the groups of an affine access share one base per distinct
+/// dynamic part. A masked-off group's address may point anywhere: its
+/// mask guards the instruction (loads are predicated, so they read nothing
+/// and keep `other`).
 struct AccessPlan {
-  llvm::SmallVector<mlir::Value> addresses;
+  llvm::SmallVector<mlir::Value> bases;
+  llvm::SmallVector<int64_t> offsets;
   llvm::SmallVector<mlir::Value> masks;
+  mlir::Type storedType;
   unsigned width = 1;
+
+  size_t size() const { return bases.size(); }
+  /// Group `group`'s address: its base advanced by its offset.
+  mlir::Value address(mlir::OpBuilder &builder, mlir::Location loc,
+                      size_t group) const;
 };
 AccessPlan planAccess(mlir::OpBuilder &builder, mlir::Operation *anchor,
                       const GlobalAccess &access, mlir::Type storedType,
-                      unsigned width, MaskedOffAddress maskedOff);
+                      unsigned width);
 
 /// The type a tensor of `elementType` holds in memory (i1 as i8).
 mlir::Type storedTypeOf(mlir::Type elementType, mlir::OpBuilder &builder);

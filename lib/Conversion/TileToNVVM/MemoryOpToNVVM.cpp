@@ -54,13 +54,13 @@ struct StoreLowering : public StatefulPattern<StoreOp> {
     GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
                         op.getIndices(),          adaptor.getIndices(),
                         adaptor.getMask(),        op.getMask()};
-    AccessPlan plan = planAccess(rewriter, op, access, storedType, width,
-                                 MaskedOffAddress::Anywhere);
+    AccessPlan plan = planAccess(rewriter, op, access, storedType, width);
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
     unsigned alignment = plan.width * getStoredBytes(storedType);
     // Replicated registers (zero layout bases) would store the same value
     // twice; that is harmless, so no deduplication is attempted here.
-    for (auto [group, address] : llvm::enumerate(plan.addresses)) {
+    for (size_t group = 0; group < plan.size(); ++group) {
+      Value address = plan.address(rewriter, loc, group);
       auto guarded = scf::IfOp::create(rewriter, loc, plan.masks[group],
                                        /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(rewriter);

@@ -156,8 +156,7 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     // Masked-off groups, by the tensor's extents or the push's mask, copy
     // nothing and are zero-filled.
     if (async)
-      plan = planAccess(rewriter, op, access, element, width,
-                        MaskedOffAddress::Anywhere);
+      plan = planAccess(rewriter, op, access, element, width);
     else if (!stream)
       values = loadBlock(nullptr);
     // Every warp has finished reading the stage's previous block.
@@ -201,7 +200,7 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    for (size_t group = 0; group < plan.addresses.size(); ++group) {
+    for (size_t group = 0; group < plan.size(); ++group) {
       if (!owners.regOwns[group * width])
         continue;
       // A masked-off cp.async still zero-fills: copies must not be issued.
@@ -209,7 +208,7 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
         emitAsyncCopy(
             state.target, rewriter, loc,
             [&] { return addressOf(coords[group * width]); },
-            plan.addresses[group], groupBytes, plan.masks[group]);
+            plan.address(rewriter, loc, group), groupBytes, plan.masks[group]);
       });
     }
     emitAsyncCopyCommit(state.target, rewriter, loc);

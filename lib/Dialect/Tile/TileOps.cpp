@@ -3,6 +3,7 @@
 #include "Tile/TileOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -230,9 +231,90 @@ static RankedTensorType withEncoding(Type type, Attribute encoding) {
                                encoding);
 }
 
-/// Moves a conversion above shape ops and single-use integer arithmetic, so
-/// that index and mask tiles are computed in the layout of the access that
-/// uses them: the conversion ends at a splat or arange, where it vanishes.
+/// A global load reads memory in any layout: when every user converts it
+/// to one blocked layout that keeps its vectors (at least as many
+/// consecutive elements a thread along the same fastest dimension), it
+/// loads straight into that layout and no data moves through shared
+/// memory (rotary's f32 cos, 4 a thread, read in its bf16 partner's 8).
+/// Its index and mask tiles follow through the conversions put on them.
+/// Loads only: a store of more than 16 bytes a thread leaves gaps in each
+/// warp's write, where a load's are filled from L1.
+struct LoadInConvertedLayout : public OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static bool keepsVectors(Attribute from, Attribute to) {
+    auto source = dyn_cast_or_null<BlockedLayoutAttr>(from);
+    auto target = dyn_cast_or_null<BlockedLayoutAttr>(to);
+    if (!source || !target || source.getOrder() != target.getOrder())
+      return false;
+    unsigned fastest = source.getOrder().front();
+    return target.getSizePerThread()[fastest] >=
+           source.getSizePerThread()[fastest];
+  }
+
+  LogicalResult matchAndRewrite(ConvertLayoutOp convert,
+                                PatternRewriter &rewriter) const override {
+    auto load = convert.getSource().getDefiningOp<LoadOp>();
+    RankedTensorType type = convert.getType();
+    if (!load ||
+        !keepsVectors(load.getType().getEncoding(), type.getEncoding()) ||
+        llvm::any_of(load->getUsers(), [&](Operation *user) {
+          return !isa<ConvertLayoutOp>(user) ||
+                 user->getResult(0).getType() != type;
+        }))
+      return failure();
+    rewriter.setInsertionPoint(load);
+    IRMapping converted;
+    for (Value operand : load->getOperands())
+      if (auto tile = dyn_cast<RankedTensorType>(operand.getType()))
+        converted.map(operand,
+                      ConvertLayoutOp::create(
+                          rewriter, load.getLoc(),
+                          withEncoding(tile, type.getEncoding()), operand));
+    Operation *reload = rewriter.clone(*load, converted);
+    rewriter.modifyOpInPlace(reload,
+                             [&] { reload->getResult(0).setType(type); });
+    for (Operation *user : llvm::to_vector(load->getUsers()))
+      rewriter.replaceOp(user, reload->getResults());
+    rewriter.eraseOp(load);
+    return success();
+  }
+};
+
+/// Pure elementwise integer or boolean arithmetic of one result.
+static bool isIntegerArithmetic(Operation *op) {
+  return isa<arith::ArithDialect>(op->getDialect()) &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0 && isPure(op) &&
+         getElementTypeOrSelf(op->getResult(0).getType()).isIntOrIndex();
+}
+
+/// True for index and mask math: tiles built from splats, aranges and splat
+/// constants through shape ops and integer arithmetic alone, with no memory
+/// source (`c0 + arange(B) < N`). Rebuilding one in another layout costs a
+/// few integer instructions a thread, less than any move through shared
+/// memory. `depth` bounds the walk.
+static bool isIndexMath(Value value, unsigned depth = 0) {
+  Operation *op = value.getDefiningOp();
+  if (!op || depth > 8)
+    return false;
+  if (isa<SplatOp, ArangeOp>(op))
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return isa<SplatElementsAttr>(constant.getValue());
+  if (isa<BroadcastOp, ExpandDimsOp>(op))
+    return isIndexMath(op->getOperand(0), depth + 1);
+  return isIntegerArithmetic(op) &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           return isIndexMath(operand, depth + 1);
+         });
+}
+
+/// Moves a conversion above shape ops and integer arithmetic, so that index
+/// and mask tiles are computed in the layout of the access that uses them:
+/// the conversion ends at a splat or arange, where it vanishes. A producer
+/// with other uses is rebuilt for this one only when it is index math
+/// (isIndexMath), so that each consumer gets its own copy in its layout and
+/// no data moves; otherwise the conversion would only move, not vanish.
 struct HoistConversionAboveIndexMath
     : public OpRewritePattern<ConvertLayoutOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -240,7 +322,8 @@ struct HoistConversionAboveIndexMath
   LogicalResult matchAndRewrite(ConvertLayoutOp convert,
                                 PatternRewriter &rewriter) const override {
     Operation *producer = convert.getSource().getDefiningOp();
-    if (!producer || !producer->hasOneUse())
+    if (!producer ||
+        (!producer->hasOneUse() && !isIndexMath(convert.getSource())))
       return failure();
     Attribute target = convert.getResult().getType().getEncoding();
     if (!target)
@@ -264,15 +347,9 @@ struct HoistConversionAboveIndexMath
       return success();
     }
     // Elementwise integer and boolean arithmetic (index and mask math).
-    if (producer->getDialect() !=
-            rewriter.getContext()->getLoadedDialect(
-                arith::ArithDialect::getDialectNamespace()) ||
-        producer->getNumResults() != 1 || producer->getNumRegions() != 0 ||
-        !isPure(producer))
+    if (!isIntegerArithmetic(producer))
       return failure();
     auto resultType = cast<RankedTensorType>(producer->getResult(0).getType());
-    if (!resultType.getElementType().isIntOrIndex())
-      return failure();
     SmallVector<Value> operands;
     for (Value operand : producer->getOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand.getType());
@@ -292,8 +369,8 @@ struct HoistConversionAboveIndexMath
 
 void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                   MLIRContext *context) {
-  results.add<RematerializeCheapProducer, HoistConversionAboveIndexMath>(
-      context);
+  results.add<RematerializeCheapProducer, HoistConversionAboveIndexMath,
+              LoadInConvertedLayout>(context);
 }
 
 //===----------------------------------------------------------------------===//

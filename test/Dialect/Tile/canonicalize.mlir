@@ -105,3 +105,66 @@ func.func @pop_and_trans() -> (tensor<64x64xbf16, #opb>, tensor<64x64xbf16, #opb
   %b = tile.convert_layout %v : tensor<64x64xbf16, #kb> -> tensor<64x64xbf16, #opb>
   return %a, %b : tensor<64x64xbf16, #opb>, tensor<64x64xbf16, #opb>
 }
+
+// Index math with several uses is rebuilt for each conversion of it, in
+// that conversion's layout: no index tile moves through shared memory.
+// Index math with a memory source is not (the conversion would only move).
+#i4 = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+#i8 = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]>
+// CHECK-LABEL: func.func @shared_index_math
+// CHECK-SAME: -> (tensor<1024xi32, #[[L8:[a-z0-9_]+]]>, tensor<1024xi1, #[[L8]]>, tensor<1024xi32, #[[L4:[a-z0-9_]+]]>
+// CHECK-DAG: %[[C4:.*]] = arith.addi %{{.*}}, %{{.*}} : tensor<1024xi32, #[[L4]]>
+// CHECK-DAG: %[[R8:.*]] = tile.arange : tensor<1024xi32, #[[L8]]>
+// CHECK-DAG: %[[C8:.*]] = arith.addi %{{.*}}, %[[R8]] : tensor<1024xi32, #[[L8]]>
+// CHECK-DAG: %[[R8B:.*]] = tile.arange : tensor<1024xi32, #[[L8]]>
+// CHECK-DAG: %[[C8B:.*]] = arith.addi %{{.*}}, %[[R8B]] : tensor<1024xi32, #[[L8]]>
+// CHECK-DAG: %[[M8:.*]] = arith.cmpi slt, %[[C8B]], %{{.*}} : tensor<1024xi32, #[[L8]]>
+// CHECK-DAG: %[[LD:.*]] = tile.load %{{.*}}[%[[C4]]] : {{.*}} -> tensor<1024xi32, #[[L4]]>
+// CHECK-DAG: %[[G:.*]] = arith.addi %[[LD]], %[[C4]] : tensor<1024xi32, #[[L4]]>
+// CHECK-DAG: %[[GC:.*]] = tile.convert_layout %[[G]] : {{.*}} -> tensor<1024xi32, #[[L8]]>
+// CHECK: return %[[C8]], %[[M8]], %[[C4]], %[[GC]], %[[G]]
+func.func @shared_index_math(%p: !tile.ptr<i32>, %c0: i32, %n: i32)
+    -> (tensor<1024xi32, #i8>, tensor<1024xi1, #i8>, tensor<1024xi32, #i4>,
+        tensor<1024xi32, #i8>, tensor<1024xi32, #i4>) {
+  %t = tile.make_tensor %p[%n] : !tile.ptr<i32> -> !tile.tensor<?xi32>
+  %r = tile.arange : tensor<1024xi32, #i4>
+  %s = tile.splat %c0 : tensor<1024xi32, #i4>
+  %cols = arith.addi %s, %r : tensor<1024xi32, #i4>
+  %ns = tile.splat %n : tensor<1024xi32, #i4>
+  %in = arith.cmpi slt, %cols, %ns : tensor<1024xi32, #i4>
+  %c8 = tile.convert_layout %cols : tensor<1024xi32, #i4> -> tensor<1024xi32, #i8>
+  %m8 = tile.convert_layout %in : tensor<1024xi1, #i4> -> tensor<1024xi1, #i8>
+  %g = tile.load %t[%cols] : !tile.tensor<?xi32>[tensor<1024xi32, #i4>] -> tensor<1024xi32, #i4>
+  %gathered = arith.addi %g, %cols : tensor<1024xi32, #i4>
+  %g8 = tile.convert_layout %gathered : tensor<1024xi32, #i4> -> tensor<1024xi32, #i8>
+  return %c8, %m8, %cols, %g8, %gathered : tensor<1024xi32, #i8>, tensor<1024xi1, #i8>, tensor<1024xi32, #i4>, tensor<1024xi32, #i8>, tensor<1024xi32, #i4>
+}
+
+// A load every user of which converts it to one blocked layout with at
+// least as many consecutive elements a thread reads straight into that
+// layout; into one with fewer (narrower vectors) it does not.
+#f4 = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]>
+#f8 = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @load_in_converted_layout
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[W:.*]] = tile.load %{{.*}}[%{{.*}}, %{{.*}}] mask %{{.*}} : {{.*}} -> tensor<16x64xf32, #[[$ACC]]>
+// CHECK: %[[N:.*]] = tile.load %{{.*}}[%{{.*}}, %{{.*}}] : {{.*}} -> tensor<16x64xf32, #[[F4:[a-z0-9_]+]]>
+// CHECK: %[[NC:.*]] = tile.convert_layout %[[N]] : tensor<16x64xf32, #[[F4]]> -> tensor<16x64xf32, #{{.*}}>
+// CHECK: return %[[W]], %[[W]], %[[NC]]
+#f1 = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]>
+func.func @load_in_converted_layout(%p: !tile.ptr<f32>, %n: i32)
+    -> (tensor<16x64xf32, #f8>, tensor<16x64xf32, #f8>,
+        tensor<16x64xf32, #f1>) {
+  %t = tile.make_tensor %p[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>
+  %r = tile.splat %n : tensor<16x64xi32, #f4>
+  %c = tile.arange : tensor<64xi32, #tile.slice<dim = 0, parent = #f4>>
+  %ce = tile.expand_dims %c, 0 : tensor<64xi32, #tile.slice<dim = 0, parent = #f4>> -> tensor<1x64xi32, #f4>
+  %cb = tile.broadcast %ce : tensor<1x64xi32, #f4> -> tensor<16x64xi32, #f4>
+  %m = arith.cmpi slt, %cb, %r : tensor<16x64xi32, #f4>
+  %x = tile.load %t[%r, %cb] mask %m : !tile.tensor<?x64xf32>[tensor<16x64xi32, #f4>, tensor<16x64xi32, #f4>] -> tensor<16x64xf32, #f4>
+  %a = tile.convert_layout %x : tensor<16x64xf32, #f4> -> tensor<16x64xf32, #f8>
+  %b = tile.convert_layout %x : tensor<16x64xf32, #f4> -> tensor<16x64xf32, #f8>
+  %y = tile.load %t[%r, %cb] : !tile.tensor<?x64xf32>[tensor<16x64xi32, #f4>, tensor<16x64xi32, #f4>] -> tensor<16x64xf32, #f4>
+  %z = tile.convert_layout %y : tensor<16x64xf32, #f4> -> tensor<16x64xf32, #f1>
+  return %a, %b, %z : tensor<16x64xf32, #f8>, tensor<16x64xf32, #f8>, tensor<16x64xf32, #f1>
+}
