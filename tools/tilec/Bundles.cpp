@@ -313,7 +313,9 @@ struct FileWriter {
   /// Writes the code's PTX to the file it names (ptxPath) and, with
   /// ptxas, a cubin beside it, named in the code with its registers and
   /// spills (every function's); warns of each function that spills.
-  template <typename Code> bool write(Code &code, const BuildName &build) {
+  /// `threads` is the launch's block size.
+  template <typename Code>
+  bool write(Code &code, const BuildName &build, int64_t threads) {
     llvm::SmallString<256> ptxPath(directory);
     llvm::sys::path::append(ptxPath, code.ptxPath);
     if (!writeFile(ptxPath, code.ptx))
@@ -326,6 +328,9 @@ struct FileWriter {
         assembleCubin(ptxas, chip, ptxPath, cubinPath);
     if (!functions)
       return true;
+    if (!avoidSpills(code.ptx, *functions, build.kernel, threads, ptxPath,
+                     cubinPath))
+      return false;
     code.cubinPath = llvm::sys::path::filename(cubinPath).str();
     code.spillBytes = code.spillLoadBytes = 0;
     for (const PtxasStats &function : *functions) {
@@ -338,6 +343,45 @@ struct FileWriter {
       if (function.wgmmaSerialized)
         warnSerializedWgmma(function, build, chip);
     }
+    return true;
+  }
+
+  /// ptxas keeps registers for as many resident blocks as it judges best;
+  /// when that count makes `kernel` spill, asks for fewer (`.minnctapersm`
+  /// in the PTX, the most first) and keeps the first build that does not
+  /// spill, PTX and cubin. A kernel's own `blocks_per_sm` is kept as it is.
+  bool avoidSpills(std::string &ptx, std::vector<PtxasStats> &functions,
+                   llvm::StringRef kernel, int64_t threads,
+                   llvm::StringRef ptxPath, llvm::StringRef cubinPath) {
+    const int64_t registersPerSm = 65536; // sm_80 and sm_90
+    auto stats = llvm::find_if(functions, [&](const PtxasStats &function) {
+      return function.function == kernel;
+    });
+    if (stats == functions.end() || !stats->spills() || !stats->registers ||
+        threads <= 0)
+      return true;
+    int64_t chosen = registersPerSm / (*stats->registers * threads);
+    std::string tryPtx = (ptxPath + ".try.ptx").str();
+    std::string tryCubin = (ptxPath + ".try.cubin").str();
+    for (int64_t blocks = chosen - 1; blocks >= 1; --blocks) {
+      std::optional<std::string> candidate = withMinBlocksPerSm(ptx, blocks);
+      if (!candidate || !writeFile(tryPtx, *candidate))
+        break;
+      std::optional<std::vector<PtxasStats>> retried =
+          assembleCubin(ptxas, chip, tryPtx, tryCubin);
+      if (!retried || llvm::any_of(*retried, [](const PtxasStats &function) {
+            return function.spills();
+          }))
+        continue;
+      if (llvm::sys::fs::rename(tryCubin, cubinPath) ||
+          !writeFile(ptxPath, *candidate))
+        return fail("cannot write '" + ptxPath.str() + "'"), false;
+      ptx = std::move(*candidate);
+      functions = std::move(*retried);
+      break;
+    }
+    llvm::sys::fs::remove(tryPtx);
+    llvm::sys::fs::remove(tryCubin);
     return true;
   }
 };
@@ -419,12 +463,12 @@ bool writeBundle(std::vector<std::vector<rt::Bundle>> &configs, size_t k,
     std::string prefix = c == 0 ? name : name + ".c" + std::to_string(c);
     code.ptxPath = prefix + ".ptx";
     BuildName build{name, "", configLabel(sweep, c)};
-    if (!writer.write(code, build))
+    if (!writer.write(code, build, code.threads))
       return false;
     for (rt::Variant &variant : code.variants) {
       variant.ptxPath = prefix + "." + variant.name + ".ptx";
       build.variant = variant.name;
-      if (!writer.write(variant, build))
+      if (!writer.write(variant, build, code.threads))
         return false;
     }
     if (count > 1) {

@@ -99,6 +99,21 @@ std::vector<PtxasStats> tilec::parsePtxasLog(llvm::StringRef log) {
   return functions;
 }
 
+std::optional<std::string> tilec::withMinBlocksPerSm(llvm::StringRef ptx,
+                                                    int64_t blocks) {
+  if (ptx.contains(".minnctapersm"))
+    return std::nullopt;
+  size_t at = ptx.find(".maxntid ");
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  size_t end = ptx.find('\n', at);
+  if (end == llvm::StringRef::npos)
+    return std::nullopt;
+  return (ptx.take_front(end + 1) + ".minnctapersm " + llvm::Twine(blocks) +
+          "\n" + ptx.drop_front(end + 1))
+      .str();
+}
+
 std::optional<std::vector<PtxasStats>>
 tilec::assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
                      llvm::StringRef ptxPath, llvm::StringRef cubinPath) {

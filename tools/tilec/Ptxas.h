@@ -49,6 +49,13 @@ std::optional<std::vector<PtxasStats>> assembleCubin(llvm::StringRef ptxas,
                                                      llvm::StringRef ptxPath,
                                                      llvm::StringRef cubinPath);
 
+/// `ptx` with `.minnctapersm blocks` after the `.maxntid` directive of its
+/// entry, or none when it has no `.maxntid` or already says how many blocks
+/// (a kernel's `blocks_per_sm`). ptxas then keeps registers for `blocks`
+/// resident blocks instead of the count it would pick.
+std::optional<std::string> withMinBlocksPerSm(llvm::StringRef ptx,
+                                              int64_t blocks);
+
 } // namespace tegula::tilec
 
 #endif // TEGULA_TOOLS_TILEC_PTXAS_H
