@@ -100,7 +100,7 @@ std::vector<PtxasStats> tilec::parsePtxasLog(llvm::StringRef log) {
 }
 
 std::optional<std::string> tilec::withMinBlocksPerSm(llvm::StringRef ptx,
-                                                    int64_t blocks) {
+                                                     int64_t blocks) {
   if (ptx.contains(".minnctapersm"))
     return std::nullopt;
   size_t at = ptx.find(".maxntid ");

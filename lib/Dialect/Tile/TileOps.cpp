@@ -231,33 +231,57 @@ static RankedTensorType withEncoding(Type type, Attribute encoding) {
                                encoding);
 }
 
+/// Elements a thread holds of a `type` tile in `layout`, each once, or none
+/// where the layout cannot spread that shape.
+static std::optional<int64_t> elementsPerThread(RankedTensorType type,
+                                                Attribute layout) {
+  auto distributed = dyn_cast_or_null<LayoutAttrInterface>(layout);
+  if (!distributed || !llvm::all_of(type.getShape(), [](int64_t extent) {
+        return extent > 0 && llvm::isPowerOf2_64(extent);
+      }))
+    return std::nullopt;
+  FailureOr<LinearLayout> linear =
+      distributed.toLinearLayout(type.getShape(), [&] {
+        return emitError(UnknownLoc::get(layout.getContext()));
+      });
+  if (failed(linear))
+    return std::nullopt;
+  return linear->withoutDuplicateRegs().getNumRegs();
+}
+
+/// True when a global load of `from` may read straight into layout `to`
+/// instead of moving through shared memory: a blocked layout that keeps
+/// its vectors (at least as many consecutive elements a thread along the
+/// same fastest dimension), or a slice layout, a vector that a 2-D use
+/// broadcasts, of which each thread holds at most 16 elements, its own
+/// rows or columns, read from L1 (attention's row statistics in a dot's
+/// layout; a GEMM's bias of 256 columns, 64 a thread, still moves once).
+static bool loadsInto(RankedTensorType from, Attribute to) {
+  if (isa_and_nonnull<SliceLayoutAttr>(to))
+    return elementsPerThread(from, to).value_or(INT64_MAX) <= 16;
+  auto source = dyn_cast_or_null<BlockedLayoutAttr>(from.getEncoding());
+  auto target = dyn_cast_or_null<BlockedLayoutAttr>(to);
+  if (!source || !target || source.getOrder() != target.getOrder())
+    return false;
+  unsigned fastest = source.getOrder().front();
+  return target.getSizePerThread()[fastest] >=
+         source.getSizePerThread()[fastest];
+}
+
 /// A global load reads memory in any layout: when every user converts it
-/// to one blocked layout that keeps its vectors (at least as many
-/// consecutive elements a thread along the same fastest dimension), it
-/// loads straight into that layout and no data moves through shared
-/// memory (rotary's f32 cos, 4 a thread, read in its bf16 partner's 8).
-/// Its index and mask tiles follow through the conversions put on them.
-/// Loads only: a store of more than 16 bytes a thread leaves gaps in each
-/// warp's write, where a load's are filled from L1.
+/// to one layout it can load into (loadsInto), it does, and no data moves
+/// through shared memory (rotary's f32 cos, 4 a thread, read in its bf16
+/// partner's 8). Its index and mask tiles follow through the conversions
+/// put on them. Loads only: a store of more than 16 bytes a thread leaves
+/// gaps in each warp's write, where a load's are filled from L1.
 struct LoadInConvertedLayout : public OpRewritePattern<ConvertLayoutOp> {
   using OpRewritePattern::OpRewritePattern;
-
-  static bool keepsVectors(Attribute from, Attribute to) {
-    auto source = dyn_cast_or_null<BlockedLayoutAttr>(from);
-    auto target = dyn_cast_or_null<BlockedLayoutAttr>(to);
-    if (!source || !target || source.getOrder() != target.getOrder())
-      return false;
-    unsigned fastest = source.getOrder().front();
-    return target.getSizePerThread()[fastest] >=
-           source.getSizePerThread()[fastest];
-  }
 
   LogicalResult matchAndRewrite(ConvertLayoutOp convert,
                                 PatternRewriter &rewriter) const override {
     auto load = convert.getSource().getDefiningOp<LoadOp>();
     RankedTensorType type = convert.getType();
-    if (!load ||
-        !keepsVectors(load.getType().getEncoding(), type.getEncoding()) ||
+    if (!load || !loadsInto(load.getType(), type.getEncoding()) ||
         llvm::any_of(load->getUsers(), [&](Operation *user) {
           return !isa<ConvertLayoutOp>(user) ||
                  user->getResult(0).getType() != type;
@@ -309,12 +333,46 @@ static bool isIndexMath(Value value, unsigned depth = 0) {
          });
 }
 
+/// Pure elementwise arithmetic of one result (integer, boolean or float).
+static bool isElementwiseArithmetic(Operation *op) {
+  llvm::StringRef dialect = op->getDialect()->getNamespace();
+  return (dialect == "arith" || dialect == "math") &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0 && isPure(op);
+}
+
+/// True when a conversion of `value` to `target` vanishes once moved to its
+/// sources: index math and splat constants are rebuilt in it, and a load
+/// of no other use reads into it (loadsInto), through elementwise
+/// arithmetic of one use (`load(lse[rows]) * 1.44`). `depth` bounds the walk.
+static bool conversionVanishes(Value value, Attribute target,
+                               unsigned depth = 0) {
+  Operation *op = value.getDefiningOp();
+  if (!op || depth > 8)
+    return false;
+  if (isIndexMath(value))
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return isa<SplatElementsAttr>(constant.getValue());
+  if (!op->hasOneUse())
+    return false;
+  if (auto load = dyn_cast<LoadOp>(op))
+    return loadsInto(load.getType(), target);
+  return isElementwiseArithmetic(op) &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           return !isa<RankedTensorType>(operand.getType()) ||
+                  conversionVanishes(operand, target, depth + 1);
+         });
+}
+
 /// Moves a conversion above shape ops and integer arithmetic, so that index
 /// and mask tiles are computed in the layout of the access that uses them:
 /// the conversion ends at a splat or arange, where it vanishes. A producer
 /// with other uses is rebuilt for this one only when it is index math
 /// (isIndexMath), so that each consumer gets its own copy in its layout and
 /// no data moves; otherwise the conversion would only move, not vanish.
+/// Float arithmetic is crossed only where the conversion then vanishes
+/// (conversionVanishes), so that a vector loaded and scaled each iteration
+/// is loaded in the layout of the dot result it meets.
 struct HoistConversionAboveIndexMath
     : public OpRewritePattern<ConvertLayoutOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -346,8 +404,11 @@ struct HoistConversionAboveIndexMath
           convert, convert.getResult().getType(), source, expand.getAxis());
       return success();
     }
-    // Elementwise integer and boolean arithmetic (index and mask math).
-    if (!isIntegerArithmetic(producer))
+    // Elementwise integer and boolean arithmetic (index and mask math), and
+    // other arithmetic where the conversion vanishes at its sources.
+    if (!isIntegerArithmetic(producer) &&
+        !(isElementwiseArithmetic(producer) &&
+          conversionVanishes(convert.getSource(), target)))
       return failure();
     auto resultType = cast<RankedTensorType>(producer->getResult(0).getType());
     SmallVector<Value> operands;

@@ -168,3 +168,35 @@ func.func @load_in_converted_layout(%p: !tile.ptr<f32>, %n: i32)
   %z = tile.convert_layout %y : tensor<16x64xf32, #f4> -> tensor<16x64xf32, #f1>
   return %a, %b, %z : tensor<16x64xf32, #f8>, tensor<16x64xf32, #f8>, tensor<16x64xf32, #f1>
 }
+
+// A row statistic loaded and scaled each iteration, then broadcast against
+// a dot's result (attention's lse): the conversion crosses the scaling
+// (float arithmetic whose conversion vanishes at its sources) and the load
+// reads straight into the slice of the mma layout, 8 elements a thread,
+// with no move through shared memory. A GEMM's bias of 256 columns (64 a
+// thread in that slice) still loads once in its own layout and converts.
+#mma8 = #tile.mma<warpsPerCTA = [8, 1]>
+#v4 = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]>
+// CHECK-LABEL: func.func @load_in_dot_slice
+// CHECK-NOT: tile.convert_layout
+// CHECK: %[[L:.*]] = tile.load %{{.*}}[%{{.*}}] : {{.*}} -> tensor<32xf32, #[[S:[a-z0-9_]+]]>
+// CHECK: %[[M:.*]] = arith.mulf %[[L]], %{{.*}} : tensor<32xf32, #[[S]]>
+// CHECK: %[[B:.*]] = tile.load %{{.*}}[%{{.*}}] : {{.*}} -> tensor<256xf32, #[[V4:[a-z0-9_]+]]>
+// CHECK: %[[BC:.*]] = tile.convert_layout %[[B]] : tensor<256xf32, #[[V4]]> -> tensor<256xf32, #{{.*}}>
+// CHECK: return %[[M]], %[[BC]]
+func.func @load_in_dot_slice(%p: !tile.ptr<f32>, %n: i32, %m0: i32)
+    -> (tensor<32xf32, #tile.slice<dim = 0, parent = #mma8>>,
+        tensor<256xf32, #tile.slice<dim = 0, parent = #mma8>>) {
+  %t = tile.make_tensor %p[%n] : !tile.ptr<f32> -> !tile.tensor<?xf32>
+  %r = tile.arange : tensor<32xi32, #v4>
+  %s = tile.splat %m0 : tensor<32xi32, #v4>
+  %i = arith.addi %s, %r : tensor<32xi32, #v4>
+  %x = tile.load %t[%i] : !tile.tensor<?xf32>[tensor<32xi32, #v4>] -> tensor<32xf32, #v4>
+  %k = arith.constant dense<1.44269502> : tensor<32xf32, #v4>
+  %y = arith.mulf %x, %k : tensor<32xf32, #v4>
+  %c = tile.convert_layout %y : tensor<32xf32, #v4> -> tensor<32xf32, #tile.slice<dim = 0, parent = #mma8>>
+  %rb = tile.arange : tensor<256xi32, #v4>
+  %b = tile.load %t[%rb] : !tile.tensor<?xf32>[tensor<256xi32, #v4>] -> tensor<256xf32, #v4>
+  %bc = tile.convert_layout %b : tensor<256xf32, #v4> -> tensor<256xf32, #tile.slice<dim = 0, parent = #mma8>>
+  return %c, %bc : tensor<32xf32, #tile.slice<dim = 0, parent = #mma8>>, tensor<256xf32, #tile.slice<dim = 0, parent = #mma8>>
+}
