@@ -16,6 +16,11 @@ for_each_kernel_run() {
     $fn attn-d128-$target-ragged $k/attn-d128-$target/attention_fwd.json --check --dims Z=1,H=2,N=1000 --scalar scale=0.088 --seed 13
     $fn attn-d64-causal-$target-ragged $k/attn-d64-causal-$target/attention_fwd.json --check --dims Z=2,H=2,N=299 --scalar scale=0.125 --seed 14
     $fn attn-d64-causal-lse-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=2,N=256 --scalar scale=0.125 --seed 15
+    # K and V three stages deep, pushed past the end: ragged, shorter than
+    # the two blocks the prologue pushes, and causal.
+    $fn attn-d64-s3-$target-ragged $k/attn-d64-s3-$target/attention_fwd.json --check --dims Z=2,H=2,N=333 --scalar scale=0.125 --seed 42
+    $fn attn-d64-s3-$target-short $k/attn-d64-s3-$target/attention_fwd.json --check --dims Z=1,H=2,N=50 --scalar scale=0.125 --seed 43
+    $fn attn-d64-s3-causal-$target-ragged $k/attn-d64-s3-causal-$target/attention_fwd.json --check --dims Z=2,H=2,N=299 --scalar scale=0.125 --seed 44
     $fn attn-d128-causal-f16-$target $k/attn-d128-causal-f16-$target/attention_fwd.json --check --dims Z=2,H=2,N=320 --scalar scale=0.088 --seed 4
     $fn attn-decode-$target $k/attn-decode-$target/attention_fwd.json --check --dims Z=2,H=4,N=192 --scalar scale=0.125 --seed 5
     $fn attn-decode-$target-ragged $k/attn-decode-$target/attention_fwd.json --check --dims Z=1,H=4,N=77 --scalar scale=0.125 --seed 16
