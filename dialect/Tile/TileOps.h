@@ -58,6 +58,10 @@ PipelinePopOp getStagePop(mlir::Value tile, bool &transposed);
 /// The type a reduction over `elementType` combines and moves between
 /// lanes and warps in (f16 and bf16 widen to f32), or null if unsupported.
 mlir::Type getReduceWorkType(mlir::Type elementType);
+
+/// Whether `value` is a tile in shared memory (#tile.shared: a stage, or a
+/// buffer tile.to_shared staged), which wgmma reads in place.
+bool isInSharedMemory(mlir::Value value);
 } // namespace tegula::tile
 
 #endif // TEGULA_DIALECT_TILE_TILEOPS_H

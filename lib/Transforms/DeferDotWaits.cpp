@@ -110,17 +110,13 @@ SmallVector<PipelineCreateOp> ringsReadBy(DotIssueOp issue) {
 ///   whose A is loaded from its stage at the top of the loop read the next
 ///   block's A: the H100 checks, 2026-11-26).
 bool operandsOutliveGroup(DotIssueOp issue, Operation *first) {
-  auto inShared = [](Value tile) {
-    return isa<SharedLayoutAttr>(
-        cast<RankedTensorType>(tile.getType()).getEncoding());
-  };
   Operation *loop = issue->getParentOp();
   for (Value operand : {issue.getA(), issue.getB()})
-    if (inShared(operand) && !ringOf(operand) &&
+    if (isInSharedMemory(operand) && !ringOf(operand) &&
         loop->isAncestor(operand.getParentRegion()->getParentOp()))
       return false;
   Value a = issue.getA();
-  if (inShared(a))
+  if (isInSharedMemory(a))
     return true;
   Operation *def = a.getDefiningOp();
   Block *body = issue->getBlock();

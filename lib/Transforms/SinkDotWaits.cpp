@@ -34,11 +34,6 @@ using namespace tegula::tile;
 
 namespace {
 
-bool inShared(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && isa_and_nonnull<SharedLayoutAttr>(type.getEncoding());
-}
-
 /// Whether a wait may not move past `op`: it writes shared memory that a
 /// group may read (a push or a staging copy), or it issues or waits for
 /// groups inside regions, where the groups issued in between are not a
@@ -76,7 +71,7 @@ void sinkWait(DotWaitOp wait) {
   auto issue = wait.getToken() ? wait.getToken().getDefiningOp<DotIssueOp>()
                                : DotIssueOp();
   if (wait.getPending() != 0 || !issue || wait->getPrevNode() != issue ||
-      !inShared(issue.getA()) || !inShared(issue.getB()))
+      !isInSharedMemory(issue.getA()) || !isInSharedMemory(issue.getB()))
     return;
   Operation *reader = firstReader(wait.getResult(), wait);
   if (!reader)

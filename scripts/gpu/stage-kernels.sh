@@ -25,8 +25,8 @@ for target in sm_80 sm_90a; do
   compile attn-d64-$target attention_fwd.tile $target -D D=64 --reference attention_fwd
   compile attn-d128-$target attention_fwd.tile $target -D D=128 --reference attention_fwd
   compile attn-d64-causal-$target attention_fwd.tile $target -D D=64 -D CAUSAL=true --reference attention_fwd
-  compile attn-d64-s3-$target attention_fwd.tile $target -D D=64 -D BLOCK_N=64 -D STAGES=3 --reference attention_fwd
-  compile attn-d64-s3-causal-$target attention_fwd.tile $target -D D=64 -D BLOCK_N=64 -D STAGES=3 -D CAUSAL=true --reference attention_fwd
+  compile attn-d64-s3-$target attention_fwd.tile $target -k attention_fwd -D D=64 -D BLOCK_N=64 -D STAGES=3 --reference attention_fwd
+  compile attn-d64-s3-causal-$target attention_fwd.tile $target -k attention_fwd -D D=64 -D BLOCK_N=64 -D STAGES=3 -D CAUSAL=true --reference attention_fwd
   compile attn-d128-causal-f16-$target attention_fwd.tile $target -D D=128 -D CAUSAL=true -D DT=f16 --reference attention_fwd
   compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D BLOCK_N=64 -D D=64 --reference attention_fwd
   # attention_gqa.tile's kernels, one directory each (a bundle names one

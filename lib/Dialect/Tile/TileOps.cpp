@@ -861,6 +861,11 @@ PipelinePopOp tegula::tile::getStagePop(Value tile, bool &transposed) {
   return pop;
 }
 
+bool tegula::tile::isInSharedMemory(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa_and_nonnull<SharedLayoutAttr>(type.getEncoding());
+}
+
 bool tegula::tile::mayAlias(Value tensorA, Value tensorB) {
   if (tensorA == tensorB)
     return true;
