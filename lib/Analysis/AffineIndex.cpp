@@ -153,6 +153,13 @@ std::optional<AffineIndex> analyze(Value value, int depth) {
 
 } // namespace
 
+int64_t AffineIndex::coordinatePart(ArrayRef<int64_t> coords) const {
+  int64_t part = 0;
+  for (auto [coefficient, coord] : llvm::zip(coefficients, coords))
+    part += coefficient * coord;
+  return part;
+}
+
 int64_t AffineIndex::maxCoordinatePart(ArrayRef<int64_t> shape) const {
   int64_t largest = 0;
   for (auto [coefficient, extent] : llvm::zip(coefficients, shape)) {

@@ -4,6 +4,7 @@
 #include "Ptxas.h"
 
 #include "tegula/Runtime/Bundle.h"
+#include "tegula/Runtime/Chip.h"
 #include "tegula/Target/Target.h"
 #include "tegula/Target/Variants.h"
 
@@ -353,14 +354,14 @@ struct FileWriter {
   bool avoidSpills(std::string &ptx, std::vector<PtxasStats> &functions,
                    llvm::StringRef kernel, int64_t threads,
                    llvm::StringRef ptxPath, llvm::StringRef cubinPath) {
-    const int64_t registersPerSm = 65536; // sm_80 and sm_90
+    const ChipFacts *facts = findChip(chip);
     auto stats = llvm::find_if(functions, [&](const PtxasStats &function) {
       return function.function == kernel;
     });
-    if (stats == functions.end() || !stats->spills() || !stats->registers ||
-        threads <= 0)
+    if (!facts || stats == functions.end() || !stats->spills() ||
+        !stats->registers || threads <= 0)
       return true;
-    int64_t chosen = registersPerSm / (*stats->registers * threads);
+    int64_t chosen = facts->registersPerBlock / (*stats->registers * threads);
     std::string tryPtx = (ptxPath + ".try.ptx").str();
     std::string tryCubin = (ptxPath + ".try.cubin").str();
     for (int64_t blocks = chosen - 1; blocks >= 1; --blocks) {
@@ -373,9 +374,10 @@ struct FileWriter {
             return function.spills();
           }))
         continue;
-      if (llvm::sys::fs::rename(tryCubin, cubinPath) ||
-          !writeFile(ptxPath, *candidate))
-        return fail("cannot write '" + ptxPath.str() + "'"), false;
+      if (std::error_code ec = llvm::sys::fs::rename(tryCubin, cubinPath))
+        return fail("cannot write '" + cubinPath + "': " + ec.message()), false;
+      if (!writeFile(ptxPath, *candidate))
+        return false;
       ptx = std::move(*candidate);
       functions = std::move(*retried);
       break;

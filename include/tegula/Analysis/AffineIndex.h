@@ -34,6 +34,9 @@ struct AffineIndex {
 
   /// The largest value of the coordinate part over the tile.
   int64_t maxCoordinatePart(llvm::ArrayRef<int64_t> shape) const;
+  /// The coordinate part at block coordinates `coords` (a register's offset
+  /// in its layout: the constant it adds to its thread's value).
+  int64_t coordinatePart(llvm::ArrayRef<int64_t> coords) const;
 };
 
 /// The split of the i32 index tile `tile`, looked through splats, aranges,

@@ -124,10 +124,7 @@ struct AffineIndexLowering : public OpConversionPattern<ArithOp> {
                                 i32Const(rewriter, loc, coefficient)));
     SmallVector<Value> elements;
     for (int64_t reg = 0; reg < layout.getNumRegs(); ++reg) {
-      LinearLayout::Coords offset = layout.regOffset(reg);
-      int64_t constant = 0;
-      for (auto [dim, coefficient] : llvm::enumerate(affine->coefficients))
-        constant += coefficient * offset[dim];
+      int64_t constant = affine->coordinatePart(layout.regOffset(reg));
       Value element = start;
       if (constant != 0)
         element = arith::AddIOp::create(

@@ -265,16 +265,6 @@ bool needsBoundsCheck(const GlobalAccess &access, unsigned dim,
              extent;
 }
 
-/// The part of `index` that a register at block offset `offset` adds to the
-/// thread's.
-int64_t getRegisterPart(const AffineIndex &index,
-                        const LinearLayout::Coords &offset) {
-  int64_t part = 0;
-  for (auto [coefficient, step] : llvm::zip(index.coefficients, offset))
-    part += coefficient * step;
-  return part;
-}
-
 /// The base and constant element offset of each group of an affine access,
 /// from the register part of its index along each tensor dimension: the
 /// parts along dimensions of static stride sum to the constant (the
@@ -397,7 +387,7 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
     LinearLayout::Coords offset = layout.regOffset(reg);
     SmallVector<int64_t> &constants = checkConstants.emplace_back();
     for (const AffineIndex *index : checkedIndices)
-      constants.push_back(getRegisterPart(*index, offset));
+      constants.push_back(index->coordinatePart(offset));
   }
   // A uniform mask (a pipelined loop's "this iteration exists") joins the
   // extent of a check that is the same in every group (extent 0 where the
@@ -426,7 +416,7 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
     LinearLayout::Coords offset = layout.regOffset(reg);
     SmallVector<int64_t> registerParts;
     for (const AffineIndex &index : indices)
-      registerParts.push_back(getRegisterPart(index, offset));
+      registerParts.push_back(index.coordinatePart(offset));
     auto [base, constant] = groupBases.get(registerParts);
     plan.bases.push_back(base);
     plan.offsets.push_back(constant);

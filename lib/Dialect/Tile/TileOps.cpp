@@ -231,24 +231,6 @@ static RankedTensorType withEncoding(Type type, Attribute encoding) {
                                encoding);
 }
 
-/// Elements a thread holds of a `type` tile in `layout`, each once, or none
-/// where the layout cannot spread that shape.
-static std::optional<int64_t> elementsPerThread(RankedTensorType type,
-                                                Attribute layout) {
-  auto distributed = dyn_cast_or_null<LayoutAttrInterface>(layout);
-  if (!distributed || !llvm::all_of(type.getShape(), [](int64_t extent) {
-        return extent > 0 && llvm::isPowerOf2_64(extent);
-      }))
-    return std::nullopt;
-  FailureOr<LinearLayout> linear =
-      distributed.toLinearLayout(type.getShape(), [&] {
-        return emitError(UnknownLoc::get(layout.getContext()));
-      });
-  if (failed(linear))
-    return std::nullopt;
-  return linear->withoutDuplicateRegs().getNumRegs();
-}
-
 /// True when a global load of `from` may read straight into layout `to`
 /// instead of moving through shared memory: a blocked layout that keeps
 /// its vectors (at least as many consecutive elements a thread along the
@@ -257,8 +239,12 @@ static std::optional<int64_t> elementsPerThread(RankedTensorType type,
 /// rows or columns, read from L1 (attention's row statistics in a dot's
 /// layout; a GEMM's bias of 256 columns, 64 a thread, still moves once).
 static bool loadsInto(RankedTensorType from, Attribute to) {
+  // `to` comes from a conversion of a tile of `from`'s shape: a verified
+  // tile type.
   if (isa_and_nonnull<SliceLayoutAttr>(to))
-    return elementsPerThread(from, to).value_or(INT64_MAX) <= 16;
+    return getLinearLayout(withEncoding(from, to))
+               .withoutDuplicateRegs()
+               .getNumRegs() <= 16;
   auto source = dyn_cast_or_null<BlockedLayoutAttr>(from.getEncoding());
   auto target = dyn_cast_or_null<BlockedLayoutAttr>(to);
   if (!source || !target || source.getOrder() != target.getOrder())
@@ -305,10 +291,16 @@ struct LoadInConvertedLayout : public OpRewritePattern<ConvertLayoutOp> {
   }
 };
 
+/// Pure elementwise arithmetic of one result (integer, boolean or float).
+static bool isElementwiseArithmetic(Operation *op) {
+  llvm::StringRef dialect = op->getDialect()->getNamespace();
+  return (dialect == "arith" || dialect == "math") &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0 && isPure(op);
+}
+
 /// Pure elementwise integer or boolean arithmetic of one result.
 static bool isIntegerArithmetic(Operation *op) {
-  return isa<arith::ArithDialect>(op->getDialect()) &&
-         op->getNumResults() == 1 && op->getNumRegions() == 0 && isPure(op) &&
+  return isElementwiseArithmetic(op) &&
          getElementTypeOrSelf(op->getResult(0).getType()).isIntOrIndex();
 }
 
@@ -333,15 +325,9 @@ static bool isIndexMath(Value value, unsigned depth = 0) {
          });
 }
 
-/// Pure elementwise arithmetic of one result (integer, boolean or float).
-static bool isElementwiseArithmetic(Operation *op) {
-  llvm::StringRef dialect = op->getDialect()->getNamespace();
-  return (dialect == "arith" || dialect == "math") &&
-         op->getNumResults() == 1 && op->getNumRegions() == 0 && isPure(op);
-}
-
 /// True when a conversion of `value` to `target` vanishes once moved to its
-/// sources: index math and splat constants are rebuilt in it, and a load
+/// sources: index math and splat constants (isIndexMath) are rebuilt in
+/// it, and a load
 /// of no other use reads into it (loadsInto), through elementwise
 /// arithmetic of one use (`load(lse[rows]) * 1.44`). `depth` bounds the walk.
 static bool conversionVanishes(Value value, Attribute target,
@@ -351,8 +337,6 @@ static bool conversionVanishes(Value value, Attribute target,
     return false;
   if (isIndexMath(value))
     return true;
-  if (auto constant = dyn_cast<arith::ConstantOp>(op))
-    return isa<SplatElementsAttr>(constant.getValue());
   if (!op->hasOneUse())
     return false;
   if (auto load = dyn_cast<LoadOp>(op))
