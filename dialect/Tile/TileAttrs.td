@@ -124,17 +124,20 @@ def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
   let description = [{
     The tile stays where a pipeline stage holds it (tile-plan-dots decides
     which tiles do), in the layout every shared tile has
-    (getSharedElementAddress): rows of `swizzle`-byte panels, each panel's
-    16-byte chunks XOR-swizzled by the row modulo 8, which is the swizzle
-    wgmma's matrix descriptors read. `order` lists the tile's dimensions
-    fastest first, as for `#tile.blocked`: `[1, 0]` is the stage as pushed
-    (rows contiguous), `[0, 1]` the stage seen through a transpose. As a
+    (getSharedElementAddress): column panels of `swizzle` bytes (128, 64 or
+    32: the widest that divides the stored rows' bytes, getSwizzleBytes),
+    each row's 16-byte chunks XOR-swizzled by its address bits 7 and up,
+    which is the swizzle mode wgmma's matrix descriptors read. `order`
+    lists the tile's dimensions fastest first, as for `#tile.blocked`:
+    `[1, 0]` is the stage as pushed (rows contiguous), `[0, 1]` the stage
+    seen through a transpose (the stored rows are the tile's columns). As a
     dot operand, A [M, K] with `order = [1, 0]` and B [K, N] with
     `order = [0, 1]` are K-major; B with `order = [1, 0]` is N-major. It
     has no registers: in the lowering it is the stage's byte offset.
 
     ```mlir
     tensor<64x128xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+    tensor<64x32xbf16, #tile.shared<swizzle = 64, order = [1, 0]>>
     ```
   }];
   let parameters = (ins "int64_t":$swizzle, ArrayRefParameter<"unsigned">:$order);
@@ -147,6 +150,14 @@ def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
     /// B [K, N]), runs along K in memory.
     bool isKMajor(unsigned opIdx) const {
       return getOrder().front() == (opIdx == 0 ? 1u : 0u);
+    }
+    /// The rows and columns of the buffer that holds a tile of `shape` in
+    /// this layout: the tile's, transposed where its columns are contiguous.
+    ::llvm::SmallVector<int64_t, 2>
+    getStoredShape(::llvm::ArrayRef<int64_t> shape) const {
+      if (shape.size() == 2 && getOrder().front() == 0)
+        return {shape[1], shape[0]};
+      return ::llvm::SmallVector<int64_t, 2>(shape);
     }
     /// The same stage seen through a transpose.
     SharedLayoutAttr transposed() const {

@@ -39,15 +39,22 @@ LinearLayout getLinearLayout(mlir::RankedTensorType type);
 /// Bytes one element of `type` occupies in memory (booleans take a byte).
 int64_t getStoredBytes(mlir::Type type);
 
-/// The width of a shared tile's swizzled panels (see
-/// getSharedElementAddress), which wgmma and TMA read as their 128-byte
-/// swizzle. A panel's swizzle pattern repeats every 8 rows, so swizzled
-/// tiles start on kSwizzleAtomBytes boundaries.
-constexpr int64_t kSwizzleBytes = 128;
-constexpr int64_t kSwizzleAtomBytes = 8 * kSwizzleBytes;
+/// Swizzled shared tiles start on multiples of this: the period of the
+/// widest swizzle (8 rows of 128 bytes), which every narrower one's period
+/// (8 rows of its width) divides.
+constexpr int64_t kSwizzleAtomBytes = 1024;
 
-/// Whether a shared tile of `shape` and `element`s is stored in swizzled
-/// 128-byte panels: rank 2 or more, rows a multiple of 128 bytes.
+/// The swizzle of a shared tile stored as `storedShape` (rows are every
+/// dimension but the last) of `element`s: the widest of 128, 64 and 32
+/// bytes that divides its rows' bytes, 0 (plain row-major) if none does or
+/// the tile has one dimension. The tile is stored in column panels that
+/// wide, each row's 16-byte chunks XOR-swizzled as wgmma and TMA read that
+/// swizzle mode (getSharedElementAddress).
+int64_t getSwizzleBytes(llvm::ArrayRef<int64_t> storedShape,
+                        mlir::Type element);
+
+/// Whether a shared tile of `shape` and `element`s is swizzled
+/// (getSwizzleBytes is not 0).
 bool isSwizzledShared(llvm::ArrayRef<int64_t> shape, mlir::Type element);
 } // namespace tegula::tile
 

@@ -222,8 +222,8 @@ def Tile_ToSharedOp : Tile_TileOp<"to_shared", [
   let summary = "Write a register tile where warpgroup dots read it in place";
   let description = [{
     The same tile, written from registers into a shared buffer of its own
-    (SharedMemoryPlan allocates one per op) in the 128-byte swizzled layout
-    its `#tile.shared` encoding names, so that wgmma reads it through matrix
+    (SharedMemoryPlan allocates one per op) in the swizzled layout its
+    `#tile.shared` encoding names, so that wgmma reads it through matrix
     descriptors (tile-plan-dots stages a computed or loaded B, or an A, this
     way). `order = [1, 0]` stores the tile's rows contiguous, `[0, 1]` its
     columns. The lowering meets the block before the writes (a write in

@@ -55,8 +55,9 @@ def TilePlanDots : Pass<"tile-plan-dots", "::mlir::func::FuncOp"> {
     A pop stays in its stage when some wgmma dot reads it there and every
     other reader is a dot; dropping a pop can turn a dot back to mma.sync,
     so the choice repeats until nothing changes. Tiles read in place get a
-    `#tile.shared<swizzle = 128, order = ...>` encoding (the pop, and the
-    transpose a dot reads through), which layout assignment keeps.
+    `#tile.shared<swizzle = S, order = ...>` encoding (the pop, and the
+    transpose a dot reads through; S the swizzle of the stage's rows:
+    128, 64 or 32 bytes), which layout assignment keeps.
 
     ```mlir
     %d = tile.dot %a, %b, %acc

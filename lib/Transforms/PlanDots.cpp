@@ -41,25 +41,25 @@ using namespace tegula::tile;
 namespace {
 
 /// Whether a warpgroup's `bytes` of an MN-major operand's rows (A's 64
-/// rows, or its share of B's columns) fit a matrix descriptor: whole
-/// 128-byte panels, or a part of one panel (16, 32 or 64 bytes, each
-/// warpgroup's part starting on a multiple of its size). The descriptor
-/// then starts inside the panel: the swizzle is a function of the address
-/// bits, so the panel's XOR pattern holds there too (Triton 3.6 starts the
-/// second warpgroup's B of linear attention's q_r S 64 bytes into a panel
-/// the same way).
-bool fitsMNMajorDescriptor(int64_t bytes) {
-  return bytes % kSwizzleBytes == 0 ||
-         (bytes % 16 == 0 && kSwizzleBytes % bytes == 0);
+/// rows, or its share of B's columns) fit a matrix descriptor of a tile of
+/// `swizzle`-byte panels: whole panels, or a part of one (16 bytes up to
+/// half a panel, each warpgroup's part starting on a multiple of its
+/// size). The descriptor then starts inside the panel: the swizzle is a
+/// function of the address bits 7 and up, which such a start leaves alone,
+/// so the panel's XOR pattern holds there too (Triton 3.6 starts the second
+/// warpgroup's B of linear attention's q_r S 64 bytes into a panel the same
+/// way).
+bool fitsMNMajorDescriptor(int64_t bytes, int64_t swizzle) {
+  return bytes % swizzle == 0 || (bytes % 16 == 0 && swizzle % bytes == 0);
 }
 
 /// Whether operand `index` (0 for A, 1 for B) of `dot`, split over warps as
 /// `warps`, can be read by wgmma where its pipeline stage holds it: popped
 /// (or popped and transposed) from a swizzled stage of whole 8-row swizzle
-/// atoms, and laid out as a matrix descriptor can say. A stage read K-major
-/// (A as pushed, B transposed) needs K across whole 128-byte panels; read
-/// MN-major, each warpgroup's rows of A (64: one panel of 16-bit elements)
-/// or columns of B must fit the descriptor (fitsMNMajorDescriptor). Other
+/// periods, and laid out as a matrix descriptor can say. A stage read
+/// K-major (A as pushed, B transposed) takes K across whole panels; read
+/// MN-major, each warpgroup's rows of A (64) or columns of B must fit the
+/// descriptor of the stage's swizzle (fitsMNMajorDescriptor). Other
 /// readers of the pop are planStages' business.
 bool readsInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps) {
   bool transposed;
@@ -69,15 +69,15 @@ bool readsInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps) {
   PipelineType stage = pop.getPipeline().getType();
   ArrayRef<int64_t> shape = stage.getShape();
   Type element = stage.getElementType();
-  if (shape.size() != 2 || shape[0] % 8 != 0 ||
-      !isSwizzledShared(shape, element))
+  int64_t swizzle = getSwizzleBytes(shape, element);
+  if (shape.size() != 2 || shape[0] % 8 != 0 || !swizzle)
     return false;
   // K-major: A as pushed, B transposed.
   if (transposed == (index == 1))
     return true;
   int64_t extent =
       index == 0 ? tegula::TargetInfo::kWarpgroupRows : shape[1] / warps[1];
-  return fitsMNMajorDescriptor(extent * getStoredBytes(element));
+  return fitsMNMajorDescriptor(extent * getStoredBytes(element), swizzle);
 }
 
 /// A register tile that tile.to_shared could write for a dot operand: the
@@ -114,24 +114,27 @@ std::optional<StageableTile> getStageableTile(DotOp dot, unsigned index) {
 /// Whether wgmma reads operand `index` of `dot`, split over warps as
 /// `warps`, from a tile.to_shared buffer of `stageable` whose dimension
 /// `fastest` is contiguous, as the descriptors of readsInPlace's stages:
-/// rows of whole panels, 8 at a time; along K, or along M (each
-/// warpgroup's 64 rows of 16-bit elements are one panel) or N with each
-/// warpgroup's columns as fitsMNMajorDescriptor allows.
+/// swizzled rows, 8 at a time; along K, or along M or N with each
+/// warpgroup's rows or columns as fitsMNMajorDescriptor allows.
 bool readsStoredInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps,
                         const StageableTile &stageable, unsigned fastest) {
   auto type = cast<RankedTensorType>(stageable.tile.getType());
+  Type element = type.getElementType();
   SmallVector<int64_t, 2> stored(type.getShape());
   if (fastest == 0)
     std::swap(stored[0], stored[1]);
-  if (stored[0] % 8 != 0 || !isSwizzledShared(stored, type.getElementType()))
+  int64_t swizzle = getSwizzleBytes(stored, element);
+  if (stored[0] % 8 != 0 || !swizzle)
     return false;
   // Which dimension of the operand [M, K] or [K, N] is contiguous.
   unsigned operandFastest = stageable.transposed ? 1 - fastest : fastest;
   bool kMajor = operandFastest == (index == 0 ? 1u : 0u);
-  if (kMajor || index == 0)
+  if (kMajor)
     return true;
-  int64_t columns = dot.getResult().getType().getDimSize(1) / warps[1];
-  return fitsMNMajorDescriptor(columns * getStoredBytes(type.getElementType()));
+  int64_t extent = index == 0
+                       ? tegula::TargetInfo::kWarpgroupRows
+                       : dot.getResult().getType().getDimSize(1) / warps[1];
+  return fitsMNMajorDescriptor(extent * getStoredBytes(element), swizzle);
 }
 
 /// Whether some dot's result reaches a reduction (through any ops, loop
@@ -418,9 +421,9 @@ private:
     Operation *at = !def || def->isBeforeInBlock(group) ? group : first;
     OpBuilder builder(at);
     auto type = cast<RankedTensorType>(buffer.tile.getType());
-    auto shared = SharedLayoutAttr::get(
-        func.getContext(), kSwizzleBytes,
-        ArrayRef<unsigned>{buffer.fastest, 1 - buffer.fastest});
+    SmallVector<unsigned, 2> order = {buffer.fastest, 1 - buffer.fastest};
+    auto shared =
+        getSharedLayout(type.getShape(), type.getElementType(), order);
     Value stored = ToSharedOp::create(
         builder, buffer.tile.getLoc(),
         RankedTensorType::get(type.getShape(), type.getElementType(), shared),
@@ -484,12 +487,24 @@ private:
   void setShared(Value value) {
     bool transposed;
     PipelinePopOp pop = getStagePop(value, transposed);
-    auto rows = SharedLayoutAttr::get(value.getContext(), kSwizzleBytes,
-                                      ArrayRef<unsigned>{1, 0});
+    PipelineType stage = pop.getPipeline().getType();
+    auto rows =
+        getSharedLayout(stage.getShape(), stage.getElementType(), {1, 0});
     auto popLayout = pop.getTranspose() ? rows.transposed() : rows;
     setEncoding(pop.getResult(), popLayout);
     if (auto trans = value.getDefiningOp<TransOp>())
       setEncoding(trans.getResult(), popLayout.transposed());
+  }
+
+  /// The layout of a tile of `shape` stored with dimension `order[0]`
+  /// contiguous, in the swizzle of its stored rows.
+  SharedLayoutAttr getSharedLayout(ArrayRef<int64_t> shape, Type element,
+                                   ArrayRef<unsigned> order) {
+    SmallVector<int64_t, 2> stored(shape);
+    if (order.front() == 0)
+      std::swap(stored[0], stored[1]);
+    return SharedLayoutAttr::get(func.getContext(),
+                                 getSwizzleBytes(stored, element), order);
   }
 
   static void setEncoding(Value value, Attribute encoding) {

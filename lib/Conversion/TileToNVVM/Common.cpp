@@ -199,22 +199,29 @@ Value tegula::tile::getSharedElementAddress(OpBuilder &builder, Location loc,
   }
   Value column = coords.back();
   Value linear;
-  if (!isSwizzledShared(shape, storedType)) {
+  int64_t swizzle = getSwizzleBytes(shape, storedType);
+  if (!swizzle) {
     linear = arith::MulIOp::create(builder, loc, row,
                                    i32Const(builder, loc, shape.back()));
     linear = arith::AddIOp::create(builder, loc, linear, column);
   } else {
-    // Panel, then the row within it, then the chunk XORed with the row
-    // modulo 8.
+    // Panel, then the row within it, then the chunk XORed with the row's
+    // phase: address bits 7 and up of a row of `swizzle` bytes, as many as
+    // a row has chunk bits (panels of 8-row multiples keep those bits the
+    // row's own).
     int64_t elementBytes = getStoredBytes(storedType);
-    int64_t panelElements = kSwizzleBytes / elementBytes;
+    int64_t panelElements = swizzle / elementBytes;
     int64_t chunkElements = 16 / elementBytes;
     Value panel = arith::DivUIOp::create(builder, loc, column,
                                          i32Const(builder, loc, panelElements));
     Value inPanel = arith::RemUIOp::create(
         builder, loc, column, i32Const(builder, loc, panelElements));
-    Value phase =
-        arith::AndIOp::create(builder, loc, row, i32Const(builder, loc, 7));
+    Value phase = row;
+    if (int64_t rowsPer128 = 128 / swizzle; rowsPer128 > 1)
+      phase = arith::ShRUIOp::create(
+          builder, loc, row, i32Const(builder, loc, llvm::Log2_64(rowsPer128)));
+    phase = arith::AndIOp::create(builder, loc, phase,
+                                  i32Const(builder, loc, swizzle / 16 - 1));
     Value flip = arith::MulIOp::create(builder, loc, phase,
                                        i32Const(builder, loc, chunkElements));
     inPanel = arith::XOrIOp::create(builder, loc, inPanel, flip);
@@ -298,8 +305,8 @@ Value tegula::tile::ownsElementsHere(OpBuilder &builder, Location loc,
   auto noneOf = [&](Value id, uint32_t bits) {
     Value masked =
         arith::AndIOp::create(builder, loc, id, i32Const(builder, loc, bits));
-    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
-                                 masked, zero)
+    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, masked,
+                                 zero)
         .getResult();
   };
   return arith::AndIOp::create(builder, loc,

@@ -128,12 +128,14 @@ mlir::Value mapElementsInF32(
     llvm::function_ref<mlir::Value(llvm::ArrayRef<mlir::Value>)> compute);
 
 /// Address of element `coords` of a tile of `shape` that starts `byteOffset`
-/// bytes into shared memory. Rows are every dimension but the last. A tile
-/// whose rows span a multiple of 128 bytes is stored as column panels of
-/// 128 bytes (all rows of the first 128 bytes, then the next), each row's
-/// 16-byte chunks XORed with the row modulo 8: the 128-byte swizzle of
-/// wgmma and TMA, and free of bank conflicts for ldmatrix and column
-/// accesses. Narrower rows are plain row-major.
+/// bytes into shared memory. Rows are every dimension but the last. A
+/// swizzled tile (getSwizzleBytes: S = 128, 64 or 32) is stored as column
+/// panels of S bytes (all rows of the first S bytes, then the next), chunk
+/// c of row r (16 bytes) at chunk c ^ ((r >> log2(128 / S)) % (S / 16)) of
+/// the row: on a start 8 * S-aligned and panels of a multiple of 8 rows,
+/// wgmma's and TMA's swizzle of S bytes (address bits 4 and up XORed with
+/// bits 7 and up, log2(S / 16) of each), and free of bank conflicts for
+/// ldmatrix and column accesses. Other tiles are plain row-major.
 mlir::Value getSharedElementAddress(mlir::OpBuilder &builder,
                                     mlir::Location loc, mlir::Value sharedBase,
                                     llvm::ArrayRef<int64_t> shape,

@@ -9,10 +9,10 @@
 // dot-operand layouts serve both families.
 //
 // B, and A when the dot plan reads it in place, are read where the pipeline
-// stage holds them (#tile.shared), through matrix descriptors of the shared
-// tiles' 128-byte swizzle (getSharedElementAddress): an operand whose
-// encoding runs along K is K-major, one that runs along M or N is MN-major
-// (the transpose bit).
+// stage holds them (#tile.shared), through matrix descriptors of the swizzle
+// (128, 64 or 32 bytes) their encoding names (getSharedElementAddress): an
+// operand whose encoding runs along K is K-major, one that runs along M or N
+// is MN-major (the transpose bit).
 //
 // tile.dot_issue fences the accumulator, issues its instructions and
 // commits them as one group; tile.dot_wait waits until at most `pending`
@@ -48,24 +48,33 @@ Value descriptorStart(OpBuilder &builder, Location loc, Value address) {
       i32Const(builder, loc, 0x3FFF));
 }
 
-/// A matrix descriptor: the start field and the two byte offsets in
-/// 16-byte units, and the 128-byte swizzle mode.
+/// A matrix descriptor: the start field, the two byte offsets in 16-byte
+/// units, and the layout type (bits 62-63) of the `swizzle`-byte mode. The
+/// base offset (bits 49-51) stays 0: every start lies in a stage aligned to
+/// the swizzle's period, moved by whole periods or by less than a row
+/// (sliceDescriptor), which leaves the address bits the pattern reads
+/// (7 and up) as they are at the period's start.
 Value makeDescriptor(OpBuilder &builder, Location loc, Value start,
-                     int64_t leadingBytes, int64_t strideBytes) {
+                     int64_t leadingBytes, int64_t strideBytes,
+                     int64_t swizzle) {
+  assert((swizzle == 128 || swizzle == 64 || swizzle == 32) &&
+         "the #tile.shared verifier admits these swizzles only");
+  uint64_t layoutType = swizzle == 128 ? 1 : swizzle == 64 ? 2 : 3;
   Type i64 = builder.getI64Type();
-  int64_t fields = ((leadingBytes >> 4) << 16) | ((strideBytes >> 4) << 32) |
-                   (int64_t(1) << 62);
+  uint64_t fields = (uint64_t(leadingBytes >> 4) << 16) |
+                    (uint64_t(strideBytes >> 4) << 32) | (layoutType << 62);
   return arith::OrIOp::create(builder, loc,
                               arith::ExtUIOp::create(builder, loc, i64, start),
-                              i64Const(builder, loc, fields));
+                              i64Const(builder, loc, int64_t(fields)));
 }
 
 /// Where an operand read in place lies: its stage's shared address, rows,
-/// and whether they run along K.
+/// whether they run along K, and their swizzle (the panels' bytes).
 struct StageOperand {
   Value address; // i32 shared-window address of the stage
   int64_t rows;
   bool kMajor;
+  int64_t swizzle;
 };
 
 /// The descriptor of the 16-wide K slice `kStep` of the rows (K-major) or
@@ -75,19 +84,20 @@ struct StageOperand {
 Value sliceDescriptor(OpBuilder &builder, Location loc,
                       const StageOperand &stage, Value outer, int64_t kStep,
                       int64_t elementBytes) {
-  int64_t panelBytes = stage.rows * kSwizzleBytes;
+  int64_t swizzle = stage.swizzle;
+  int64_t panelBytes = stage.rows * swizzle;
   Value outerOffset;
   int64_t kOffset;
   if (stage.kMajor) {
-    // Rows of 128 bytes within a panel; K advances within the row, then to
-    // the next panel.
+    // Rows of `swizzle` bytes within a panel; K advances within the row,
+    // then to the next panel.
     int64_t kBytes = kStep * kInstructionK * elementBytes;
     outerOffset = arith::MulIOp::create(builder, loc, outer,
-                                        i32Const(builder, loc, kSwizzleBytes));
-    kOffset = kBytes / kSwizzleBytes * panelBytes + kBytes % kSwizzleBytes;
+                                        i32Const(builder, loc, swizzle));
+    kOffset = kBytes / swizzle * panelBytes + kBytes % swizzle;
   } else {
     // Columns across panels, then within the panel; K down the rows.
-    int64_t panelElements = kSwizzleBytes / elementBytes;
+    int64_t panelElements = swizzle / elementBytes;
     Value panel = arith::DivUIOp::create(builder, loc, outer,
                                          i32Const(builder, loc, panelElements));
     Value inPanel = arith::RemUIOp::create(
@@ -98,7 +108,7 @@ Value sliceDescriptor(OpBuilder &builder, Location loc,
                               i32Const(builder, loc, panelBytes)),
         arith::MulIOp::create(builder, loc, inPanel,
                               i32Const(builder, loc, elementBytes)));
-    kOffset = kStep * kInstructionK * kSwizzleBytes;
+    kOffset = kStep * kInstructionK * swizzle;
   }
   // The K step is added to the start field, not the address: every slice
   // of a dot then shares one shift and mask, and each costs one add (the
@@ -110,9 +120,9 @@ Value sliceDescriptor(OpBuilder &builder, Location loc,
           arith::AddIOp::create(builder, loc, stage.address, outerOffset)),
       i32Const(builder, loc, kOffset >> 4));
   // K-major swizzled tiles ignore the leading offset; MN-major ones step
-  // from panel to panel by it. Both step 8 rows by a swizzle atom.
+  // from panel to panel by it. Both step 8 rows by the swizzle's period.
   int64_t leading = stage.kMajor ? 16 : panelBytes;
-  return makeDescriptor(builder, loc, start, leading, kSwizzleAtomBytes);
+  return makeDescriptor(builder, loc, start, leading, 8 * swizzle, swizzle);
 }
 
 /// `{$first, ..., $(first + count - 1)}`.
@@ -222,21 +232,22 @@ struct DotIssueLowering : public OpConversionPattern<DotIssueOp> {
 
     Value sharedBase = LLVM::PtrToIntOp::create(
         rewriter, loc, rewriter.getI32Type(), getSharedBase(rewriter, op));
-    auto stageOf = [&](Value offset, int64_t rows,
+    auto stageOf = [&](Value offset, SharedLayoutAttr shared, int64_t rows,
                        bool kMajor) -> StageOperand {
       return {arith::AddIOp::create(rewriter, loc, sharedBase, offset), rows,
-              kMajor};
+              kMajor, shared.getSwizzle()};
     };
     // A [M, K] along K is M rows; along M it is stored [K, M], K rows, and
-    // each warpgroup's 64 rows are one panel. B [K, N] along N is the stage
-    // as pushed, K rows; along K the stage is [N, K], N rows.
-    StageOperand b = bShared.isKMajor(1) ? stageOf(adaptor.getB(), n, true)
-                                         : stageOf(adaptor.getB(), k, false);
+    // each warpgroup's 64 rows span whole panels or one. B [K, N] along N
+    // is the stage as pushed, K rows; along K the stage is [N, K], N rows.
+    StageOperand b = bShared.isKMajor(1)
+                         ? stageOf(adaptor.getB(), bShared, n, true)
+                         : stageOf(adaptor.getB(), bShared, k, false);
     std::optional<StageOperand> a;
     SmallVector<Value> aRegisters;
     if (aShared)
-      a = aShared.isKMajor(0) ? stageOf(adaptor.getA(), m, true)
-                              : stageOf(adaptor.getA(), k, false);
+      a = aShared.isKMajor(0) ? stageOf(adaptor.getA(), aShared, m, true)
+                              : stageOf(adaptor.getA(), aShared, k, false);
     else
       aRegisters = unpackVector(rewriter, loc, adaptor.getA());
 

@@ -310,12 +310,12 @@ FailureOr<LinearLayout> SliceLayoutAttr::toLinearLayout(
 LogicalResult
 SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t swizzle, ArrayRef<unsigned> order) {
-  // Every shared tile is stored in 128-byte swizzled panels
-  // (getSharedElementAddress); other swizzles have no lowering yet.
-  if (swizzle != kSwizzleBytes)
+  // The swizzles getSharedElementAddress lays out and wgmma reads; which
+  // one a tile has follows from its shape (verifyTileShape).
+  if (swizzle != 128 && swizzle != 64 && swizzle != 32)
     return emitError() << "#tile.shared swizzle is " << swizzle
-                       << " bytes; shared tiles have the " << kSwizzleBytes
-                       << "-byte swizzle";
+                       << " bytes; shared tiles have the 128-, 64- or "
+                          "32-byte swizzle";
   if (order.size() != 2 || order[0] + order[1] != 1 || order[0] > 1)
     return emitError() << "#tile.shared order must be [1, 0] or [0, 1], got ["
                        << llvm::interleaved(order) << "]";

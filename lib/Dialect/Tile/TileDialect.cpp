@@ -122,6 +122,28 @@ verifyBlockShape(function_ref<InFlightDiagnostic()> emitError, StringRef what,
   return success();
 }
 
+/// A #tile.shared tile is a matrix whose encoding names the swizzle of its
+/// stored rows (getSwizzleBytes), the one getSharedElementAddress lays it
+/// out in.
+static LogicalResult verifySharedTile(Operation *op, RankedTensorType tile,
+                                      SharedLayoutAttr shared) {
+  if (tile.getRank() != 2)
+    return op->emitOpError()
+           << "tile " << tile << " stays in shared memory but is not 2-D";
+  SmallVector<int64_t, 2> stored = shared.getStoredShape(tile.getShape());
+  int64_t rowBytes = stored[1] * getStoredBytes(tile.getElementType());
+  int64_t swizzle = getSwizzleBytes(stored, tile.getElementType());
+  if (swizzle == shared.getSwizzle())
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "tile " << tile << " is stored in rows of "
+                            << rowBytes << " bytes, ";
+  if (!swizzle)
+    return diag << "which no swizzle fits (a multiple of 32 bytes)";
+  return diag << "whose swizzle is " << swizzle << " bytes, not "
+              << shared.getSwizzle();
+}
+
 LogicalResult tegula::tile::verifyTileShape(Operation *op, Type type) {
   auto tile = dyn_cast<RankedTensorType>(type);
   if (!tile)
@@ -131,14 +153,11 @@ LogicalResult tegula::tile::verifyTileShape(Operation *op, Type type) {
     return failure();
   if (!tile.getEncoding())
     return success();
-  // Which shared tiles wgmma can read is layout assignment's call
-  // (readsInPlace); a matrix is all any of them is.
-  if (isa<SharedLayoutAttr>(tile.getEncoding())) {
-    if (tile.getRank() == 2)
-      return success();
-    return op->emitOpError()
-           << "tile " << tile << " stays in shared memory but is not 2-D";
-  }
+  // Which shared tiles wgmma can read is tile-plan-dots' call
+  // (readsInPlace); a matrix of the swizzle its shape has is all any of
+  // them is.
+  if (auto shared = dyn_cast<SharedLayoutAttr>(tile.getEncoding()))
+    return verifySharedTile(op, tile, shared);
   auto layout = dyn_cast<LayoutAttrInterface>(tile.getEncoding());
   if (!layout)
     return op->emitOpError() << "tile " << tile << " has encoding "
@@ -451,7 +470,17 @@ int64_t tegula::tile::getStoredBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
+int64_t tegula::tile::getSwizzleBytes(ArrayRef<int64_t> storedShape,
+                                      Type element) {
+  if (storedShape.size() < 2)
+    return 0;
+  int64_t rowBytes = storedShape.back() * getStoredBytes(element);
+  for (int64_t swizzle : {128, 64, 32})
+    if (rowBytes % swizzle == 0)
+      return swizzle;
+  return 0;
+}
+
 bool tegula::tile::isSwizzledShared(ArrayRef<int64_t> shape, Type element) {
-  return shape.size() >= 2 &&
-         (shape.back() * getStoredBytes(element)) % kSwizzleBytes == 0;
+  return getSwizzleBytes(shape, element) != 0;
 }

@@ -713,21 +713,18 @@ LogicalResult ToSharedOp::verify() {
   if (isa_and_nonnull<SharedLayoutAttr>(getSource().getType().getEncoding()))
     return emitOpError() << "source " << getSource().getType()
                          << " is in shared memory already";
+  // The encoding's swizzle is the stored rows' (verifyTileShape); wgmma's
+  // descriptors step over whole periods of it, 8 rows each.
   SmallVector<int64_t, 2> stored = getStoredShape();
-  if (stored.size() != 2 || stored[0] % 8 != 0 ||
-      !isSwizzledShared(stored, result.getElementType()))
-    return emitOpError() << "stores " << result
-                         << " in rows that are not whole 128-byte swizzle "
-                            "panels, 8 at a time";
+  if (stored[0] % 8 != 0)
+    return emitOpError() << "stores " << result << " in " << stored[0]
+                         << " rows, not whole 8-row swizzle periods";
   return success();
 }
 
 SmallVector<int64_t, 2> ToSharedOp::getStoredShape() {
-  ArrayRef<int64_t> shape = getType().getShape();
-  auto shared = cast<SharedLayoutAttr>(getType().getEncoding());
-  if (shape.size() == 2 && shared.getOrder().front() == 0)
-    return {shape[1], shape[0]};
-  return SmallVector<int64_t, 2>(shape);
+  return cast<SharedLayoutAttr>(getType().getEncoding())
+      .getStoredShape(getType().getShape());
 }
 
 void ToSharedOp::getEffects(

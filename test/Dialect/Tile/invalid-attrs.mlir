@@ -147,8 +147,8 @@ func.func @shared_bytes() attributes {tile.kernel, tile.shared_bytes = -16 : i64
 
 // -----
 
-// expected-error @+1 {{#tile.shared swizzle is 64 bytes; shared tiles have the 128-byte swizzle}}
-func.func @shared_swizzle() attributes {s = #tile.shared<swizzle = 64, order = [1, 0]>} {
+// expected-error @+1 {{#tile.shared swizzle is 48 bytes; shared tiles have the 128-, 64- or 32-byte swizzle}}
+func.func @shared_swizzle() attributes {s = #tile.shared<swizzle = 48, order = [1, 0]>} {
   return
 }
 
@@ -193,5 +193,33 @@ func.func @plan_family() attributes {p = #tile.dot_plan<tma, warps = [4, 1], a =
 func.func @shared_rank(%p: !tile.pipeline<64xbf16, stages = 2>) {
   // expected-error @+1 {{stays in shared memory but is not 2-D}}
   %t = tile.pipeline.pop %p : !tile.pipeline<64xbf16, stages = 2> -> tensor<64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  return
+}
+
+// -----
+
+// A shared tile's swizzle is its stored rows' (getSwizzleBytes): 64-byte
+// rows take the 64-byte swizzle, not the 128-byte one.
+func.func @shared_swizzle_too_wide(%p: !tile.pipeline<64x32xbf16, stages = 2>) {
+  // expected-error @+1 {{tile 'tensor<64x32xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>' is stored in rows of 64 bytes, whose swizzle is 64 bytes, not 128}}
+  %t = tile.pipeline.pop %p : !tile.pipeline<64x32xbf16, stages = 2> -> tensor<64x32xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+  return
+}
+
+// -----
+
+// Seen transposed (order = [0, 1]), the stored rows are the tile's columns:
+// [64, 16] is stored as 16 rows of 128 bytes.
+func.func @shared_swizzle_transposed(%p: !tile.pipeline<16x64xbf16, stages = 2>) {
+  // expected-error @+1 {{tile 'tensor<64x16xbf16, #tile.shared<swizzle = 32, order = [0, 1]>>' is stored in rows of 128 bytes, whose swizzle is 128 bytes, not 32}}
+  %t = tile.pipeline.pop %p transpose : !tile.pipeline<16x64xbf16, stages = 2> -> tensor<64x16xbf16, #tile.shared<swizzle = 32, order = [0, 1]>>
+  return
+}
+
+// -----
+
+func.func @shared_no_swizzle(%p: !tile.pipeline<64x8xbf16, stages = 2>) {
+  // expected-error @+1 {{tile 'tensor<64x8xbf16, #tile.shared<swizzle = 32, order = [1, 0]>>' is stored in rows of 16 bytes, which no swizzle fits (a multiple of 32 bytes)}}
+  %t = tile.pipeline.pop %p : !tile.pipeline<64x8xbf16, stages = 2> -> tensor<64x8xbf16, #tile.shared<swizzle = 32, order = [1, 0]>>
   return
 }

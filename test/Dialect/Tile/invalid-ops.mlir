@@ -472,8 +472,8 @@ func.func @to_shared_twice(%a: tensor<64x64xbf16, #tile.shared<swizzle = 128, or
 
 // -----
 
-func.func @to_shared_narrow_columns(%a: tensor<64x32xbf16>) {
-  // expected-error @+1 {{'tile.to_shared' op stores 'tensor<64x32xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>' in rows that are not whole 128-byte swizzle panels, 8 at a time}}
-  %s = tile.to_shared %a : tensor<64x32xbf16> -> tensor<64x32xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
+func.func @to_shared_few_rows(%a: tensor<64x4xbf16>) {
+  // expected-error @+1 {{'tile.to_shared' op stores 'tensor<64x4xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>' in 4 rows, not whole 8-row swizzle periods}}
+  %s = tile.to_shared %a : tensor<64x4xbf16> -> tensor<64x4xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>
   return
 }

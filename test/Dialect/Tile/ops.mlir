@@ -10,6 +10,8 @@
 // CHECK-DAG: #[[$ROWS:.*]] = #tile.slice<dim = 1, parent = #[[$MMA]]>
 // CHECK-DAG: #[[$SHARED:.*]] = #tile.shared<swizzle = 128, order = [1, 0]>
 // CHECK-DAG: #[[$SHAREDT:.*]] = #tile.shared<swizzle = 128, order = [0, 1]>
+// CHECK-DAG: #[[$SHARED64:.*]] = #tile.shared<swizzle = 64, order = [1, 0]>
+// CHECK-DAG: #[[$SHARED32T:.*]] = #tile.shared<swizzle = 32, order = [0, 1]>
 
 // CHECK-LABEL: func.func private @types
 // CHECK-SAME: !tile.ptr<bf16>
@@ -197,5 +199,18 @@ func.func @to_shared(%x: tensor<64x64xbf16, #tile.blocked<sizePerThread = [1, 4]
                      %y: tensor<64x64xbf16, #tile.mma<warpsPerCTA = [4, 1]>>) {
   %0 = tile.to_shared %x : tensor<64x64xbf16, #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]>> -> tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [1, 0]>>
   %1 = tile.to_shared %y : tensor<64x64xbf16, #tile.mma<warpsPerCTA = [4, 1]>> -> tensor<64x64xbf16, #tile.shared<swizzle = 128, order = [0, 1]>>
+  return
+}
+
+// Rows of 64 and 32 bytes take the 64- and 32-byte swizzles: a [64, 32]
+// bf16 stage as pushed, and a [32, 16] one read transposed (its stored rows
+// are the stage's, 32 bytes).
+// CHECK-LABEL: func.func @narrow_swizzles
+// CHECK: tile.pipeline.pop %{{.*}} : !tile.pipeline<64x32xbf16, stages = 2> -> tensor<64x32xbf16, #[[$SHARED64]]>
+// CHECK: tile.pipeline.pop %{{.*}} transpose : !tile.pipeline<32x16xbf16, stages = 2> -> tensor<16x32xbf16, #[[$SHARED32T]]>
+func.func @narrow_swizzles(%p: !tile.pipeline<64x32xbf16, stages = 2>,
+                           %q: !tile.pipeline<32x16xbf16, stages = 2>) {
+  %v = tile.pipeline.pop %p : !tile.pipeline<64x32xbf16, stages = 2> -> tensor<64x32xbf16, #tile.shared<swizzle = 64, order = [1, 0]>>
+  %k = tile.pipeline.pop %q transpose : !tile.pipeline<32x16xbf16, stages = 2> -> tensor<16x32xbf16, #tile.shared<swizzle = 32, order = [0, 1]>>
   return
 }
