@@ -80,4 +80,23 @@ def TileTestMemoryOrder : Pass<"tile-test-memory-order", "::mlir::ModuleOp"> {
   }];
 }
 
+def TileTestSharedAddresses
+    : Pass<"tile-test-shared-addresses", "::mlir::func::FuncOp"> {
+  let summary = "Check shared-memory element addresses against the "
+                "hardware's swizzle (for tests)";
+  let description = [{
+    For each 2-D tile type among the function's arguments, evaluates the
+    address getSharedElementAddress gives every element of a tile of that
+    shape stored at offset 0 and compares it with the address the hardware
+    reads it at: for a tile of S-byte swizzle (getSwizzleBytes), element
+    (r, c) at byte b = p * rows * S + r * S + (c * bytes) % S of panel
+    p = c * bytes / S, with address bits 4 and up XORed with bits 7 and up
+    (log2(S / 16) of each), as wgmma and TMA read the S-byte swizzle mode;
+    otherwise row-major. Emits a remark with the swizzle and the number of
+    elements checked, or an error at the first element out of place.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TEGULA_TEST_PASSES
