@@ -30,6 +30,8 @@ config.environment["TEGULA_BUILD_DIR"] = config.tegula_obj_root
 import shutil
 if shutil.which("ptxas"):
     config.available_features.add("ptxas")
+    # Wrappers that stand in for ptxas (to make it fail) call the real one.
+    config.substitutions.append(("%ptxas-path", shutil.which("ptxas")))
 
 # A sanitizer build (TEGULA_SANITIZE, build-asan/): a finding aborts the tool
 # (abort_on_error), so even a `not tool ...` line fails on it, as `not`

@@ -60,6 +60,10 @@ def Tile_Dialect : Dialect {
     /// (.minnctapersm), spilling if it must.
     static constexpr ::llvm::StringLiteral kBlocksPerSmAttrName =
         "tile.blocks_per_sm";
+    /// What one multiprocessor holds at most (sm_80, sm_90): the bounds of
+    /// `blocks_per_sm`, checked by Sema (per kernel's warps) and here.
+    static constexpr int64_t kMaxBlocksPerSm = 32;
+    static constexpr int64_t kMaxWarpsPerSm = 64;
     /// A unit attribute on a kernel (`exact_math` in its header): no
     /// flush-to-zero transcendentals and no FMA contraction in it.
     static constexpr ::llvm::StringLiteral kExactMathAttrName =

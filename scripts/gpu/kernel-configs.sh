@@ -21,6 +21,8 @@ for_each_kernel_run() {
     $fn attn-d64-s3-$target-ragged $k/attn-d64-s3-$target/attention_fwd.json --check --dims Z=2,H=2,N=333 --scalar scale=0.125 --seed 42
     $fn attn-d64-s3-$target-short $k/attn-d64-s3-$target/attention_fwd.json --check --dims Z=1,H=2,N=50 --scalar scale=0.125 --seed 43
     $fn attn-d64-s3-causal-$target-ragged $k/attn-d64-s3-causal-$target/attention_fwd.json --check --dims Z=2,H=2,N=299 --scalar scale=0.125 --seed 44
+    $fn attn-d64-w4-$target-ragged $k/attn-d64-w4-$target/attention_fwd.json --check --dims Z=2,H=3,N=333 --scalar scale=0.125 --seed 45
+    $fn attn-d64-w4-causal-$target-ragged $k/attn-d64-w4-causal-$target/attention_fwd.json --check --dims Z=2,H=2,N=299 --scalar scale=-0.2 --seed 46
     $fn attn-d128-causal-f16-$target $k/attn-d128-causal-f16-$target/attention_fwd.json --check --dims Z=2,H=2,N=320 --scalar scale=0.088 --seed 4
     $fn attn-decode-$target $k/attn-decode-$target/attention_fwd.json --check --dims Z=2,H=4,N=192 --scalar scale=0.125 --seed 5
     $fn attn-decode-$target-ragged $k/attn-decode-$target/attention_fwd.json --check --dims Z=1,H=4,N=77 --scalar scale=0.125 --seed 16

@@ -27,6 +27,10 @@ for target in sm_80 sm_90a; do
   compile attn-d64-causal-$target attention_fwd.tile $target -D D=64 -D CAUSAL=true --reference attention_fwd
   compile attn-d64-s3-$target attention_fwd.tile $target -k attention_fwd -D D=64 -D BLOCK_N=64 -D STAGES=3 --reference attention_fwd
   compile attn-d64-s3-causal-$target attention_fwd.tile $target -k attention_fwd -D D=64 -D BLOCK_N=64 -D STAGES=3 -D CAUSAL=true --reference attention_fwd
+  # One warpgroup (64-row blocks of a 64-wide head take 4 warps; the
+  # bench's three-stage ones are checked by its sweep, and spill on sm_80).
+  compile attn-d64-w4-$target attention_fwd.tile $target -k attention_fwd -D D=64 -D BLOCK_M=64 -D BLOCK_N=64 --reference attention_fwd
+  compile attn-d64-w4-causal-$target attention_fwd.tile $target -k attention_fwd -D D=64 -D BLOCK_M=64 -D BLOCK_N=64 -D CAUSAL=true --reference attention_fwd
   compile attn-d128-causal-f16-$target attention_fwd.tile $target -D D=128 -D CAUSAL=true -D DT=f16 --reference attention_fwd
   compile attn-decode-$target attention_fwd.tile $target -D BLOCK_M=16 -D BLOCK_N=64 -D D=64 --reference attention_fwd
   # attention_gqa.tile's kernels, one directory each (a bundle names one

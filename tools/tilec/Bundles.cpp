@@ -325,10 +325,15 @@ struct FileWriter {
       return true;
     llvm::SmallString<256> cubinPath(ptxPath);
     llvm::sys::path::replace_extension(cubinPath, "cubin");
-    std::optional<std::vector<PtxasStats>> functions =
+    llvm::Expected<std::vector<PtxasStats>> functions =
         assembleCubin(ptxas, chip, ptxPath, cubinPath);
-    if (!functions)
+    if (!functions) {
+      // PTX alone still runs: every launcher can JIT it.
+      llvm::errs() << "tilec: warning: "
+                   << llvm::toString(functions.takeError()) << "; '" << ptxPath
+                   << "' ships without a cubin\n";
       return true;
+    }
     if (!avoidSpills(code.ptx, *functions, build.kernel, threads, ptxPath,
                      cubinPath))
       return false;
@@ -368,9 +373,14 @@ struct FileWriter {
       std::optional<std::string> candidate = withMinBlocksPerSm(ptx, blocks);
       if (!candidate || !writeFile(tryPtx, *candidate))
         break;
-      std::optional<std::vector<PtxasStats>> retried =
+      llvm::Expected<std::vector<PtxasStats>> retried =
           assembleCubin(ptxas, chip, tryPtx, tryCubin);
-      if (!retried || llvm::any_of(*retried, [](const PtxasStats &function) {
+      // A retry that fails or still spills leaves the first build as it is.
+      if (!retried) {
+        llvm::consumeError(retried.takeError());
+        continue;
+      }
+      if (llvm::any_of(*retried, [](const PtxasStats &function) {
             return function.spills();
           }))
         continue;

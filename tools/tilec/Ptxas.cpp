@@ -114,18 +114,16 @@ std::optional<std::string> tilec::withMinBlocksPerSm(llvm::StringRef ptx,
       .str();
 }
 
-std::optional<std::vector<PtxasStats>>
+llvm::Expected<std::vector<PtxasStats>>
 tilec::assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
                      llvm::StringRef ptxPath, llvm::StringRef cubinPath) {
-  auto warn = [&](const llvm::Twine &why) {
+  auto failed = [&](const llvm::Twine &why) {
     llvm::sys::fs::remove(cubinPath);
-    llvm::errs() << "tilec: warning: " << why << "; '" << ptxPath
-                 << "' ships without a cubin\n";
-    return std::nullopt;
+    return llvm::createStringError(why);
   };
   llvm::SmallString<128> log;
   if (llvm::sys::fs::createTemporaryFile("tilec-ptxas", "log", log))
-    return warn("cannot create a temporary file for ptxas's output");
+    return failed("cannot create a temporary file for ptxas's output");
   // -v costs nothing measurable and is how spills are never silent.
   std::string arch = ("-arch=" + chip).str();
   llvm::StringRef args[] = {ptxas, "-v", arch, "-o", cubinPath, ptxPath};
@@ -150,8 +148,8 @@ tilec::assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
       why = line.trim();
       break;
     }
-  return warn("ptxas failed" +
-              (code < 0 ? llvm::Twine(" (") + error + ")"
-                        : llvm::Twine(" (exit ") + llvm::Twine(code) + ")") +
-              (why.empty() ? "" : ": " + why));
+  return failed("ptxas failed" +
+                (code < 0 ? llvm::Twine(" (") + error + ")"
+                          : llvm::Twine(" (exit ") + llvm::Twine(code) + ")") +
+                (why.empty() ? "" : ": " + why));
 }

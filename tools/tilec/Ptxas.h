@@ -12,6 +12,7 @@
 #define TEGULA_TOOLS_TILEC_PTXAS_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
@@ -41,13 +42,12 @@ struct PtxasStats {
 std::vector<PtxasStats> parsePtxasLog(llvm::StringRef log);
 
 /// Assembles `ptxPath` into `cubinPath` for `chip` with ptxas (its path is
-/// `ptxas`), with `-v`, and returns what it reports of each function.
-/// Without ptxas, or when it fails, warns and returns none: the bundle
-/// then ships PTX only, which every launcher can JIT.
-std::optional<std::vector<PtxasStats>> assembleCubin(llvm::StringRef ptxas,
-                                                     llvm::StringRef chip,
-                                                     llvm::StringRef ptxPath,
-                                                     llvm::StringRef cubinPath);
+/// `ptxas`), with `-v`, and returns what it reports of each function. When
+/// ptxas fails, removes `cubinPath` and returns why; the caller says what
+/// ships instead (a bundle without a cubin, or the build before a retry).
+llvm::Expected<std::vector<PtxasStats>>
+assembleCubin(llvm::StringRef ptxas, llvm::StringRef chip,
+              llvm::StringRef ptxPath, llvm::StringRef cubinPath);
 
 /// `ptx` with `.minnctapersm blocks` after the `.maxntid` directive of its
 /// entry, or none when it has no `.maxntid` or already says how many blocks

@@ -347,9 +347,10 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     auto blocks = dyn_cast<IntegerAttr>(attr.getValue());
     if (!blocks || !blocks.getType().isInteger(32))
       return op->emitError() << "'" << name << "' must be an i32 attribute";
-    if (blocks.getInt() < 1 || blocks.getInt() > 32)
-      return op->emitError() << "'" << name << "' is " << blocks.getInt()
-                             << "; a multiprocessor runs 1 to 32 blocks";
+    if (blocks.getInt() < 1 || blocks.getInt() > kMaxBlocksPerSm)
+      return op->emitError()
+             << "'" << name << "' is " << blocks.getInt()
+             << "; a multiprocessor runs 1 to " << kMaxBlocksPerSm << " blocks";
     return success();
   }
   if (name == kPipelineStagesAttrName) {

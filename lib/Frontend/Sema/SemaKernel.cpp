@@ -291,15 +291,17 @@ void Sema::setWarps(const Kernel &k, mlir::func::FuncOp func) {
 void Sema::setBlocksPerSm(const Kernel &k, mlir::func::FuncOp func) {
   if (!k.blocksPerSm)
     return;
-  // A multiprocessor holds at most 32 blocks and 64 warps (sm_80, sm_90).
   auto blocks = evalConstInt(*k.blocksPerSm, "'blocks_per_sm'");
-  int64_t most = std::min<int64_t>(32, 64 / kernelState->warps);
+  int64_t most =
+      std::min<int64_t>(tl::TileDialect::kMaxBlocksPerSm,
+                        tl::TileDialect::kMaxWarpsPerSm / kernelState->warps);
   if (blocks && (*blocks < 1 || *blocks > most))
-    diags.error(k.blocksPerSm->loc(),
-                "blocks_per_sm must be 1 to " + std::to_string(most) +
-                    " for a kernel of " + std::to_string(kernelState->warps) +
-                    " warps (64 warps per multiprocessor), got " +
-                    std::to_string(*blocks));
+    diags.error(
+        k.blocksPerSm->loc(),
+        "blocks_per_sm must be 1 to " + std::to_string(most) +
+            " for a kernel of " + std::to_string(kernelState->warps) +
+            " warps (" + std::to_string(tl::TileDialect::kMaxWarpsPerSm) +
+            " warps per multiprocessor), got " + std::to_string(*blocks));
   else if (blocks)
     func->setAttr(tl::TileDialect::kBlocksPerSmAttrName,
                   builder.getI32IntegerAttr(*blocks));
