@@ -37,3 +37,17 @@ class DriverError(Error):
     def __init__(self, message: str, status: int = 0):
         super().__init__(message)
         self.status = status
+
+
+class CompileError(Error):
+    """tegula.compile() could not produce a bundle: tilec is not installed,
+    failed or crashed, or target="auto" met a GPU that no target supports.
+    `diagnostics` holds tilec's stderr (`FILE:LINE:COL: error: ...`), also
+    in the message; `returncode` is tilec's exit status (negative: the
+    signal that killed it), None when tilec did not run."""
+
+    def __init__(self, message: str, diagnostics: str = "",
+                 returncode: Optional[int] = None):
+        super().__init__(message)
+        self.diagnostics = diagnostics
+        self.returncode = returncode
