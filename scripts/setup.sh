@@ -5,4 +5,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
+"$root/scripts/build-ops.sh"
 "$root/scripts/main-job.sh"

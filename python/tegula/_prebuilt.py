@@ -1,0 +1,76 @@
+"""Where tegula.ops finds its prebuilt kernels.
+
+scripts/build-ops.sh compiles them into tegula/_bundles/TARGET/NAME before
+the package is installed (NAME a sweep of bench/tuning/sweeps.sh, with
+"-f16" for the f16 build); this module maps a GPU to a target and loads a
+bundle once per process. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Dict, Tuple
+
+from ._errors import BundleError
+from ._kernel import Kernel, Library, load
+
+# The sweeps scripts/build-ops.sh compiles (its ops_sweeps pattern must
+# cover them), by op kernel.
+SWEEPS = {
+    "attention_fwd_lse": "attn-fwd-lse",
+    "attention_bwd_dkdv": "attn-bwd-dkdv",
+    "attention_bwd_dq": "attn-bwd-dq",
+    "attention_bwd_preprocess": "attn-bwd-preprocess",
+}
+
+_libraries: Dict[Tuple[str, str], Library] = {}
+_lock = threading.Lock()
+
+
+def root() -> str:
+    """The bundles' folder: $TEGULA_OPS_BUNDLES, else the package's own."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.environ.get("TEGULA_OPS_BUNDLES") or os.path.join(here,
+                                                                "_bundles")
+
+
+def target_for(capability: Tuple[int, int]) -> str:
+    """sm_90a's cubins run on compute capability 9.0 only; every other GPU
+    of 8.0 or newer runs sm_80's (its cubin on 8.x, its PTX JIT-compiled
+    by the driver elsewhere)."""
+    return "sm_90a" if tuple(capability) == (9, 0) else "sm_80"
+
+
+def bundle_name(kernel: str, head_dim: int, causal: bool, f16: bool) -> str:
+    """The bundle folder of `kernel` at one head size, mask and dtype."""
+    name = f"{SWEEPS[kernel]}-d{head_dim}"
+    if causal and kernel != "attention_bwd_preprocess":
+        name += "-causal"
+    return name + ("-f16" if f16 else "")
+
+
+def kernel(name: str, entry: str, capability: Tuple[int, int]) -> Kernel:
+    """Kernel `entry` of bundle `name` for a GPU of `capability`, loaded
+    once per process (a Library loads its module per CUDA context)."""
+    target = target_for(capability)
+    key = (target, name)
+    library = _libraries.get(key)
+    if library is None:
+        with _lock:
+            library = _libraries.get(key)
+            if library is None:
+                library = _libraries[key] = _load(target, name)
+    return getattr(library, entry)
+
+
+def _load(target: str, name: str) -> Library:
+    path = os.path.join(root(), target, name)
+    if not os.path.isdir(path):
+        raise BundleError(
+            f"tegula.ops: the prebuilt kernel '{target}/{name}' is missing "
+            f"from {root()}: the package was installed without its kernels. "
+            f"Build them with scripts/build-ops.sh before `pip install "
+            f"./python` (the README's set-up does), or set TEGULA_OPS_BUNDLES "
+            f"to a folder that scripts/build-ops.sh wrote.")
+    return load(path)

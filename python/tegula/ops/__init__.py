@@ -1,0 +1,22 @@
+"""Tegula's kernel library as differentiable PyTorch ops.
+
+    import tegula.ops
+    o = tegula.ops.attention(q, k, v, causal=True)    # [B, H, N, D]
+    o.sum().backward()
+
+Each op is a torch.library custom op with a fake implementation and an
+autograd formula, so eager, torch.compile(fullgraph=True) and CUDA graphs
+run it. The kernels ship prebuilt in the package (cubins for sm_80 and
+sm_90a, PTX for other GPUs; scripts/build-ops.sh): no tilec is needed.
+docs/ops.md documents every op, its shapes and its limits.
+"""
+
+try:
+    import torch  # noqa: F401
+except ImportError as error:  # pragma: no cover - depends on the machine
+    raise ImportError("tegula.ops needs PyTorch (pip install torch); "
+                      "tegula.load() and tegula.compile() do not") from error
+
+from ._attention import attention
+
+__all__ = ["attention"]

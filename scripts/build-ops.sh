@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds the kernels tegula.ops ships into python/tegula/_bundles/ (or
+# $TEGULA_OPS_BUNDLES) and copies libtegula_rt.so beside the package (or
+# into $TEGULA_OPS_LIB_DIR), so that `pip install ./python` needs no tilec:
+# docs/ops.md, "Shipped kernels".
+#
+# Every op kernel is one of the bench's sweeps (bench/tuning/sweeps.sh): the
+# same defines, compiled for
+#   sm_90a  the whole sweep, with the committed H100 tuning table copied in
+#           first (tilec names it; the runtime launches the tuned winner);
+#   sm_80   the sweep's first configuration only (no table is tuned there;
+#           an untuned launch runs config 0), whose PTX the driver also
+#           JIT-compiles for GPUs newer than both targets.
+# Each in bf16 (DT's default) and f16 (-D DT=f16, untuned: the tables
+# hold the bf16 PTX's hashes). Bundle folders are TARGET/NAME and
+# TARGET/NAME-f16, NAME the sweep's; python/tegula/_prebuilt.py looks
+# them up by the same names.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${TEGULA_BUILD_DIR:-$root/build}
+tilec=$build/bin/tilec
+out=${TEGULA_OPS_BUNDLES:-$root/python/tegula/_bundles}
+lib_out=${TEGULA_OPS_LIB_DIR:-$root/python/tegula}
+# The sweeps tegula.ops launches (python/tegula/_prebuilt.py, SWEEPS).
+ops_sweeps='^attn-(fwd-lse|bwd-dkdv|bwd-dq)-d(64|128)(-causal)?$'
+
+rm -rf "$out"
+mkdir -p "$out"
+
+# first_config DEFINES...: the defines with each comma list cut to its
+# first value.
+first_config() {
+  local arg
+  for arg in "$@"; do
+    if [[ $arg == *=*,* ]]; then
+      printf '%s\n' "${arg%%,*}"
+    else
+      printf '%s\n' "$arg"
+    fi
+  done
+}
+
+# compile_op NAME FILE KERNEL CHECK TUNE -- DEFINES (for_each_sweep's form).
+compile_op() {
+  local name=$1 file=$2 kernel=$3
+  shift 6
+  [[ $name =~ $ops_sweeps ]] || return 0
+  local dt suffix dir
+  for dt in bf16 f16; do
+    # bf16 is DT's default: left unset, the PTX is the bench's, which the
+    # committed table was tuned for.
+    local dtype=()
+    [ $dt = f16 ] && dtype=(-D DT=f16)
+    suffix=$([ $dt = f16 ] && echo -f16 || true)
+    dir=$out/sm_90a/$name$suffix
+    mkdir -p "$dir"
+    if [ $dt = bf16 ]; then
+      cp "$root/bench/tuning/tables/$name/"*.tuning.json "$dir/" 2>/dev/null || true
+    fi
+    "$tilec" "$root/kernels/$file" -k "$kernel" --target sm_90a -o "$dir" \
+      "$@" "${dtype[@]}" >/dev/null
+    dir=$out/sm_80/$name$suffix
+    mkdir -p "$dir"
+    mapfile -t first < <(first_config "$@")
+    "$tilec" "$root/kernels/$file" -k "$kernel" --target sm_80 -o "$dir" \
+      "${first[@]}" "${dtype[@]}" >/dev/null
+  done
+}
+inputs=/unused
+source "$root/bench/tuning/sweeps.sh"
+for_each_sweep compile_op
+
+# The backward's preprocess (delta = rowsum(do * o)) is no sweep: its
+# default build, at each head size.
+for target in sm_80 sm_90a; do
+  for d in 64 128; do
+    for dt in bf16 f16; do
+      suffix=$([ $dt = f16 ] && echo -f16 || true)
+      dir=$out/$target/attn-bwd-preprocess-d$d$suffix
+      mkdir -p "$dir"
+      "$tilec" "$root/kernels/attention_bwd.tile" -k attention_bwd_preprocess \
+        --target $target -o "$dir" -D D=$d -D DT=$dt >/dev/null
+    done
+  done
+done
+
+cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"
+echo "tegula.ops: $(find "$out" -name '*.json' ! -name '*.tuning.json' | wc -l) bundles in $out ($(du -sh "$out" | cut -f1)), libtegula_rt.so in $lib_out"

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""tegula.ops on the GPU (needs torch; no tilec, no network).
+
+    here:       scripts/build-ops.sh   (python/tegula/_bundles, libtegula_rt.so)
+    on the GPU: python3 scripts/gpu/check-ops.py [--installed]
+                (carry python/tegula/_bundles and python/tegula/libtegula_rt.so)
+
+With --installed the checks import the package that `pip install ./python`
+put in a fresh virtual environment (tilec is on no PATH there); otherwise
+python/ itself. Every op, forward and backward, against a float64 reference
+on fresh random inputs (the seed is printed) at ragged and multiple-of-16
+sizes, outputs poisoned first (the caching allocator's blocks hold NaN);
+gradients against PyTorch autograd of the float64 reference; errors raised
+before launch; torch.library.opcheck; torch.compile(fullgraph=True) and a
+CUDA graph replay bit-identical to eager. One PASS/FAIL/INFO line per
+check; exits non-zero on any failure.
+"""
+
+import os
+import sys
+import time
+
+if "--installed" not in sys.argv:
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "python"))
+
+import torch  # noqa: E402
+
+import tegula  # noqa: E402
+import tegula.ops  # noqa: E402
+
+failures = 0
+
+
+def report(ok, name, detail):
+    global failures
+    failures += ok is False
+    word = {True: "PASS", False: "FAIL", None: "INFO"}[ok]
+    print(f"{word} {name}: {detail}", flush=True)
+
+
+def rel_l2(got, want):
+    """Relative L2 error; a reference of None (no gradient: the loss does
+    not depend on it) wants exact zeros."""
+    if want is None:
+        want = torch.zeros_like(got, dtype=torch.float64)
+    got, want = got.double(), want.double()
+    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+
+
+def poison():
+    """Fills free caching-allocator memory with NaN: an output the kernels
+    leave unwritten then shows."""
+    free = torch.cuda.mem_get_info()[0]
+    block = torch.empty(int(free * 0.5) // 4, dtype=torch.float32,
+                        device="cuda")
+    block.fill_(float("nan"))
+    del block
+
+
+def reference(q, k, v, causal, scale):
+    """softmax(scale q k^T) v and the row logsumexp, in float64."""
+    s = scale * (q @ k.transpose(-1, -2))
+    if causal:
+        n = q.shape[-2]
+        keep = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    return torch.softmax(s, dim=-1) @ v, lse
+
+
+def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True):
+    """Forward and backward of one call; with use_o=False the loss reads
+    only the logsumexp (o's gradient never reaches the op)."""
+    b, h, n, d = shape
+    name = (f"attention {list(shape)} {str(dtype)[6:]} "
+            f"{'causal ' if causal else ''}scale={scale}"
+            f"{'' if use_o else ' (loss of lse alone)'}")
+    q, k, v = (torch.randn(shape, device="cuda").to(dtype).requires_grad_()
+               for _ in range(3))
+    do = torch.randn(shape, device="cuda").to(dtype)
+    dlse = torch.randn(shape[:3], device="cuda")
+    poison()
+    o, lse = tegula.ops.attention(q, k, v, causal=causal, scale=scale,
+                                  return_lse=True)
+    loss = (lse * dlse).sum()
+    if use_o:
+        loss = loss + (o.float() * do.float()).sum()
+    loss.backward()
+    q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
+    c = d ** -0.5 if scale is None else scale
+    o64, lse64 = reference(q64, k64, v64, causal, c)
+    loss64 = (lse64 * dlse.double()).sum()
+    if use_o:
+        loss64 = loss64 + (o64 * do.double()).sum()
+    loss64.backward()
+    errors = {"o": rel_l2(o, o64), "lse": rel_l2(lse, lse64),
+              "dq": rel_l2(q.grad, q64.grad), "dk": rel_l2(k.grad, k64.grad),
+              "dv": rel_l2(v.grad, v64.grad)}
+    finite = all(torch.isfinite(t).all().item()
+                 for t in (o, lse, q.grad, k.grad, v.grad))
+    worst = max(errors.values())
+    report(finite and worst <= tol, name,
+           " ".join(f"{key} {err:.2e}" for key, err in errors.items()) +
+           f" (rel L2, tol {tol:g})" + ("" if finite else " NOT FINITE"))
+
+
+def check_errors():
+    good = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.bfloat16)
+    cases = [
+        ("D = 96", (torch.randn(1, 2, 64, 96, device="cuda",
+                                dtype=torch.bfloat16),) * 3, "D = 96"),
+        ("k's shape", (good, good[:, :1], good), "argument 'k'"),
+        ("f32", (good.float(), good.float(), good.float()), "float32"),
+        ("CPU", (good.cpu(), good.cpu(), good.cpu()), "cpu"),
+        ("rank 3", (good[0], good[0], good[0]), "[B, H, N, D]"),
+    ]
+    for label, args, text in cases:
+        try:
+            tegula.ops.attention(*args)
+        except tegula.LaunchError as error:
+            report(text in str(error), f"error {label}", str(error))
+        else:
+            report(False, f"error {label}", "no LaunchError")
+
+
+def check_opcheck():
+    q, k, v = (torch.randn(1, 2, 80, 64, device="cuda", dtype=torch.bfloat16,
+                           requires_grad=True) for _ in range(3))
+    try:
+        torch.library.opcheck(torch.ops.tegula.attention_forward,
+                              (q, k, v, True, 0.125))
+        report(True, "opcheck attention_forward", "schema, fake, autograd, "
+               "aot_dispatch_dynamic")
+    except Exception as error:  # noqa: BLE001 - reported, not raised
+        report(False, "opcheck attention_forward", repr(error)[:400])
+
+
+def grads(fn, q, k, v, do):
+    for t in (q, k, v):
+        t.grad = None
+    fn(q, k, v).backward(do)
+    return [t.grad.clone() for t in (q, k, v)]
+
+
+def check_compile_and_graph():
+    shape = (2, 4, 300, 128)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16,
+                           requires_grad=True) for _ in range(3))
+    do = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+
+    def fn(q, k, v):
+        return tegula.ops.attention(q, k, v, causal=True)
+
+    eager_o = fn(q, k, v).detach()
+    eager = grads(fn, q, k, v, do)
+    try:
+        compiled = torch.compile(fn, fullgraph=True)
+        o = compiled(q, k, v).detach()
+        got = grads(compiled, q, k, v, do)
+        same = torch.equal(o, eager_o) and all(
+            torch.equal(a, b) for a, b in zip(got, eager))
+        report(same, "torch.compile(fullgraph=True)",
+               "forward and backward bit-identical to eager" if same else
+               "differs from eager")
+    except Exception as error:  # noqa: BLE001
+        report(False, "torch.compile(fullgraph=True)", repr(error)[:400])
+
+    # One training-like step captured in a CUDA graph, replayed.
+    sq, sk, sv = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):  # warm up: load modules, fill the fast path
+            grads(fn, sq, sk, sv, do)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    for t in (sq, sk, sv):
+        t.grad = None
+    with torch.cuda.graph(graph):
+        out = fn(sq, sk, sv)
+        out.backward(do)
+    graph.replay()
+    torch.cuda.synchronize()
+    same = torch.equal(out.detach(), eager_o) and all(
+        torch.equal(t.grad, e) for t, e in zip((sq, sk, sv), eager))
+    report(same, "CUDA graph", "replay bit-identical to eager" if same
+           else "replay differs from eager")
+
+
+def check_speed():
+    """The op's forward + backward beside the kernels called directly."""
+    from tegula import _prebuilt
+    shape = (4, 16, 4096, 128)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16,
+                           requires_grad=True) for _ in range(3))
+    do = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+    cap = torch.cuda.get_device_capability()
+
+    def kern(entry, causal=False):
+        return _prebuilt.kernel(_prebuilt.bundle_name(entry, 128, causal,
+                                                      False), entry, cap)
+
+    def direct():
+        o, lse = kern("attention_fwd_lse")(q, k, v, scale=0.088)
+        delta = kern("attention_bwd_preprocess")(o, do)
+        kern("attention_bwd_dkdv")(q, k, v, do, lse, delta, scale=0.088)
+        kern("attention_bwd_dq")(q, k, v, do, lse, delta, scale=0.088)
+
+    def op():
+        # autograd.grad, not backward(): .grad accumulating across calls
+        # would add three elementwise sums the direct calls do not run.
+        o = tegula.ops.attention(q, k, v, scale=0.088)
+        torch.autograd.grad(o, (q, k, v), do)
+
+    def time_of(fn, reps=20):
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - start) / reps * 1e3
+
+    rounds = [(time_of(direct), time_of(op)) for _ in range(3)]
+    t_direct = sorted(r[0] for r in rounds)[1]
+    t_op = sorted(r[1] for r in rounds)[1]
+    report(None, "speed fwd+bwd [4, 16, 4096, 128] bf16",
+           f"op {t_op:.3f} ms, kernels directly {t_direct:.3f} ms "
+           f"({t_op / t_direct:.3f}x; median of 3 rounds of 20)")
+
+
+def main():
+    seed = int.from_bytes(os.urandom(4), "little")
+    torch.manual_seed(seed)
+    print(f"INFO seed {seed}; torch {torch.__version__}; "
+          f"{torch.cuda.get_device_name()}; tegula from "
+          f"{os.path.dirname(tegula.__file__)}", flush=True)
+    for d in (64, 128):
+        for dtype in (torch.bfloat16, torch.float16):
+            for causal in (False, True):
+                check_attention((2, 3, 333, d), dtype, causal, None)
+                check_attention((1, 2, 512, d), dtype, causal, None)
+    check_attention((1, 2, 200, 64), torch.bfloat16, True, -0.3)
+    check_attention((1, 2, 200, 128), torch.bfloat16, False, 0.0)
+    check_attention((1, 1, 1, 64), torch.bfloat16, True, None)
+    check_attention((2, 2, 250, 64), torch.bfloat16, True, None, use_o=False)
+    check_attention((1, 2, 300, 128), torch.float16, False, 0.2, use_o=False)
+    check_errors()
+    check_opcheck()
+    check_compile_and_graph()
+    check_speed()
+    print(f"check-ops: {failures} failed", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""tegula.ops' prebuilt kernels without a GPU (ops.test): the catalog in
+tegula/_prebuilt.py against what scripts/build-ops.sh wrote to
+$TEGULA_OPS_BUNDLES."""
+
+import glob
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tegula
+from tegula import _prebuilt
+
+ROOT = os.environ["TEGULA_OPS_BUNDLES"]
+# What each kernel's first tensor parameter is, by entry.
+FIRST = {"attention_fwd_lse": "q", "attention_bwd_dkdv": "q",
+         "attention_bwd_dq": "q", "attention_bwd_preprocess": "o"}
+
+
+def every_bundle():
+    for entry in _prebuilt.SWEEPS:
+        for d in (64, 128):
+            for causal in (False, True):
+                for f16 in (False, True):
+                    yield entry, d, causal, f16
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_every_op_kernel_is_built(target):
+    capability = (9, 0) if target == "sm_90a" else (8, 0)
+    for entry, d, causal, f16 in every_bundle():
+        name = _prebuilt.bundle_name(entry, d, causal, f16)
+        kernel = _prebuilt.kernel(name, entry, capability)
+        dtype = "f16" if f16 else "bf16"
+        want = f"{FIRST[entry]}: {dtype}[Z, H, N, {d}]"
+        assert want in kernel.signature, (name, kernel.signature)
+        assert os.path.isdir(os.path.join(ROOT, target, name))
+
+
+def test_preprocess_has_no_causal_build():
+    assert (_prebuilt.bundle_name("attention_bwd_preprocess", 64, True, False)
+            == _prebuilt.bundle_name("attention_bwd_preprocess", 64, False,
+                                     False) == "attn-bwd-preprocess-d64")
+
+
+def test_no_stray_bundles():
+    names = {_prebuilt.bundle_name(*b) for b in every_bundle()}
+    for target in ("sm_80", "sm_90a"):
+        assert set(os.listdir(os.path.join(ROOT, target))) == names
+
+
+def bundle(path):
+    (found,) = [f for f in glob.glob(os.path.join(path, "*.json"))
+                if not f.endswith(".tuning.json")]
+    with open(found) as f:
+        return json.load(f)
+
+
+def test_sm80_ships_config_zero_only():
+    """sm_80 has no tuning table, so an untuned launch would run config 0:
+    that config alone is built there, and it does not spill."""
+    for name in os.listdir(os.path.join(ROOT, "sm_80")):
+        sm80 = bundle(os.path.join(ROOT, "sm_80", name))
+        assert "configs" not in sm80, name
+        assert sm80["spill_bytes"] == 0, name
+        sm90 = bundle(os.path.join(ROOT, "sm_90a", name))
+        if name.startswith("attn-bwd-preprocess"):
+            assert sm90["template"] == sm80["template"], name
+            continue
+        assert len(sm90["configs"]) > 1, name
+        first = dict(sm90["template"], **sm90["configs"][0]["defines"])
+        assert sm80["template"] == first, name
+
+
+def test_tuning_tables_are_current():
+    """Each sm_90a bf16 sweep carries the committed H100 table, and every
+    PTX hash in it matches the PTX built here: the tuned winner is what
+    the runtime launches, not a stale table's guess."""
+    tables = glob.glob(os.path.join(ROOT, "sm_90a", "*", "*.tuning.json"))
+    sweeps = [n for n in os.listdir(os.path.join(ROOT, "sm_90a"))
+              if not n.endswith("-f16") and "preprocess" not in n]
+    assert len(tables) == len(sweeps) == 12
+    for table_path in tables:
+        path = os.path.dirname(table_path)
+        built = bundle(path)["configs"]
+        with open(table_path) as f:
+            table = json.load(f)
+        assert table["entries"], table_path
+        for entry in table["entries"]:
+            for config in built:
+                with open(os.path.join(path, config["ptx"]), "rb") as f:
+                    digest = hashlib.sha256(f.read()).hexdigest()
+                assert entry["ptx_sha256"][config["name"]] == digest, (
+                    table_path, config["name"])
+
+
+@pytest.mark.parametrize("capability,target", [
+    ((9, 0), "sm_90a"), ((8, 0), "sm_80"), ((8, 6), "sm_80"),
+    ((8, 9), "sm_80"), ((10, 0), "sm_80"), ((12, 0), "sm_80")])
+def test_target_for(capability, target):
+    assert _prebuilt.target_for(capability) == target
+
+
+def test_missing_bundles_say_how_to_build_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEGULA_OPS_BUNDLES", str(tmp_path))
+    monkeypatch.setattr(_prebuilt, "_libraries", {})
+    with pytest.raises(tegula.BundleError) as error:
+        _prebuilt.kernel("attn-fwd-lse-d64", "attention_fwd_lse", (9, 0))
+    message = str(error.value)
+    assert "sm_90a/attn-fwd-lse-d64" in message
+    assert "scripts/build-ops.sh" in message
+    assert str(tmp_path) in message
+
+
+def test_ops_without_torch_say_so():
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "try:\n import tegula.ops\nexcept ImportError as e:\n print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, env=os.environ).stdout
+    assert "tegula.ops needs PyTorch" in out
