@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Train a small Llama (transformers, random initialization) with its
+attention through tegula.ops, beside the same model on SDPA.
+
+    python3 bench/train_llama.py --impl tegula --out /tmp/tegula.json
+    python3 bench/train_llama.py --impl sdpa-cudnn --out /tmp/cudnn.json
+    python3 bench/train_llama.py --compare /tmp/tegula.json /tmp/cudnn.json \
+        --plot /tmp/loss.png
+
+Every run starts from the same seed: the same weights and the same batches.
+The data is synthetic but learnable (no download): token sequences of a
+fixed random Markov chain with few likely successors per token, so the loss
+falls from ln(vocab) towards the chain's entropy and two attention
+implementations can be compared on a real training curve. Writes the loss
+of every step and the tokens per second (after warm-up) as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+
+IMPLS = ("tegula", "sdpa-cudnn", "sdpa-flash", "sdpa-math")
+
+
+def markov_batches(vocab, batch, seq, steps, seed, device, successors=4):
+    """`steps` batches [batch, seq + 1] of a random Markov chain whose every
+    token has `successors` likely next tokens (entropy about
+    ln(successors)); the generator depends on `seed` alone."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    table = torch.randint(0, vocab, (vocab, successors), generator=g)
+    for _ in range(steps):
+        tokens = torch.empty(batch, seq + 1, dtype=torch.long)
+        tokens[:, 0] = torch.randint(0, vocab, (batch,), generator=g)
+        choice = torch.randint(0, successors, (batch, seq), generator=g)
+        for t in range(seq):
+            tokens[:, t + 1] = table[tokens[:, t], choice[:, t]]
+        yield tokens.to(device, non_blocking=True)
+
+
+def tegula_attention(module, query, key, value, attention_mask, scaling=None,
+                     dropout=0.0, **kwargs):
+    """transformers' attention-function interface over tegula.ops.attention:
+    query [B, H, N, D], key/value [B, HKV, N, D] (grouped heads are not
+    repeated: the op reads head h // (H // HKV)), causal, no padding mask.
+    Returns [B, N, H, D] as the SDPA integration does."""
+    import tegula.ops
+    if dropout:
+        raise ValueError("tegula attention: dropout is not supported")
+    causal = getattr(module, "is_causal", True)
+    out = tegula.ops.attention(query, key, value, causal=causal,
+                               scale=scaling)
+    return out.transpose(1, 2).contiguous(), None
+
+
+def build_model(args, device):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig(
+        vocab_size=args.vocab, hidden_size=args.hidden,
+        intermediate_size=args.intermediate, num_hidden_layers=args.layers,
+        num_attention_heads=args.heads, num_key_value_heads=args.kv_heads,
+        max_position_embeddings=args.seq, rms_norm_eps=1e-5,
+        tie_word_embeddings=False)
+    torch.manual_seed(args.seed)
+    model = LlamaForCausalLM(config).to(device=device, dtype=torch.bfloat16)
+    if args.impl == "tegula":
+        from transformers import AttentionInterface
+        AttentionInterface.register("tegula", tegula_attention)
+        model.config._attn_implementation = "tegula"
+    else:
+        model.config._attn_implementation = "sdpa"
+    return model
+
+
+def sdpa_backend(impl):
+    from torch.nn.attention import SDPBackend
+    return {"sdpa-cudnn": SDPBackend.CUDNN_ATTENTION,
+            "sdpa-flash": SDPBackend.FLASH_ATTENTION,
+            "sdpa-math": SDPBackend.MATH}.get(impl)
+
+
+def train(args):
+    device = torch.device("cuda")
+    model = build_model(args, device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr,
+                                  betas=(0.9, 0.95), weight_decay=0.1,
+                                  foreach=True)
+    backend = sdpa_backend(args.impl)
+    losses, times = [], []
+    batches = markov_batches(args.vocab, args.batch, args.seq, args.steps,
+                             args.seed + 1, device)
+    for step, tokens in enumerate(batches):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        inputs, labels = tokens[:, :-1], tokens[:, 1:]
+        if backend is not None:
+            from torch.nn.attention import sdpa_kernel
+            with sdpa_kernel(backend):
+                logits = model(input_ids=inputs).logits
+        else:
+            logits = model(input_ids=inputs).logits
+        loss = torch.nn.functional.cross_entropy(
+            logits.float().view(-1, logits.shape[-1]), labels.reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+        losses.append(loss.item())
+        if step % 20 == 0 or step == args.steps - 1:
+            print(f"{args.impl} step {step} loss {losses[-1]:.4f} "
+                  f"{times[-1] * 1e3:.1f} ms", flush=True)
+    warm = times[args.warmup:]
+    tokens_per_s = args.batch * args.seq * len(warm) / sum(warm)
+    return {"impl": args.impl, "losses": losses, "step_s": times,
+            "tokens_per_s": tokens_per_s, "device": torch.cuda.get_device_name(),
+            "torch": torch.__version__, "config": {
+                k: getattr(args, k) for k in (
+                    "layers", "hidden", "intermediate", "heads", "kv_heads",
+                    "seq", "batch", "vocab", "steps", "lr", "seed")}}
+
+
+def compare(paths, tol, plot):
+    """Loss curves of runs from one seed: the largest gap between each run
+    and the first over the last half of the steps (where both have left
+    the initial plateau), and the mean gap over all steps."""
+    runs = [json.load(open(p)) for p in paths]
+    base = runs[0]
+    ok = True
+    for run in runs[1:]:
+        gaps = [abs(a - b) for a, b in zip(run["losses"], base["losses"])]
+        half = gaps[len(gaps) // 2:]
+        worst = max(half)
+        mean = sum(gaps) / len(gaps)
+        fine = worst <= tol
+        ok &= fine
+        print(f"{'PASS' if fine else 'FAIL'} {run['impl']} vs {base['impl']}: "
+              f"max |loss gap| over steps {len(gaps) // 2}-{len(gaps) - 1} "
+              f"{worst:.4f} (tol {tol}), mean over all {mean:.4f}; final "
+              f"{run['losses'][-1]:.4f} vs {base['losses'][-1]:.4f}")
+    for run in runs:
+        print(f"INFO {run['impl']}: {run['tokens_per_s']:.0f} tokens/s")
+    if plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for run in runs:
+            ax.plot(run["losses"], label=f"{run['impl']} "
+                    f"({run['tokens_per_s'] / 1e3:.1f}k tok/s)", lw=1)
+        c = base["config"]
+        ax.set_title(f"Llama {c['layers']}L h{c['hidden']} {c['heads']}/"
+                     f"{c['kv_heads']} heads, seq {c['seq']}, bf16, AdamW "
+                     f"(seed {c['seed']})", fontsize=9)
+        ax.set_xlabel("step")
+        ax.set_ylabel("loss")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(plot, dpi=120)
+    return ok
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--impl", choices=IMPLS, default="tegula")
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--hidden", type=int, default=2048)
+    p.add_argument("--intermediate", type=int, default=5632)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--kv-heads", type=int, default=4)
+    p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--vocab", type=int, default=32000)
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out")
+    p.add_argument("--compare", nargs="+")
+    p.add_argument("--tol", type=float, default=0.05)
+    p.add_argument("--plot")
+    args = p.parse_args()
+    if args.compare:
+        return 0 if compare(args.compare, args.tol, args.plot) else 1
+    result = train(args)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f)
+    print(f"{args.impl}: final loss {result['losses'][-1]:.4f}, "
+          f"{result['tokens_per_s']:.0f} tokens/s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
