@@ -12,10 +12,14 @@ for_each_kernel_run() {
     $fn attn-d64-$target $k/attn-d64-$target/attention_fwd.json --check --dims Z=2,H=3,N=384 --scalar scale=0.125 --seed 2
     $fn attn-d64-$target-negscale $k/attn-d64-$target/attention_fwd.json --check --dims Z=1,H=2,N=256 --scalar scale=-0.2 --seed 3
     $fn attn-d64-$target-ragged $k/attn-d64-$target/attention_fwd.json --check --dims Z=1,H=3,N=333 --scalar scale=0.125 --seed 11
-    $fn attn-d64-lse-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=2,N=201 --scalar scale=-0.2 --seed 12
+    $fn attn-d64-lse-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=2,HKV=2,N=201 --scalar scale=-0.2 --seed 12
     $fn attn-d128-$target-ragged $k/attn-d128-$target/attention_fwd.json --check --dims Z=1,H=2,N=1000 --scalar scale=0.088 --seed 13
     $fn attn-d64-causal-$target-ragged $k/attn-d64-causal-$target/attention_fwd.json --check --dims Z=2,H=2,N=299 --scalar scale=0.125 --seed 14
-    $fn attn-d64-causal-lse-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=2,N=256 --scalar scale=0.125 --seed 15
+    $fn attn-d64-causal-lse-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=2,HKV=2,N=256 --scalar scale=0.125 --seed 15
+    # attention_fwd_lse with grouped K/V heads (GQA; MQA when HKV = 1).
+    $fn attn-d64-lse-gqa-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=4,HKV=2,N=201 --scalar scale=0.125 --seed 52
+    $fn attn-d64-causal-lse-mqa-$target-ragged $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=3,HKV=1,N=299 --scalar scale=0.125 --seed 53
+    $fn attn-d128-lse-gqa-$target-ragged $k/attn-d128-$target/attention_fwd_lse.json --check --dims Z=1,H=6,HKV=2,N=517 --scalar scale=0.088 --seed 54
     # K and V three stages deep, pushed past the end: ragged, shorter than
     # the two blocks the prologue pushes, and causal.
     $fn attn-d64-s3-$target-ragged $k/attn-d64-s3-$target/attention_fwd.json --check --dims Z=2,H=2,N=333 --scalar scale=0.125 --seed 42
@@ -58,26 +62,41 @@ for_each_kernel_run() {
     # Attention backward: the preprocess, dK/dV and dQ, each against the
     # float64 gradients; with --check tile-run derives the forward's o, lse
     # and delta from the random q, k, v, do. Ragged N, and a multiple of 16
-    # (the div16 variant) for f16.
-    local cfg b name dims scale
-    for cfg in d64:Z=2,H=3,N=333:0.125 d64-causal:Z=2,H=2,N=299:0.125 d128:Z=1,H=2,N=1000:0.088 d128-causal:Z=1,H=3,N=517:-0.088 d64-causal-f16:Z=2,H=2,N=320:0.125; do
-      IFS=: read -r name dims scale <<<"$cfg"
+    # (the div16 variant) for f16. dK/dV and dQ run as multi-head attention
+    # (HKV = H) and with grouped K/V heads (GQA and MQA, dims of the last
+    # field; dK/dV's GROUPED build then loops over the query heads of each
+    # K/V head).
+    local cfg b name dims scale gqa h
+    for cfg in d64:Z=2,H=3,N=333:0.125:Z=2,H=4,HKV=2,N=333 \
+               d64-causal:Z=2,H=2,N=299:0.125:Z=1,H=4,HKV=1,N=299 \
+               d128:Z=1,H=2,N=1000:0.088:Z=1,H=4,HKV=2,N=1000 \
+               d128-causal:Z=1,H=3,N=517:-0.088:Z=1,H=6,HKV=2,N=517 \
+               d64-causal-f16:Z=2,H=2,N=320:0.125:Z=2,H=4,HKV=2,N=320; do
+      IFS=: read -r name dims scale gqa <<<"$cfg"
+      h=${dims#*H=} && h=${h%%,*}
       b=$k/attn-bwd-$name-$target
       $fn attn-bwd-delta-$name-$target $b/attention_bwd_preprocess.json --check --dims $dims --seed 45
-      $fn attn-bwd-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims --scalar scale=$scale --seed 46
-      $fn attn-bwd-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims --scalar scale=$scale --seed 47
+      $fn attn-bwd-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims,HKV=$h --scalar scale=$scale --seed 46
+      $fn attn-bwd-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims,HKV=$h --scalar scale=$scale --seed 47
+      $fn attn-bwd-dkdv-gqa-$name-$target $k/attn-bwd-grouped-$name-$target/attention_bwd_dkdv.json --check --dims $gqa --scalar scale=$scale --seed 55
+      $fn attn-bwd-dq-gqa-$name-$target $b/attention_bwd_dq.json --check --dims $gqa --scalar scale=$scale --seed 56
     done
     # Every score -100 (Inputs/attention_inputs.py): keys past N would
     # weigh exp(96) = inf in f32 unless dQ masks them.
-    $fn attn-bwd-dq-masked-$target $k/attn-bwd-d64-$target/attention_bwd_dq.json --check --dims Z=1,H=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 50
-    $fn attn-bwd-dq-masked-causal-$target $k/attn-bwd-d64-causal-$target/attention_bwd_dq.json --check --dims Z=1,H=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 51
+    $fn attn-bwd-dq-masked-$target $k/attn-bwd-d64-$target/attention_bwd_dq.json --check --dims Z=1,H=1,HKV=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 50
+    $fn attn-bwd-dq-masked-causal-$target $k/attn-bwd-d64-causal-$target/attention_bwd_dq.json --check --dims Z=1,H=1,HKV=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 51
     # sm_90a's larger blocks (stage-kernels.sh).
     if [ $target = sm_90a ]; then
-      for cfg in d64:Z=2,H=3,N=333:0.125 d64-causal:Z=2,H=2,N=299:0.125 d128:Z=1,H=2,N=1000:0.088 d128-causal:Z=1,H=3,N=517:-0.088; do
-        IFS=: read -r name dims scale <<<"$cfg"
+      for cfg in d64:Z=2,H=3,HKV=3,N=333:0.125:Z=2,H=4,HKV=2,N=333 \
+                 d64-causal:Z=2,H=2,HKV=2,N=299:0.125:Z=1,H=4,HKV=1,N=299 \
+                 d128:Z=1,H=2,HKV=2,N=1000:0.088:Z=1,H=4,HKV=2,N=1000 \
+                 d128-causal:Z=1,H=3,HKV=3,N=517:-0.088:Z=1,H=6,HKV=2,N=517; do
+        IFS=: read -r name dims scale gqa <<<"$cfg"
         b=$k/attn-bwd-large-$name-$target
         $fn attn-bwd-large-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims --scalar scale=$scale --seed 48
         $fn attn-bwd-large-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims --scalar scale=$scale --seed 49
+        $fn attn-bwd-large-dkdv-gqa-$name-$target $k/attn-bwd-large-grouped-$name-$target/attention_bwd_dkdv.json --check --dims $gqa --scalar scale=$scale --seed 57
+        $fn attn-bwd-large-dq-gqa-$name-$target $b/attention_bwd_dq.json --check --dims $gqa --scalar scale=$scale --seed 58
       done
     fi
     $fn rotary-$target $k/rotary-$target/rotary.json --check --dims B=2,T=37,H=3 --seed 6

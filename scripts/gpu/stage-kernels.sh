@@ -57,6 +57,12 @@ for target in sm_80 sm_90a; do
   compile attn-bwd-d128-$target attention_bwd.tile $target -D D=128 --reference attention_bwd
   compile attn-bwd-d128-causal-$target attention_bwd.tile $target -D D=128 -D CAUSAL=true --reference attention_bwd
   compile attn-bwd-d64-causal-f16-$target attention_bwd.tile $target -D D=64 -D CAUSAL=true -D DT=f16 --reference attention_bwd
+  # dK/dV for grouped K/V heads (H > HKV: GQA, MQA) is its GROUPED build.
+  compile attn-bwd-grouped-d64-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=64 -D GROUPED=true --reference attention_bwd
+  compile attn-bwd-grouped-d64-causal-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=64 -D CAUSAL=true -D GROUPED=true --reference attention_bwd
+  compile attn-bwd-grouped-d128-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=128 -D GROUPED=true --reference attention_bwd
+  compile attn-bwd-grouped-d128-causal-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=128 -D CAUSAL=true -D GROUPED=true --reference attention_bwd
+  compile attn-bwd-grouped-d64-causal-f16-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=64 -D CAUSAL=true -D DT=f16 -D GROUPED=true --reference attention_bwd
   # Larger blocks that only sm_90a (wgmma, fewer registers) takes without
   # spills; bench/run.py times them beside the defaults.
   if [ $target = sm_90a ]; then
@@ -66,6 +72,8 @@ for target in sm_80 sm_90a; do
       compile attn-bwd-large-d64$c-$target attention_bwd.tile $target -k attention_bwd_dq -D D=64 -D BLOCK_M=128 -D BLOCK_N=128 -D CAUSAL=$causal --reference attention_bwd
       compile attn-bwd-large-d128$c-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=128 -D BLOCK_N=128 -D BLOCK_M=32 -D CAUSAL=$causal --reference attention_bwd
       compile attn-bwd-large-d128$c-$target attention_bwd.tile $target -k attention_bwd_dq -D D=128 -D BLOCK_M=128 -D BLOCK_N=64 -D CAUSAL=$causal --reference attention_bwd
+      compile attn-bwd-large-grouped-d64$c-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=64 -D BLOCK_N=128 -D BLOCK_M=64 -D CAUSAL=$causal -D GROUPED=true --reference attention_bwd
+      compile attn-bwd-large-grouped-d128$c-$target attention_bwd.tile $target -k attention_bwd_dkdv -D D=128 -D BLOCK_N=128 -D BLOCK_M=32 -D CAUSAL=$causal -D GROUPED=true --reference attention_bwd
     done
   fi
   compile rotary-$target rotary.tile $target -D D=128 --reference rotary

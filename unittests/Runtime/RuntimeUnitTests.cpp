@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 using namespace tegula::rt;
 using namespace tegula::unittest;
@@ -359,6 +360,54 @@ void testAttentionBackward() {
   EXPECT_NEAR(dq[0], 0.375 * std::log(3.0));
   EXPECT_NEAR(dk[1], 2.25);
   EXPECT_NEAR(dv[1], 2.25);
+
+  // Grouped K/V heads: Z = 2, H = 4 query heads over HKV = 2 K/V heads
+  // (N = 3, D = 2). Each query head's dq is that of multi-head attention on
+  // its K/V head repeated, and each K/V head's dk, dv sum those of the two
+  // query heads that read it; o, lse and delta are per query head.
+  const int64_t Z = 2, H = 4, HKV = 2, N = 3, D = 2, G = H / HKV;
+  const size_t nq = Z * H * N * D, nkv = Z * HKV * N * D, rows = Z * H * N;
+  std::vector<double> gq(nq), gk(nkv), gv(nkv), gg(nq), rk(nq), rv(nq);
+  for (size_t i = 0; i < nq; ++i)
+    gq[i] = std::sin(0.7 * double(i) + 0.3), gg[i] = std::cos(1.3 * double(i));
+  for (size_t i = 0; i < nkv; ++i)
+    gk[i] = std::cos(0.9 * double(i) - 0.2), gv[i] = std::sin(1.1 * double(i));
+  // K/V repeated to H heads: query head h of sequence z reads h / G.
+  for (int64_t zh = 0; zh < Z * H; ++zh)
+    for (int64_t e = 0; e < N * D; ++e) {
+      int64_t from = ((zh / H) * HKV + (zh % H) / G) * N * D + e;
+      rk[size_t(zh * N * D + e)] = gk[size_t(from)];
+      rv[size_t(zh * N * D + e)] = gv[size_t(from)];
+    }
+  for (bool causal : {false, true}) {
+    std::vector<double> dqG(nq), dkG(nkv), dvG(nkv), oG(nq), lG(rows),
+        deG(rows);
+    std::vector<double> dqM(nq), dkM(nq), dvM(nq), oM(nq), lM(rows), deM(rows);
+    attentionBackwardGqa(gq.data(), gk.data(), gv.data(), gg.data(), Z, H, HKV,
+                         N, D, causal, 0.8, dqG.data(), dkG.data(), dvG.data(),
+                         oG.data(), lG.data(), deG.data());
+    attentionBackward(gq.data(), rk.data(), rv.data(), gg.data(), Z, H, N, D,
+                      causal, 0.8, dqM.data(), dkM.data(), dvM.data(),
+                      oM.data(), lM.data(), deM.data());
+    for (size_t i = 0; i < nq; ++i) {
+      EXPECT_NEAR(dqG[i], dqM[i]);
+      EXPECT_NEAR(oG[i], oM[i]);
+    }
+    for (size_t i = 0; i < rows; ++i) {
+      EXPECT_NEAR(lG[i], lM[i]);
+      EXPECT_NEAR(deG[i], deM[i]);
+    }
+    for (int64_t zk = 0; zk < Z * HKV; ++zk)
+      for (int64_t e = 0; e < N * D; ++e) {
+        double sk = 0, sv = 0;
+        for (int64_t g = 0; g < G; ++g) {
+          size_t at = size_t(((zk / HKV) * H + (zk % HKV) * G + g) * N * D + e);
+          sk += dkM[at], sv += dvM[at];
+        }
+        EXPECT_NEAR(dkG[size_t(zk * N * D + e)], sk);
+        EXPECT_NEAR(dvG[size_t(zk * N * D + e)], sv);
+      }
+  }
 }
 
 void testLinearAttention() {

@@ -60,6 +60,15 @@ void attentionBackward(const double *q, const double *k, const double *v,
                        double *dk, double *dv, double *o, double *lse,
                        double *delta);
 
+/// attentionBackward with HKV K/V heads (H a multiple of HKV; query head h
+/// reads K/V head h / (H / HKV)): k, v, dk, dv are [Z, HKV, N, D], and a K/V
+/// head's dk and dv sum the gradients of every query head that reads it.
+void attentionBackwardGqa(const double *q, const double *k, const double *v,
+                          const double *dout, int64_t Z, int64_t H,
+                          int64_t HKV, int64_t N, int64_t D, bool causal,
+                          double scale, double *dq, double *dk, double *dv,
+                          double *o, double *lse, double *delta);
+
 /// Inputs a reference needs to be consistent with the others, computed
 /// from them in float64 (rounded to their dtypes) into `host`: for
 /// "attention_bwd", the forward's o and lse and delta = rowsum(do o) from q,

@@ -3,8 +3,11 @@
 // "attention_bwd": the gradients of o = softmax(scale q k^T [+ causal mask]) v
 // with respect to q, k and v for an output gradient do, computed from the
 // definition one query row at a time: P from the scores and their exact
-// logsumexp, dP = do v^T, dS = P (dP - rowsum(P dP)). Nothing is shared with
-// the tiled kernels, which recompute P from the lse and o they are given.
+// logsumexp, dP = do v^T, dS = P (dP - rowsum(P dP)). K/V heads may be
+// grouped (GQA, MQA): query head h reads K/V head h / (H / HKV), and a K/V
+// head's dk and dv sum the terms of every query head of its group. Nothing
+// is shared with the tiled kernels, which recompute P from the lse and o
+// they are given.
 //
 // Those inputs (o, lse, delta = rowsum(do o)) must be what the forward
 // computed from the same q, k, v; random ones would check nothing. So with
@@ -24,18 +27,21 @@
 
 namespace tegula::rt {
 
-void attentionBackward(const double *q, const double *k, const double *v,
-                       const double *dout, int64_t Z, int64_t H, int64_t N,
-                       int64_t D, bool causal, double scale, double *dq,
-                       double *dk, double *dv, double *o, double *lse,
-                       double *delta) {
+void attentionBackwardGqa(const double *q, const double *k, const double *v,
+                          const double *dout, int64_t Z, int64_t H,
+                          int64_t HKV, int64_t N, int64_t D, bool causal,
+                          double scale, double *dq, double *dk, double *dv,
+                          double *o, double *lse, double *delta) {
   std::fill(dq, dq + Z * H * N * D, 0.0);
-  std::fill(dk, dk + Z * H * N * D, 0.0);
-  std::fill(dv, dv + Z * H * N * D, 0.0);
+  std::fill(dk, dk + Z * HKV * N * D, 0.0);
+  std::fill(dv, dv + Z * HKV * N * D, 0.0);
   std::vector<double> p(static_cast<size_t>(N)), dp(static_cast<size_t>(N));
+  int64_t group = HKV ? H / HKV : 1;
   for (int64_t zh = 0; zh < Z * H; ++zh) {
-    const double *qh = q + zh * N * D, *kh = k + zh * N * D,
-                 *vh = v + zh * N * D, *gh = dout + zh * N * D;
+    // The K/V head of query head zh % H, as an index into [Z, HKV].
+    int64_t zkv = (zh / H) * HKV + (zh % H) / group;
+    const double *qh = q + zh * N * D, *kh = k + zkv * N * D,
+                 *vh = v + zkv * N * D, *gh = dout + zh * N * D;
     for (int64_t i = 0; i < N; ++i) {
       const double *qi = qh + i * D, *gi = gh + i * D;
       // Top-left causal: row i sees keys 0..i (never none).
@@ -64,7 +70,7 @@ void attentionBackward(const double *q, const double *k, const double *v,
       double *dqi = dq + (zh * N + i) * D;
       for (int64_t j = 0; j < keys; ++j) {
         double pj = p[size_t(j)], ds = pj * (dp[size_t(j)] - di);
-        double *dkj = dk + (zh * N + j) * D, *dvj = dv + (zh * N + j) * D;
+        double *dkj = dk + (zkv * N + j) * D, *dvj = dv + (zkv * N + j) * D;
         for (int64_t d = 0; d < D; ++d) {
           dqi[d] += scale * ds * kh[j * D + d];
           dkj[d] += scale * ds * qi[d];
@@ -84,6 +90,15 @@ void attentionBackward(const double *q, const double *k, const double *v,
         delta[zh * N + i] = di;
     }
   }
+}
+
+void attentionBackward(const double *q, const double *k, const double *v,
+                       const double *dout, int64_t Z, int64_t H, int64_t N,
+                       int64_t D, bool causal, double scale, double *dq,
+                       double *dk, double *dv, double *o, double *lse,
+                       double *delta) {
+  attentionBackwardGqa(q, k, v, dout, Z, H, H, N, D, causal, scale, dq, dk, dv,
+                       o, lse, delta);
 }
 
 namespace {
@@ -117,7 +132,7 @@ constexpr double kLseTolerance = 1e-4;
 struct BwdTensors {
   int q = -1, k = -1, v = -1, dout = -1, o = -1, lse = -1, delta = -1;
   int dq = -1, dk = -1, dv = -1;
-  int64_t Z = 0, H = 0, N = 0, D = 0;
+  int64_t Z = 0, H = 0, HKV = 0, N = 0, D = 0;
 
   bool isOutput(const RefContext &c, int i) const {
     return i >= 0 && c.bundle.params[size_t(i)].access != Access::Read;
@@ -126,14 +141,17 @@ struct BwdTensors {
     return isOutput(c, dq) || isOutput(c, dk) || isOutput(c, dv);
   }
 
-  /// Binds the roles and checks their shapes: q, k, v, do, o, dq, dk, dv
-  /// [Z, H, N, D]; lse and delta [Z, H, N]. q, k, v and do are required
-  /// when the kernel computes a gradient; o and do when it computes delta.
+  /// Binds the roles and checks their shapes: q, do, o, dq [Z, H, N, D];
+  /// k, v, dk, dv [Z, HKV, N, D] with H a multiple of HKV (HKV = H when the
+  /// kernel has none of them); lse and delta [Z, H, N]. q, k, v and do are
+  /// required when the kernel computes a gradient; o and do when it
+  /// computes delta.
   bool bind(RefContext &c) {
-    int *fours[] = {&q, &k, &v, &dout, &o, &dq, &dk, &dv};
-    const char *fourNames[] = {"q", "k", "v", "do", "o", "dq", "dk", "dv"};
-    const std::vector<int64_t> *shape4 = nullptr;
-    int first = -1;
+    int *fours[] = {&q, &dout, &o, &dq, &k, &v, &dk, &dv};
+    const char *fourNames[] = {"q", "do", "o", "dq", "k", "v", "dk", "dv"};
+    // The first tensor of each side: query heads (0) and K/V heads (1).
+    int first[2] = {-1, -1};
+    const char *sideShape[2] = {"[Z, H, N, D]", "[Z, HKV, N, D]"};
     for (size_t r = 0; r < 8; ++r) {
       *fours[r] = c.index(fourNames[r]);
       if (*fours[r] < 0)
@@ -141,20 +159,32 @@ struct BwdTensors {
       if (c.shape(*fours[r]).size() != 4)
         return c.fail("tensor '" + c.nameOf(fourNames[r]) +
                       "' must have rank 4");
-      if (!shape4) {
-        shape4 = &c.shape(*fours[r]);
-        first = *fours[r];
-      } else if (c.shape(*fours[r]) != *shape4) {
-        return c.fail("tensors '" + c.param(first) + "' " +
-                      formatShape(*shape4) + " and '" + c.param(*fours[r]) +
+      int &f = first[r / 4];
+      if (f < 0)
+        f = *fours[r];
+      else if (c.shape(*fours[r]) != c.shape(f))
+        return c.fail("tensors '" + c.param(f) + "' " +
+                      formatShape(c.shape(f)) + " and '" + c.param(*fours[r]) +
                       "' " + formatShape(c.shape(*fours[r])) +
-                      " must have the same shape [Z, H, N, D]");
-      }
+                      " must have the same shape " + sideShape[r / 4]);
     }
-    if (!shape4)
+    if (first[0] < 0 && first[1] < 0)
       return c.fail("the kernel has none of the tensors q, k, v, do, o, dq, "
                     "dk, dv");
-    Z = (*shape4)[0], H = (*shape4)[1], N = (*shape4)[2], D = (*shape4)[3];
+    const std::vector<int64_t> &qs = c.shape(first[0] >= 0 ? first[0]
+                                                           : first[1]);
+    const std::vector<int64_t> &ks = c.shape(first[1] >= 0 ? first[1]
+                                                           : first[0]);
+    if (qs[0] != ks[0] || qs[2] != ks[2] || qs[3] != ks[3])
+      return c.fail("tensors '" + c.param(first[0]) + "' " + formatShape(qs) +
+                    " and '" + c.param(first[1]) + "' " + formatShape(ks) +
+                    " must have the same Z, N and D ([Z, H, N, D] and "
+                    "[Z, HKV, N, D])");
+    Z = qs[0], H = qs[1], HKV = ks[1], N = qs[2], D = qs[3];
+    if (HKV == 0 ? H != 0 : H % HKV != 0)
+      return c.fail("'" + c.param(first[0]) + "' has " + std::to_string(H) +
+                    " heads, not a multiple of the " + std::to_string(HKV) +
+                    " K/V heads of '" + c.param(first[1]) + "'");
     for (auto [role, slot] : {std::pair{"lse", &lse}, {"delta", &delta}}) {
       *slot = c.index(role);
       if (*slot >= 0 && c.shape(*slot) != std::vector<int64_t>{Z, H, N})
@@ -181,14 +211,15 @@ struct Exact {
   std::vector<double> dq, dk, dv, o, lse, delta;
 
   Exact(RefContext &c, const BwdTensors &t, double scale, bool causal) {
-    size_t n = size_t(t.Z * t.H * t.N * t.D), rows = size_t(t.Z * t.H * t.N);
-    dq.resize(n), dk.resize(n), dv.resize(n), o.resize(n);
+    size_t n = size_t(t.Z * t.H * t.N * t.D), rows = size_t(t.Z * t.H * t.N),
+           nkv = size_t(t.Z * t.HKV * t.N * t.D);
+    dq.resize(n), dk.resize(nkv), dv.resize(nkv), o.resize(n);
     lse.resize(rows), delta.resize(rows);
     std::vector<double> qv = c.values(t.q), kv = c.values(t.k),
                         vv = c.values(t.v), gv = c.values(t.dout);
-    attentionBackward(qv.data(), kv.data(), vv.data(), gv.data(), t.Z, t.H, t.N,
-                      t.D, causal, scale, dq.data(), dk.data(), dv.data(),
-                      o.data(), lse.data(), delta.data());
+    attentionBackwardGqa(qv.data(), kv.data(), vv.data(), gv.data(), t.Z, t.H,
+                         t.HKV, t.N, t.D, causal, scale, dq.data(), dk.data(),
+                         dv.data(), o.data(), lse.data(), delta.data());
   }
 };
 
