@@ -162,7 +162,11 @@ const std::pair<const char *, ReferenceFn> kReferences[] = {
     {"matmul", matmulRef},
     {"matmul_bias_gelu", matmulBiasGeluRef},
     {"cross_entropy", crossEntropyRef},
+    {"cross_entropy_bwd", crossEntropyBackwardRef},
     {"rmsnorm", rmsNormRef},
+    {"rmsnorm_fwd", rmsNormForwardRef},
+    {"rmsnorm_bwd_dx", rmsNormBackwardRef},
+    {"rmsnorm_bwd_dw", rmsNormDwRef},
     {"layer_norm_fwd", layerNormForwardRef},
     {"layer_norm_bwd_dx", layerNormBackwardRef},
     {"layer_norm_bwd_dwdb", layerNormDwDbRef},
@@ -228,6 +232,10 @@ bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
     ok = deriveAttentionBackwardInputs(c, host, fromFiles);
   else if (name == "layer_norm_bwd_dx")
     ok = deriveLayerNormInputs(c, host, fromFiles);
+  else if (name == "rmsnorm_bwd_dx")
+    ok = deriveRmsNormInputs(c, host, fromFiles);
+  else if (name == "cross_entropy_bwd")
+    ok = deriveCrossEntropyInputs(c, host, fromFiles);
   if (!ok)
     error = c.error;
   return ok;

@@ -61,6 +61,16 @@ b() {
 b rotary-8x4096x32x128 $stage/kernels/rotary-sm_90a/rotary.json --dims B=8,T=4096,H=32
 b linattn-8x2048x16x128 $stage/kernels/linattn-sm_90a/linear_attention.json --dims B=8,T=2048,H=16 --scalar scale=0.088
 b linattn-4x8192x16x128 $stage/kernels/linattn-sm_90a/linear_attention.json --dims B=4,T=8192,H=16 --scalar scale=0.088
+# The training kernels at model sizes (bf16): RMSNorm's backward with a
+# row in one block (4096) and of 8192 in one block of 16 warps or two of
+# 8, G = 256 partial rows (a multiple of 16: the div16 variant), then their
+# sum; cross-entropy's backward with every row counted.
+b rmsnorm-bwd-dx-16384x4096 $stage/kernels/rmsnorm-sm_90a/rmsnorm_bwd_dx.json --dims R=16384,C=4096,G=256
+b rmsnorm-bwd-dx-16384x8192-w16 $stage/kernels/rmsnorm-w16-sm_90a/rmsnorm_bwd_dx.json --dims R=16384,C=8192,G=128
+b rmsnorm-bwd-dx-16384x8192-2blocks $stage/kernels/rmsnorm-sm_90a/rmsnorm_bwd_dx.json --dims R=16384,C=8192,G=128
+b rmsnorm-bwd-dw-256x4096 $stage/kernels/rmsnorm-sm_90a/rmsnorm_bwd_dw.json --dims G=256,C=4096
+b cross-entropy-bwd-4096x32000 $stage/kernels/cross-entropy-sm_90a/cross_entropy_bwd.json --dims R=4096,V=32000 --in target=$stage/kernels/ce-inputs/targets-4096-32000.npy
+b cross-entropy-bwd-1024x128256 $stage/kernels/cross-entropy-sm_90a/cross_entropy_bwd.json --dims R=1024,V=128256 --in target=$stage/kernels/ce-inputs/targets-1024-128256.npy
 printf '%s' "$summary" | tee "$out/summary.txt"
 echo "passed $passed, failed $failed"
 [ "$failed" = 0 ]

@@ -141,6 +141,21 @@ for_each_kernel_run() {
     $fn matmul-f16-$target $k/matmul-f16-small-$target/matmul.json --check --dims M=200,N=96,K=80 --seed 21
     $fn rmsnorm-ragged-$target $k/rmsnorm-$target/rmsnorm.json --check --dims R=7,C=3001 --scalar eps=1e-5 --seed 22
     $fn rmsnorm-div16-$target $k/rmsnorm-$target/rmsnorm.json --check --dims R=9,C=4096 --scalar eps=1e-6 --seed 23
+    # RMSNorm training: the forward with rstd; the backward's dx and dw
+    # partials (--check derives rstd from x) with a row in one block of
+    # 4096 (ragged and a multiple of 16), over four blocks (C = 16384, and
+    # 16383), over three blocks of 1024 with G > R, in one block of 8192
+    # at 16 warps; the dw sum of the partial rows.
+    $fn rmsnorm-fwd-ragged-$target $k/rmsnorm-$target/rmsnorm_fwd.json --check --dims R=7,C=3001 --scalar eps=1e-5 --seed 60
+    $fn rmsnorm-fwd-div16-$target $k/rmsnorm-$target/rmsnorm_fwd.json --check --dims R=9,C=4096 --scalar eps=1e-6 --seed 61
+    $fn rmsnorm-bwd-ragged-$target $k/rmsnorm-$target/rmsnorm_bwd_dx.json --check --dims R=333,C=3001,G=7 --seed 62
+    $fn rmsnorm-bwd-div16-$target $k/rmsnorm-$target/rmsnorm_bwd_dx.json --check --dims R=256,C=4096,G=16 --seed 63
+    $fn rmsnorm-bwd-wide-$target $k/rmsnorm-$target/rmsnorm_bwd_dx.json --check --dims R=7,C=16384,G=3 --seed 64
+    $fn rmsnorm-bwd-wide-ragged-$target $k/rmsnorm-$target/rmsnorm_bwd_dx.json --check --dims R=37,C=16383,G=5 --seed 65
+    $fn rmsnorm-bwd-b1024-$target $k/rmsnorm-b1024-$target/rmsnorm_bwd_dx.json --check --dims R=7,C=3001,G=10 --seed 66
+    $fn rmsnorm-bwd-w16-$target $k/rmsnorm-w16-$target/rmsnorm_bwd_dx.json --check --dims R=100,C=8192,G=9 --seed 67
+    $fn rmsnorm-dw-ragged-$target $k/rmsnorm-$target/rmsnorm_bwd_dw.json --check --dims G=37,C=3001 --seed 68
+    $fn rmsnorm-dw-div16-$target $k/rmsnorm-$target/rmsnorm_bwd_dw.json --check --dims G=256,C=4096 --seed 69
     $fn matmul-gelu-ragged-$target $k/matmul-gelu-$target/matmul_bias_gelu.json --check --dims M=333,N=190,K=271 --seed 40
     $fn matmul-gelu-div16-$target $k/matmul-gelu-$target/matmul_bias_gelu.json --check --dims M=256,N=384,K=512 --seed 41
     $fn matmul-gelu-exact-ragged-$target $k/matmul-gelu-exact-$target/matmul_bias_gelu.json --check --dims M=333,N=190,K=271 --seed 40
@@ -148,6 +163,12 @@ for_each_kernel_run() {
     $fn cross-entropy-32k-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=67,V=32003 --in target=$k/ce-inputs/targets-67-32003.npy --seed 42
     $fn cross-entropy-128k-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=8,V=128256 --in target=$k/ce-inputs/targets-8-128256.npy --seed 43
     $fn cross-entropy-random-$target $k/cross-entropy-$target/cross_entropy.json --check --dims R=5,V=300 --seed 44
+    # Its backward (--check derives lse from the logits): the same targets,
+    # random ones in [-8, 8) (negative: zero rows), and V a multiple of 16.
+    $fn cross-entropy-bwd-32k-$target $k/cross-entropy-$target/cross_entropy_bwd.json --check --dims R=67,V=32003 --in target=$k/ce-inputs/targets-67-32003.npy --seed 45
+    $fn cross-entropy-bwd-128k-$target $k/cross-entropy-$target/cross_entropy_bwd.json --check --dims R=8,V=128256 --in target=$k/ce-inputs/targets-8-128256.npy --seed 46
+    $fn cross-entropy-bwd-random-$target $k/cross-entropy-$target/cross_entropy_bwd.json --check --dims R=5,V=300 --seed 47
+    $fn cross-entropy-bwd-div16-$target $k/cross-entropy-$target/cross_entropy_bwd.json --check --dims R=16,V=32000 --seed 48
     # LayerNorm: N not a multiple of the block, M not a multiple of G, G > M;
     # --check derives the backward's mean and rstd from x.
     $fn layer-norm-fwd-ragged-$target $k/layer-norm-$target/layer_norm_fwd.json --check --dims M=333,N=1000 --scalar eps=1e-5 --seed 50

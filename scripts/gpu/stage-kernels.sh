@@ -83,7 +83,12 @@ for target in sm_80 sm_90a; do
   compile linattn-recurrent-$target linear_attention_recurrent.tile $target -D D=64 --reference linear_attention
   compile matmul-$target matmul.tile $target
   compile matmul-f16-small-$target matmul.tile $target -D DT=f16 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
+  # rmsnorm.tile's four kernels at their defaults (the backward's dx in
+  # blocks of 4096), the backward in blocks of 1024 (rows of several
+  # blocks), and 16 warps of 16 columns (a row of 8192 in one block).
   compile rmsnorm-$target rmsnorm.tile $target
+  compile rmsnorm-b1024-$target rmsnorm.tile $target -k rmsnorm_bwd_dx -D BLOCK=1024 -D WARPS=4
+  compile rmsnorm-w16-$target rmsnorm.tile $target -k rmsnorm_bwd_dx -D WARPS=16 -D COLS=16
   compile matmul-gelu-$target matmul_gelu.tile $target
   compile matmul-gelu-exact-$target matmul_gelu.tile $target -D FAST_ERF=false
   compile cross-entropy-$target cross_entropy.tile $target

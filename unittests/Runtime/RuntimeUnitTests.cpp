@@ -664,6 +664,7 @@ int main() {
   testLinearAttention();
   testRotary();
   testLayerNorm();
+  testTraining();
   testCompare();
   testPtxParams();
   testPtxComments();

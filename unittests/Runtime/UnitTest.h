@@ -38,6 +38,8 @@ void testBundleRoundTrip();
 void testChips();
 /// LayerNormTests.cpp.
 void testLayerNorm();
+/// TrainingTests.cpp: the RMSNorm and cross-entropy training references.
+void testTraining();
 } // namespace tegula::unittest
 
 #define EXPECT(cond) ::tegula::unittest::expect((cond), #cond, __LINE__)

@@ -72,8 +72,10 @@ void attentionBackwardGqa(const double *q, const double *k, const double *v,
 /// Inputs a reference needs to be consistent with the others, computed
 /// from them in float64 (rounded to their dtypes) into `host`: for
 /// "attention_bwd", the forward's o and lse and delta = rowsum(do o) from q,
-/// k, v and do, where the kernel reads them and `fromFiles` (the --in names)
-/// does not give them. Other references derive nothing.
+/// k, v and do; for "layer_norm_bwd_dx" mean and rstd, for "rmsnorm_bwd_dx"
+/// rstd from x; for "cross_entropy_bwd" lse from the logits: where the
+/// kernel reads them and `fromFiles` (the --in names) does not give them.
+/// Other references derive nothing.
 bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
                            std::vector<HostTensor> &host,
                            const std::set<std::string> &fromFiles,
@@ -126,6 +128,25 @@ void crossEntropy(const double *logits, const int64_t *target, int64_t R,
 /// y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w.
 void rmsNorm(const double *x, const double *w, int64_t R, int64_t C, double eps,
              double *y);
+
+/// rmsNorm, and rstd[r] = 1 / sqrt(mean(x[r, :]^2) + eps) where rstd [R] is
+/// not null.
+void rmsNormForward(const double *x, const double *w, int64_t R, int64_t C,
+                    double eps, double *y, double *rstd);
+
+/// The gradients of rmsNorm for the output gradient dy [R, C]: dx [R, C] =
+/// rstd (w dy - x rstd^2 mean(x w dy)) per row, and the sums of dy x rstd
+/// over the rows r with r % G == g in row g of dwPart [G, C] (G = 1: dw).
+void rmsNormBackward(const double *x, const double *w, const double *dy,
+                     int64_t R, int64_t C, double eps, int64_t G, double *dx,
+                     double *dwPart);
+
+/// The gradient of crossEntropy's loss[r] times dloss[r] [R]:
+/// dlogits[r, v] = (exp(logits[r, v] - lse[r]) - (v == target[r])) dloss[r],
+/// and 0 in the rows whose target is negative.
+void crossEntropyBackward(const double *logits, const int64_t *target,
+                          const double *dloss, int64_t R, int64_t V,
+                          double *dlogits);
 
 bool isKnownReference(const std::string &name);
 

@@ -78,20 +78,8 @@ void layerNormBackward(const double *x, const double *w, const double *dy,
 
 namespace {
 
-/// The largest relative error of a mean or rstd given to the backward: a
-/// forward kernel's f32 statistics are off by about 1e-6.
-constexpr double kStatsTolerance = 1e-4;
-
 /// options.eps, else the scalar 'eps', else 1e-5 (torch's default).
-double epsOf(const RefContext &c) {
-  if (auto it = c.options.find("eps"); it != c.options.end() && it->is_number())
-    return it->get<double>();
-  return c.scalar("eps").value_or(1e-5);
-}
-
-bool isOutput(const RefContext &c, int i) {
-  return i >= 0 && c.bundle.params[size_t(i)].access != Access::Read;
-}
+double epsOf(const RefContext &c) { return c.eps(1e-5); }
 
 /// The backward's tensors: x, dy [M, N], w [N], mean, rstd [M] (each
 /// optional but x, dy, w), and whichever of dx [M, N], dw_part, db_part
@@ -140,23 +128,6 @@ void exactStats(const std::vector<double> &x, int64_t M, int64_t N, double eps,
     rowStats(x.data() + r * N, N, eps, mean[size_t(r)], rstd[size_t(r)]);
 }
 
-/// A mean or rstd the kernel reads as input must be the forward's.
-bool checkGiven(RefContext &c, int i, const std::vector<double> &exact,
-                const char *what) {
-  if (i < 0 || isOutput(c, i))
-    return true;
-  std::vector<double> given = c.values(i);
-  double worst = 0;
-  for (size_t r = 0; r < given.size(); ++r)
-    worst = std::max(worst, std::fabs(given[r] - exact[r]) /
-                                std::max(1.0, std::fabs(exact[r])));
-  if (worst <= kStatsTolerance)
-    return true;
-  return c.fail("input '" + c.param(i) + "' is not the forward's " + what +
-                " of x: max relative error " + std::to_string(worst) +
-                " > 1e-4 (leave it out and --check derives it)");
-}
-
 } // namespace
 
 bool layerNormForwardRef(RefContext &c,
@@ -182,7 +153,7 @@ bool layerNormForwardRef(RefContext &c,
       continue;
     if (c.shape(i) != std::vector<int64_t>{M})
       return c.fail("tensor '" + c.nameOf(role) + "' must be [M]");
-    if (isOutput(c, i))
+    if (c.isOutput(i))
       outputs[c.param(i)] = std::move(*values);
   }
   return true;
@@ -196,8 +167,8 @@ bool layerNormBackwardRef(RefContext &c,
   double eps = epsOf(c);
   std::vector<double> xv = c.values(t.x), mean, rstd;
   exactStats(xv, t.M, t.N, eps, mean, rstd);
-  if (!checkGiven(c, t.mean, mean, "mean") ||
-      !checkGiven(c, t.rstd, rstd, "rstd"))
+  if (!c.checkForwardInput(t.mean, mean, "mean of x") ||
+      !c.checkForwardInput(t.rstd, rstd, "rstd of x"))
     return false;
   std::vector<double> dx(size_t(t.M * t.N)), dw(size_t(t.G * t.N)),
       db(size_t(t.G * t.N));
@@ -206,7 +177,7 @@ bool layerNormBackwardRef(RefContext &c,
                     dx.data(), dw.data(), db.data());
   for (auto [i, values] :
        {std::pair{t.dx, &dx}, {t.dwPart, &dw}, {t.dbPart, &db}})
-    if (isOutput(c, i))
+    if (c.isOutput(i))
       outputs[c.param(i)] = std::move(*values);
   return true;
 }
@@ -240,12 +211,8 @@ bool deriveLayerNormInputs(RefContext &c, std::vector<HostTensor> &host,
     return false;
   std::vector<double> mean, rstd;
   exactStats(c.values(t.x), t.M, t.N, epsOf(c), mean, rstd);
-  for (auto [i, values] : {std::pair{t.mean, &mean}, {t.rstd, &rstd}}) {
-    if (i < 0 || isOutput(c, i) || fromFiles.count(c.param(i)))
-      continue;
-    for (size_t r = 0; r < values->size(); ++r)
-      host[size_t(i)].set(int64_t(r), (*values)[r]);
-  }
+  c.derive(t.mean, mean, host, fromFiles);
+  c.derive(t.rstd, rstd, host, fromFiles);
   return true;
 }
 

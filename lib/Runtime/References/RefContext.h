@@ -13,6 +13,7 @@
 
 #include "tegula/Runtime/References.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -119,6 +120,52 @@ struct RefContext {
     return true;
   }
 
+  /// Whether tensor `i` exists and the kernel writes it (an output).
+  bool isOutput(int i) const {
+    return i >= 0 && bundle.params[size_t(i)].access != Access::Read;
+  }
+
+  /// options.eps if a number, else the scalar 'eps', else `fallback`.
+  double eps(double fallback) const {
+    if (auto it = options.find("eps");
+        it != options.end() && it->is_number())
+      return it->get<double>();
+    return scalar("eps").value_or(fallback);
+  }
+
+  /// A tensor the kernel reads that must be what the forward computed
+  /// (layer_norm_bwd_dx's mean and rstd, rmsnorm_bwd_dx's rstd,
+  /// cross_entropy_bwd's lse): refused when an element is more than 1e-4
+  /// from `exact` (relative to max(1, |exact|)), as a forward kernel's
+  /// f32 statistics are off by about 1e-6. `what` says what it should be
+  /// ("mean of x"). Absent tensors and outputs pass.
+  bool checkForwardInput(int i, const std::vector<double> &exact,
+                         const std::string &what) {
+    if (i < 0 || isOutput(i))
+      return true;
+    std::vector<double> given = values(i);
+    double worst = 0;
+    for (size_t r = 0; r < given.size(); ++r)
+      worst = std::max(worst, std::fabs(given[r] - exact[r]) /
+                                  std::max(1.0, std::fabs(exact[r])));
+    if (worst <= 1e-4)
+      return true;
+    return fail("input '" + param(i) + "' is not the forward's " + what +
+                ": max relative error " + std::to_string(worst) +
+                " > 1e-4 (leave it out and --check derives it)");
+  }
+
+  /// Writes `values` into the input tensor `i` for the kernel and the
+  /// reference, unless it is absent, an output or given by an --in file.
+  void derive(int i, const std::vector<double> &values,
+              std::vector<HostTensor> &host,
+              const std::set<std::string> &fromFiles) const {
+    if (i < 0 || isOutput(i) || fromFiles.count(param(i)))
+      return;
+    for (size_t e = 0; e < values.size(); ++e)
+      host[size_t(i)].set(int64_t(e), values[e]);
+  }
+
   /// Whether dim `da` of tensor `a` equals dim `db` of tensor `b`.
   bool same(int a, size_t da, int b, size_t db) {
     if (shape(a)[da] == shape(b)[db])
@@ -142,14 +189,31 @@ bool layerNormBackwardRef(RefContext &c,
 bool layerNormDwDbRef(RefContext &c,
                       std::map<std::string, std::vector<double>> &outputs);
 
+/// kernels/rmsnorm.tile's training references (References/RmsNorm.cpp).
+bool rmsNormForwardRef(RefContext &c,
+                       std::map<std::string, std::vector<double>> &outputs);
+bool rmsNormBackwardRef(RefContext &c,
+                        std::map<std::string, std::vector<double>> &outputs);
+bool rmsNormDwRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs);
+
+/// cross_entropy_bwd's reference (References/CrossEntropy.cpp).
+bool crossEntropyBackwardRef(
+    RefContext &c, std::map<std::string, std::vector<double>> &outputs);
+
 /// The inputs the backward references need from the forward, derived in
 /// float64 into `host` where the kernel reads them and no --in file in
 /// `fromFiles` gives them: attention_bwd's o, lse and delta
-/// (References/AttentionBackward.cpp), layer_norm_bwd_dx's mean and rstd.
+/// (References/AttentionBackward.cpp), layer_norm_bwd_dx's mean and rstd,
+/// rmsnorm_bwd_dx's rstd, cross_entropy_bwd's lse.
 bool deriveAttentionBackwardInputs(RefContext &c, std::vector<HostTensor> &host,
                                    const std::set<std::string> &fromFiles);
 bool deriveLayerNormInputs(RefContext &c, std::vector<HostTensor> &host,
                            const std::set<std::string> &fromFiles);
+bool deriveRmsNormInputs(RefContext &c, std::vector<HostTensor> &host,
+                         const std::set<std::string> &fromFiles);
+bool deriveCrossEntropyInputs(RefContext &c, std::vector<HostTensor> &host,
+                              const std::set<std::string> &fromFiles);
 
 } // namespace tegula::rt
 

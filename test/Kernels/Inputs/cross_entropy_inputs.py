@@ -13,7 +13,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from attention_inputs import write_npy  # noqa: E402
 
-RUNS = [(67, 32003), (8, 128256), (5, 300)]
+# The checks' sizes, then the backward's timings in check-kernels.sh.
+RUNS = [(67, 32003), (8, 128256), (5, 300), (4096, 32000), (1024, 128256)]
 
 
 def main():
