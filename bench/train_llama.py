@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Train a small Llama (transformers, random initialization) with its
-attention through tegula.ops, beside the same model on SDPA.
+attention, RMSNorm, rotary embedding and loss through tegula.ops, beside
+the same model on SDPA (and PyTorch's RMSNorm, rotary and loss).
 
     python3 bench/train_llama.py --impl tegula --out /tmp/tegula.json
     python3 bench/train_llama.py --impl sdpa-cudnn --out /tmp/cudnn.json
@@ -59,6 +60,39 @@ def tegula_attention(module, query, key, value, attention_mask, scaling=None,
     return out.transpose(1, 2).contiguous(), None
 
 
+def tegula_rms_norm_forward(self, hidden_states):
+    """LlamaRMSNorm.forward through tegula.ops.rms_norm."""
+    import tegula.ops
+    return tegula.ops.rms_norm(hidden_states, self.weight,
+                               self.variance_epsilon)
+
+
+def tegula_apply_rotary_pos_emb(q, k, cos, sin, position_ids=None,
+                                unsqueeze_dim=1):
+    """transformers' apply_rotary_pos_emb through tegula.ops.rotary: q, k
+    are [B, H, N, D] views of [B, N, H, D] projections (transposed back
+    without a copy); cos, sin are [B, N, D] with both halves equal (the
+    NeoX pairing); every batch row has the same positions here."""
+    import tegula.ops
+    half = cos.shape[-1] // 2
+    c, s = cos[0, :, :half].float(), sin[0, :, :half].float()
+
+    def rotate(x):
+        return tegula.ops.rotary(x.transpose(1, 2), c, s).transpose(1, 2)
+
+    return rotate(q), rotate(k)
+
+
+def use_tegula_ops(ops):
+    """Routes transformers' Llama through tegula.ops: attention always
+    (registered below), RMSNorm and rotary when `ops` says so."""
+    from transformers.models.llama import modeling_llama
+    if "norm" in ops:
+        modeling_llama.LlamaRMSNorm.forward = tegula_rms_norm_forward
+    if "rotary" in ops:
+        modeling_llama.apply_rotary_pos_emb = tegula_apply_rotary_pos_emb
+
+
 def build_model(args, device):
     from transformers import LlamaConfig, LlamaForCausalLM
     config = LlamaConfig(
@@ -70,6 +104,7 @@ def build_model(args, device):
     torch.manual_seed(args.seed)
     model = LlamaForCausalLM(config).to(device=device, dtype=torch.bfloat16)
     if args.impl == "tegula":
+        use_tegula_ops(args.tegula_ops)
         from transformers import AttentionInterface
         AttentionInterface.register("tegula", tegula_attention)
         model.config._attn_implementation = "tegula"
@@ -105,8 +140,13 @@ def train(args):
                 logits = model(input_ids=inputs).logits
         else:
             logits = model(input_ids=inputs).logits
-        loss = torch.nn.functional.cross_entropy(
-            logits.float().view(-1, logits.shape[-1]), labels.reshape(-1))
+        if args.impl == "tegula" and "loss" in args.tegula_ops:
+            import tegula.ops
+            loss = tegula.ops.cross_entropy(
+                logits.view(-1, logits.shape[-1]), labels.reshape(-1))
+        else:
+            loss = torch.nn.functional.cross_entropy(
+                logits.float().view(-1, logits.shape[-1]), labels.reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -119,7 +159,8 @@ def train(args):
                   f"{times[-1] * 1e3:.1f} ms", flush=True)
     warm = times[args.warmup:]
     tokens_per_s = args.batch * args.seq * len(warm) / sum(warm)
-    return {"impl": args.impl, "losses": losses, "step_s": times,
+    return {"impl": args.impl, "tegula_ops": args.tegula_ops,
+            "losses": losses, "step_s": times,
             "tokens_per_s": tokens_per_s, "device": torch.cuda.get_device_name(),
             "torch": torch.__version__, "config": {
                 k: getattr(args, k) for k in (
@@ -170,6 +211,9 @@ def compare(paths, tol, plot):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--impl", choices=IMPLS, default="tegula")
+    p.add_argument("--tegula-ops", default="norm,rotary,loss",
+                   help="with --impl tegula: besides attention, which of "
+                   "norm, rotary, loss run through tegula.ops")
     p.add_argument("--layers", type=int, default=8)
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--intermediate", type=int, default=5632)

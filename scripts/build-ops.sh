@@ -22,7 +22,7 @@ tilec=$build/bin/tilec
 out=${TEGULA_OPS_BUNDLES:-$root/python/tegula/_bundles}
 lib_out=${TEGULA_OPS_LIB_DIR:-$root/python/tegula}
 # The sweeps tegula.ops launches (python/tegula/_prebuilt.py, SWEEPS).
-ops_sweeps='^attn-(fwd-lse|bwd-dkdv|bwd-dq)-d(64|128)(-causal)?$'
+ops_sweeps='^attn-(fwd-lse|bwd-dkdv|bwd-dkdv-grouped|bwd-dq)-d(64|128)(-causal)?$'
 
 rm -rf "$out"
 mkdir -p "$out"
@@ -80,6 +80,38 @@ for target in sm_80 sm_90a; do
       mkdir -p "$dir"
       "$tilec" "$root/kernels/attention_bwd.tile" -k attention_bwd_preprocess \
         --target $target -o "$dir" -D D=$d -D DT=$dt >/dev/null
+    done
+  done
+done
+
+# Rotary (rotary and rotary_inplace in one bundle) at the head and rotary
+# sizes of python/tegula/_prebuilt.py's ROTARY_DIMS, both pairings: its
+# defaults (the bench's tuned BLOCK_T is the default, 16).
+for target in sm_80 sm_90a; do
+  for dims in 64:64 64:32 128:128 128:64; do
+    d=${dims%:*} r=${dims#*:}
+    for interleaved in false true; do
+      for dt in bf16 f16; do
+        name=rotary-d$d-r$r$([ $interleaved = true ] && echo -interleaved || true)
+        name=$name$([ $dt = f16 ] && echo -f16 || true)
+        mkdir -p "$out/$target/$name"
+        "$tilec" "$root/kernels/rotary.tile" --target $target -o "$out/$target/$name" \
+          -D D=$d -D R=$r -D INTERLEAVED=$interleaved -D DT=$dt >/dev/null
+      done
+    done
+  done
+done
+
+# RMSNorm and cross-entropy, forward and backward (every kernel of each
+# file in one bundle), at their defaults.
+for target in sm_80 sm_90a; do
+  for dt in bf16 f16; do
+    suffix=$([ $dt = f16 ] && echo -f16 || true)
+    for pair in rmsnorm:rmsnorm cross_entropy:cross-entropy; do
+      file=${pair%:*} name=${pair#*:}$suffix
+      mkdir -p "$out/$target/$name"
+      "$tilec" "$root/kernels/$file.tile" --target $target -o "$out/$target/$name" \
+        -D DT=$dt >/dev/null
     done
   done
 done

@@ -20,6 +20,8 @@ from ._kernel import Kernel, Library, load
 SWEEPS = {
     "attention_fwd_lse": "attn-fwd-lse",
     "attention_bwd_dkdv": "attn-bwd-dkdv",
+    # dK/dV's GROUPED build, for K/V heads shared by several query heads.
+    "attention_bwd_dkdv_grouped": "attn-bwd-dkdv-grouped",
     "attention_bwd_dq": "attn-bwd-dq",
     "attention_bwd_preprocess": "attn-bwd-preprocess",
 }
@@ -48,6 +50,29 @@ def bundle_name(kernel: str, head_dim: int, causal: bool, f16: bool) -> str:
     if causal and kernel != "attention_bwd_preprocess":
         name += "-causal"
     return name + ("-f16" if f16 else "")
+
+
+def rotary_bundle(head_dim: int, rotary_dim: int, interleaved: bool,
+                  f16: bool) -> str:
+    """The bundle of `rotary` and `rotary_inplace` (kernels/rotary.tile) at
+    one head size D, rotary size R, pairing and dtype."""
+    name = f"rotary-d{head_dim}-r{rotary_dim}"
+    return name + ("-interleaved" if interleaved else "") + \
+        ("-f16" if f16 else "")
+
+
+def norm_bundle(f16: bool) -> str:
+    """kernels/rmsnorm.tile's bundle (rmsnorm_fwd and its backward)."""
+    return "rmsnorm" + ("-f16" if f16 else "")
+
+
+def loss_bundle(f16: bool) -> str:
+    """kernels/cross_entropy.tile's bundle (forward and backward)."""
+    return "cross-entropy" + ("-f16" if f16 else "")
+
+
+# The rotary builds scripts/build-ops.sh makes: (D, R) pairs.
+ROTARY_DIMS = ((64, 64), (64, 32), (128, 128), (128, 64))
 
 
 def kernel(name: str, entry: str, capability: Tuple[int, int]) -> Kernel:

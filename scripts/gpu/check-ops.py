@@ -59,7 +59,11 @@ def poison():
 
 
 def reference(q, k, v, causal, scale):
-    """softmax(scale q k^T) v and the row logsumexp, in float64."""
+    """softmax(scale q k^T) v and the row logsumexp, in float64; K/V heads
+    repeated for grouped-query attention (autograd sums their gradients
+    over each group)."""
+    group = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
     s = scale * (q @ k.transpose(-1, -2))
     if causal:
         n = q.shape[-2]
@@ -69,15 +73,19 @@ def reference(q, k, v, causal, scale):
     return torch.softmax(s, dim=-1) @ v, lse
 
 
-def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True):
+def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
+                    kv_heads=None):
     """Forward and backward of one call; with use_o=False the loss reads
-    only the logsumexp (o's gradient never reaches the op)."""
+    only the logsumexp (o's gradient never reaches the op); kv_heads < H is
+    grouped-query attention."""
     b, h, n, d = shape
+    kv_shape = (b, kv_heads or h, n, d)
     name = (f"attention {list(shape)} {str(dtype)[6:]} "
             f"{'causal ' if causal else ''}scale={scale}"
+            f"{f' HKV={kv_heads}' if kv_heads else ''}"
             f"{'' if use_o else ' (loss of lse alone)'}")
-    q, k, v = (torch.randn(shape, device="cuda").to(dtype).requires_grad_()
-               for _ in range(3))
+    q, k, v = (torch.randn(s, device="cuda").to(dtype).requires_grad_()
+               for s in (shape, kv_shape, kv_shape))
     do = torch.randn(shape, device="cuda").to(dtype)
     dlse = torch.randn(shape[:3], device="cuda")
     poison()
@@ -105,16 +113,116 @@ def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True):
            f" (rel L2, tol {tol:g})" + ("" if finite else " NOT FINITE"))
 
 
+def rotary_reference(x, cos, sin, interleaved):
+    """x [B, T, H, D] rotated in float64 by cos, sin [T, R / 2]."""
+    half = cos.shape[1]
+    r = 2 * half
+    x = x.double()
+    c, s = cos.double()[None, :, None, :], sin.double()[None, :, None, :]
+    if interleaved:
+        x1, x2 = x[..., 0:r:2], x[..., 1:r:2]
+    else:
+        x1, x2 = x[..., :half], x[..., half:r]
+    y1, y2 = x1 * c - x2 * s, x2 * c + x1 * s
+    rotated = (torch.stack((y1, y2), -1).flatten(-2) if interleaved
+               else torch.cat((y1, y2), -1))
+    return torch.cat((rotated, x[..., r:]), -1)
+
+
+def check_rotary(shape, rotary_dim, interleaved, dtype, tol=1e-2):
+    b, t, h, d = shape
+    name = (f"rotary {list(shape)} R={rotary_dim} {str(dtype)[6:]}"
+            f"{' interleaved' if interleaved else ''}")
+    x = torch.randn(shape, device="cuda").to(dtype).requires_grad_()
+    angles = torch.rand(t, rotary_dim // 2, device="cuda") * 6.3
+    cos, sin = angles.cos(), angles.sin()
+    dy = torch.randn(shape, device="cuda").to(dtype)
+    poison()
+    y = tegula.ops.rotary(x, cos, sin, interleaved=interleaved)
+    y.backward(dy)
+    x64 = x.detach().double().requires_grad_()
+    y64 = rotary_reference(x64, cos, sin, interleaved)
+    y64.backward(dy.double())
+    inplace = x.detach().clone()
+    with torch.no_grad():
+        tegula.ops.rotary(inplace, cos, sin, interleaved=interleaved,
+                          inplace=True)
+    errors = {"y": rel_l2(y, y64), "dx": rel_l2(x.grad, x64.grad),
+              "inplace": rel_l2(inplace, y64)}
+    same = torch.equal(inplace, y.detach())
+    report(max(errors.values()) <= tol and same, name,
+           " ".join(f"{k} {e:.2e}" for k, e in errors.items()) +
+           f" (rel L2, tol {tol:g}); in place {'=' if same else '!='} out of "
+           f"place")
+
+
+def check_rms_norm(shape, dtype, eps=1e-5, tol=1e-2):
+    name = f"rms_norm {list(shape)} {str(dtype)[6:]}"
+    x = torch.randn(shape, device="cuda").to(dtype).requires_grad_()
+    w = (1 + 0.5 * torch.randn(shape[-1], device="cuda")).to(dtype)
+    w.requires_grad_()
+    dy = torch.randn(shape, device="cuda").to(dtype)
+    poison()
+    y = tegula.ops.rms_norm(x, w, eps)
+    y.backward(dy)
+    x64, w64 = (t.detach().double().requires_grad_() for t in (x, w))
+    y64 = x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps) * w64
+    y64.backward(dy.double())
+    errors = {"y": rel_l2(y, y64), "dx": rel_l2(x.grad, x64.grad),
+              "dw": rel_l2(w.grad, w64.grad)}
+    again = x.grad.clone(), w.grad.clone()
+    x.grad = w.grad = None
+    tegula.ops.rms_norm(x, w, eps).backward(dy)
+    same = torch.equal(again[0], x.grad) and torch.equal(again[1], w.grad)
+    report(max(errors.values()) <= tol and same, name,
+           " ".join(f"{k} {e:.2e}" for k, e in errors.items()) +
+           f" (rel L2, tol {tol:g}); backward "
+           f"{'deterministic' if same else 'NOT deterministic'}")
+
+
+def check_cross_entropy(rows, vocab, dtype, reduction, tol=1e-2):
+    name = f"cross_entropy [{rows}, {vocab}] {str(dtype)[6:]} {reduction}"
+    logits = (3 * torch.randn(rows, vocab, device="cuda")).to(dtype)
+    logits.requires_grad_()
+    target = torch.randint(0, vocab, (rows,), device="cuda")
+    target[::5] = -100  # ignored rows
+    poison()
+    loss = tegula.ops.cross_entropy(logits, target, reduction=reduction)
+    grad = torch.randn_like(loss)
+    loss.backward(grad)
+    l64 = logits.detach().double().requires_grad_()
+    ref = torch.nn.functional.cross_entropy(l64, target, ignore_index=-100,
+                                            reduction=reduction)
+    ref.backward(grad.double())
+    errors = {"loss": rel_l2(loss, ref), "dlogits": rel_l2(logits.grad,
+                                                           l64.grad)}
+    zero = bool((logits.grad[::5] == 0).all())
+    report(max(errors.values()) <= tol and zero, name,
+           " ".join(f"{k} {e:.2e}" for k, e in errors.items()) +
+           f" (rel L2, tol {tol:g}); ignored rows' gradient "
+           f"{'zero' if zero else 'NOT zero'}")
+
+
 def check_errors():
     good = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.bfloat16)
     cases = [
         ("D = 96", (torch.randn(1, 2, 64, 96, device="cuda",
                                 dtype=torch.bfloat16),) * 3, "D = 96"),
-        ("k's shape", (good, good[:, :1], good), "argument 'k'"),
+        ("k's shape", (good, good[:, :, :32], good), "argument 'k'"),
+        ("v's heads", (good, good, good[:, :1]), "argument 'v'"),
         ("f32", (good.float(), good.float(), good.float()), "float32"),
         ("CPU", (good.cpu(), good.cpu(), good.cpu()), "cpu"),
         ("rank 3", (good[0], good[0], good[0]), "[B, H, N, D]"),
     ]
+    x = torch.randn(2, 10, 16, 128, device="cuda", dtype=torch.bfloat16)
+    wide = torch.randn(10, 16 * 128 // 2, device="cuda")
+    try:
+        tegula.ops.rotary(x, wide, wide)
+        report(False, "error rotary model dimension", "no LaunchError")
+    except tegula.LaunchError as error:
+        text = str(error)
+        report("D = 128" in text and "R = 2048" in text, "error rotary model "
+               "dimension", text)
     for label, args, text in cases:
         try:
             tegula.ops.attention(*args)
@@ -134,6 +242,18 @@ def check_opcheck():
                "aot_dispatch_dynamic")
     except Exception as error:  # noqa: BLE001 - reported, not raised
         report(False, "opcheck attention_forward", repr(error)[:400])
+    x = torch.randn(2, 9, 3, 64, device="cuda", dtype=torch.bfloat16,
+                    requires_grad=True)
+    cos, sin = (torch.rand(9, 32, device="cuda") for _ in range(2))
+    for op, args in ((torch.ops.tegula.rotary, (x, cos, sin, False)),
+                     (torch.ops.tegula.rotary_,
+                      (x.detach().clone(), cos, sin, True))):
+        try:
+            torch.library.opcheck(op, args)
+            report(True, f"opcheck {op}", "schema, fake, autograd, "
+                   "aot_dispatch_dynamic")
+        except Exception as error:  # noqa: BLE001
+            report(False, f"opcheck {op}", repr(error)[:400])
 
 
 def grads(fn, q, k, v, do):
@@ -246,7 +366,23 @@ def main():
     check_attention((1, 2, 200, 128), torch.bfloat16, False, 0.0)
     check_attention((1, 1, 1, 64), torch.bfloat16, True, None)
     check_attention((2, 2, 250, 64), torch.bfloat16, True, None, use_o=False)
+    for d in (64, 128):
+        for causal in (False, True):
+            check_attention((2, 8, 333, d), torch.bfloat16, causal, None,
+                            kv_heads=2)
+    check_attention((1, 4, 200, 128), torch.float16, True, None, kv_heads=1)
     check_attention((1, 2, 300, 128), torch.float16, False, 0.2, use_o=False)
+    for d, r in ((64, 64), (64, 32), (128, 128), (128, 64)):
+        for interleaved in (False, True):
+            check_rotary((2, 37, 3, d), r, interleaved, torch.bfloat16)
+    check_rotary((1, 300, 16, 128), 128, False, torch.float16)
+    for shape in ((7, 3001), (2, 33, 2048), (64, 16384)):
+        check_rms_norm(shape, torch.bfloat16)
+    check_rms_norm((300, 4096), torch.float16)
+    for reduction in ("mean", "sum", "none"):
+        check_cross_entropy(37, 32003, torch.bfloat16, reduction)
+    check_cross_entropy(64, 128256, torch.bfloat16, "mean")
+    check_cross_entropy(16, 32000, torch.float16, "mean")
     check_errors()
     check_opcheck()
     check_compile_and_graph()

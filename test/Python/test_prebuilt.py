@@ -17,7 +17,8 @@ from tegula import _prebuilt
 ROOT = os.environ["TEGULA_OPS_BUNDLES"]
 # What each kernel's first tensor parameter is, by entry.
 FIRST = {"attention_fwd_lse": "q", "attention_bwd_dkdv": "q",
-         "attention_bwd_dq": "q", "attention_bwd_preprocess": "o"}
+         "attention_bwd_dkdv_grouped": "q", "attention_bwd_dq": "q",
+         "attention_bwd_preprocess": "o"}
 
 
 def every_bundle():
@@ -33,10 +34,18 @@ def test_every_op_kernel_is_built(target):
     capability = (9, 0) if target == "sm_90a" else (8, 0)
     for entry, d, causal, f16 in every_bundle():
         name = _prebuilt.bundle_name(entry, d, causal, f16)
-        kernel = _prebuilt.kernel(name, entry, capability)
+        kernel = _prebuilt.kernel(name, entry.replace("_grouped", ""),
+                                  capability)
         dtype = "f16" if f16 else "bf16"
         want = f"{FIRST[entry]}: {dtype}[Z, H, N, {d}]"
         assert want in kernel.signature, (name, kernel.signature)
+        if entry.startswith("attention_bwd_d") or entry.endswith("lse"):
+            assert f"k: {dtype}[Z, HKV, N, {d}]" in kernel.signature, name
+        grouped = entry.endswith("_grouped")
+        with open(os.path.join(ROOT, target, name,
+                               f"{entry.replace('_grouped', '')}.json")) as f:
+            template = json.load(f)["template"]
+        assert template.get("GROUPED", False) is grouped, name
         assert os.path.isdir(os.path.join(ROOT, target, name))
 
 
@@ -46,8 +55,60 @@ def test_preprocess_has_no_causal_build():
                                      False) == "attn-bwd-preprocess-d64")
 
 
+def every_rotary():
+    for d, r in _prebuilt.ROTARY_DIMS:
+        for interleaved in (False, True):
+            for f16 in (False, True):
+                yield d, r, interleaved, f16
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_every_rotary_is_built(target):
+    capability = (9, 0) if target == "sm_90a" else (8, 0)
+    for d, r, interleaved, f16 in every_rotary():
+        name = _prebuilt.rotary_bundle(d, r, interleaved, f16)
+        dtype = "f16" if f16 else "bf16"
+        out = _prebuilt.kernel(name, "rotary", capability)
+        assert out.signature.startswith(
+            f"rotary(x: {dtype}[B, T, H, {d}], cos: f32[T, {r // 2}], "
+            f"sin: f32[T, {r // 2}], out: mut {dtype}[B, T, H, {d}]"), name
+        inplace = _prebuilt.kernel(name, "rotary_inplace", capability)
+        assert inplace.signature.startswith(
+            f"rotary_inplace(x: mut {dtype}[B, T, H, {d}]"), name
+        with open(os.path.join(ROOT, target, name, "rotary.json")) as f:
+            template = json.load(f)["template"]
+        assert template["INTERLEAVED"] is interleaved, name
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_norm_and_loss_kernels_are_built(target):
+    capability = (9, 0) if target == "sm_90a" else (8, 0)
+    for f16 in (False, True):
+        dtype = "f16" if f16 else "bf16"
+        norm = _prebuilt.norm_bundle(f16)
+        assert _prebuilt.kernel(norm, "rmsnorm_fwd", capability).signature \
+            .startswith(f"rmsnorm_fwd(x: {dtype}[R, C], w: {dtype}[C], "
+                        f"y: mut {dtype}[R, C], rstd: mut f32[R]")
+        assert "dw_part: mut f32[G, C]" in _prebuilt.kernel(
+            norm, "rmsnorm_bwd_dx", capability).signature
+        assert _prebuilt.kernel(norm, "rmsnorm_bwd_dw", capability) \
+            .signature.startswith("rmsnorm_bwd_dw(dw_part: f32[G, C], "
+                                  f"dw: mut {dtype}[C]")
+        loss = _prebuilt.loss_bundle(f16)
+        assert _prebuilt.kernel(loss, "cross_entropy", capability) \
+            .signature.startswith(f"cross_entropy(logits: {dtype}[R, V], "
+                                  "target: i32[R]")
+        assert _prebuilt.kernel(loss, "cross_entropy_bwd", capability) \
+            .signature.startswith(f"cross_entropy_bwd(logits: {dtype}[R, V], "
+                                  "target: i32[R], lse: f32[R], dloss: f32[R], "
+                                  f"dlogits: mut {dtype}[R, V]")
+
+
 def test_no_stray_bundles():
     names = {_prebuilt.bundle_name(*b) for b in every_bundle()}
+    names |= {_prebuilt.rotary_bundle(*r) for r in every_rotary()}
+    names |= {f(f16) for f in (_prebuilt.norm_bundle, _prebuilt.loss_bundle)
+              for f16 in (False, True)}
     for target in ("sm_80", "sm_90a"):
         assert set(os.listdir(os.path.join(ROOT, target))) == names
 
@@ -63,6 +124,8 @@ def test_sm80_ships_config_zero_only():
     """sm_80 has no tuning table, so an untuned launch would run config 0:
     that config alone is built there, and it does not spill."""
     for name in os.listdir(os.path.join(ROOT, "sm_80")):
+        if not name.startswith("attn-"):
+            continue
         sm80 = bundle(os.path.join(ROOT, "sm_80", name))
         assert "configs" not in sm80, name
         assert sm80["spill_bytes"] == 0, name
@@ -81,8 +144,9 @@ def test_tuning_tables_are_current():
     the runtime launches, not a stale table's guess."""
     tables = glob.glob(os.path.join(ROOT, "sm_90a", "*", "*.tuning.json"))
     sweeps = [n for n in os.listdir(os.path.join(ROOT, "sm_90a"))
-              if not n.endswith("-f16") and "preprocess" not in n]
-    assert len(tables) == len(sweeps) == 12
+              if n.startswith("attn-") and not n.endswith("-f16")
+              and "preprocess" not in n]
+    assert len(tables) == len(sweeps) == 16
     for table_path in tables:
         path = os.path.dirname(table_path)
         built = bundle(path)["configs"]

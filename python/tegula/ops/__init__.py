@@ -18,5 +18,8 @@ except ImportError as error:  # pragma: no cover - depends on the machine
                       "tegula.load() and tegula.compile() do not") from error
 
 from ._attention import attention
+from ._loss import cross_entropy
+from ._norm import rms_norm
+from ._rotary import rotary
 
-__all__ = ["attention"]
+__all__ = ["attention", "cross_entropy", "rms_norm", "rotary"]

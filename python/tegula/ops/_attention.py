@@ -22,9 +22,11 @@ HEAD_DIMS = (64, 128)
 DTYPES = (torch.bfloat16, torch.float16)
 
 
-def _kernel(entry: str, q: Tensor, causal: bool):
-    name = _prebuilt.bundle_name(entry, q.shape[-1], causal,
-                                q.dtype == torch.float16)
+def _kernel(entry: str, q: Tensor, causal: bool, build: str = ""):
+    """Kernel `entry` for q's head size and dtype; `build` picks another
+    build of it ("_grouped": dK/dV for K/V heads shared by query heads)."""
+    name = _prebuilt.bundle_name(entry + build, q.shape[-1], causal,
+                                 q.dtype == torch.float16)
     capability = torch.cuda.get_device_capability(q.device)
     return _prebuilt.kernel(name, entry, capability)
 
@@ -55,7 +57,8 @@ def _backward(do: Tensor, dlse: Optional[Tensor], q: Tensor, k: Tensor,
         # d lse_i / d s_ij = P_ij (s the scaled score): the kernels'
         # dS = P (dP - delta) takes an lse gradient g as delta - g.
         delta = delta - dlse.float()
-    dk, dv = _kernel("attention_bwd_dkdv", q, causal)(
+    grouped = "_grouped" if k.shape[1] != q.shape[1] else ""
+    dk, dv = _kernel("attention_bwd_dkdv", q, causal, grouped)(
         q, k, v, do, lse, delta, scale=scale)
     dq = _kernel("attention_bwd_dq", q, causal)(
         q, k, v, do, lse, delta, scale=scale)
@@ -107,11 +110,14 @@ def _check(q: Tensor, k: Tensor, v: Tensor) -> None:
             raise LaunchError(f"attention: argument '{name}' is on "
                               f"{t.device}: expected a CUDA tensor")
     for name, t in (("k", k), ("v", v)):
-        if t.shape != q.shape:
+        b, h, n, d = q.shape
+        if (t.shape[0] != b or t.shape[2:] != q.shape[2:] or t.shape[1] < 1
+                or h % t.shape[1] or t.shape != k.shape):
             raise LaunchError(
                 f"attention: argument '{name}' has shape {list(t.shape)} "
-                f"but q has {list(q.shape)}: q, k and v must have one "
-                f"shape [B, H, N, D]")
+                f"but q has {list(q.shape)}: k and v must be [B, HKV, N, D] "
+                f"with q's B, N and D, and HKV dividing q's H heads (GQA; "
+                f"HKV = H is multi-head attention)")
         if t.dtype != q.dtype or t.device != q.device:
             raise LaunchError(
                 f"attention: argument '{name}' is {t.dtype} on {t.device} "
@@ -127,7 +133,9 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
               scale: Optional[float] = None, return_lse: bool = False
               ) -> Union[Tensor, Tuple[Tensor, Tensor]]:
     """softmax(scale * q k^T) v over [B, H, N, D] tensors (SDPA's layout),
-    differentiable in q, k and v.
+    differentiable in q, k and v. k and v may have fewer heads, HKV
+    dividing H (grouped-query attention; query head h reads K/V head
+    h // (H // HKV)).
 
     causal: query i sees keys j <= i. scale: None means D ** -0.5; any
     float, zero and negative included. return_lse: also return each row's

@@ -1,0 +1,101 @@
+"""tegula.ops.cross_entropy: the fused cross-entropy loss as a
+differentiable PyTorch op.
+
+Forward cross_entropy (each row's loss and logsumexp, the logits read
+once); backward cross_entropy_bwd (dlogits = (softmax - onehot) * dloss
+per row, ignored rows zero). The reduction is ordinary PyTorch over the
+per-row losses, so its gradient reaches the kernel as dloss.
+"""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from .._errors import LaunchError
+from .. import _prebuilt
+
+DTYPES = (torch.bfloat16, torch.float16)
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def _kernel(entry: str, logits: Tensor):
+    name = _prebuilt.loss_bundle(logits.dtype == torch.float16)
+    capability = torch.cuda.get_device_capability(logits.device)
+    return _prebuilt.kernel(name, entry, capability)
+
+
+@torch.library.custom_op("tegula::cross_entropy_forward", mutates_args=())
+def _forward(logits: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
+    loss, lse = _kernel("cross_entropy", logits)(logits, target)
+    return loss, lse
+
+
+@_forward.register_fake
+def _forward_fake(logits: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
+    rows = logits.new_empty(logits.shape[:1], dtype=torch.float32)
+    return rows, torch.empty_like(rows)
+
+
+@torch.library.custom_op("tegula::cross_entropy_backward", mutates_args=())
+def _backward(dloss: Tensor, logits: Tensor, target: Tensor,
+              lse: Tensor) -> Tensor:
+    return _kernel("cross_entropy_bwd", logits)(
+        logits, target, lse, dloss.float().contiguous())
+
+
+@_backward.register_fake
+def _backward_fake(dloss: Tensor, logits: Tensor, target: Tensor,
+                   lse: Tensor) -> Tensor:
+    return torch.empty_like(logits)
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    logits, target = inputs
+    ctx.save_for_backward(logits, target, output[1])
+    ctx.set_materialize_grads(False)
+
+
+def _autograd_backward(ctx, dloss, dlse):
+    logits, target, lse = ctx.saved_tensors
+    if dloss is None:
+        return None, None
+    return _backward(dloss, logits, target, lse), None
+
+
+_forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+
+
+def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
+                  reduction: str = "mean") -> Tensor:
+    """torch.nn.functional.cross_entropy over logits [R, V] (bf16/f16, any
+    vocabulary size) and integer targets [R], accumulated in f32, without
+    materializing the softmax. Rows whose target is ignore_index count zero
+    (and are left out of the mean). reduction: "mean", "sum" or "none"."""
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"cross_entropy: reduction '{reduction}' is not one "
+                         f"of {', '.join(REDUCTIONS)}")
+    if logits.dim() != 2 or target.shape != logits.shape[:1]:
+        raise LaunchError(f"cross_entropy: logits {list(logits.shape)} and "
+                          f"target {list(target.shape)}: expected [R, V] and "
+                          f"[R]", "target")
+    if logits.dtype not in DTYPES or logits.device.type != "cuda":
+        raise LaunchError(f"cross_entropy: argument 'logits' is "
+                          f"{logits.dtype} on {logits.device}: expected a "
+                          f"bf16 or f16 CUDA tensor", "logits")
+    if target.dtype.is_floating_point or target.device != logits.device:
+        raise LaunchError(f"cross_entropy: argument 'target' is "
+                          f"{target.dtype} on {target.device}: expected "
+                          f"integers on {logits.device}", "target")
+    ignored = target == ignore_index
+    # The kernels take a negative target as "ignored".
+    target32 = torch.where(ignored, -1, target).to(torch.int32)
+    loss, _ = torch.ops.tegula.cross_entropy_forward(logits.contiguous(),
+                                                     target32)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / (~ignored).sum()

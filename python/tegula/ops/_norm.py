@@ -1,0 +1,95 @@
+"""tegula.ops.rms_norm: RMSNorm as a differentiable PyTorch op.
+
+Forward rmsnorm_fwd (y and each row's rstd, saved for the backward);
+backward rmsnorm_bwd_dx (dx, and dw's partial sums over G row groups) then
+rmsnorm_bwd_dw (dw = the sum of the G partials, in a fixed order: the same
+bits every run).
+"""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from .._errors import LaunchError
+from .. import _prebuilt
+
+DTYPES = (torch.bfloat16, torch.float16)
+# Row groups of the backward: programs per column block, each looping over
+# the rows r with r % G == g; enough to fill the GPU, few enough that the
+# dw partials [G, C] stay small.
+_ROW_GROUPS = 256
+
+
+def _kernel(entry: str, x: Tensor):
+    name = _prebuilt.norm_bundle(x.dtype == torch.float16)
+    capability = torch.cuda.get_device_capability(x.device)
+    return _prebuilt.kernel(name, entry, capability)
+
+
+@torch.library.custom_op("tegula::rms_norm_forward", mutates_args=())
+def _forward(x: Tensor, w: Tensor, eps: float) -> Tuple[Tensor, Tensor]:
+    y, rstd = _kernel("rmsnorm_fwd", x)(x, w, eps=eps)
+    return y, rstd
+
+
+@_forward.register_fake
+def _forward_fake(x: Tensor, w: Tensor, eps: float) -> Tuple[Tensor, Tensor]:
+    return torch.empty_like(x), x.new_empty(x.shape[:1], dtype=torch.float32)
+
+
+@torch.library.custom_op("tegula::rms_norm_backward", mutates_args=())
+def _backward(dy: Tensor, x: Tensor, w: Tensor,
+              rstd: Tensor) -> Tuple[Tensor, Tensor]:
+    rows, cols = x.shape
+    groups = max(1, min(rows, _ROW_GROUPS))
+    dw_part = torch.empty(groups, cols, dtype=torch.float32, device=x.device)
+    dx, _ = _kernel("rmsnorm_bwd_dx", x)(x, dy.contiguous(), w, rstd,
+                                          dw_part=dw_part)
+    dw = _kernel("rmsnorm_bwd_dw", x)(dw_part)
+    return dx, dw
+
+
+@_backward.register_fake
+def _backward_fake(dy: Tensor, x: Tensor, w: Tensor,
+                   rstd: Tensor) -> Tuple[Tensor, Tensor]:
+    return torch.empty_like(x), torch.empty_like(w)
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    x, w, _ = inputs
+    ctx.save_for_backward(x, w, output[1])
+    ctx.set_materialize_grads(False)
+
+
+def _autograd_backward(ctx, dy, drstd):
+    x, w, rstd = ctx.saved_tensors
+    if dy is None:
+        return None, None, None
+    dx, dw = _backward(dy, x, w, rstd)
+    return dx, dw, None
+
+
+_forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+
+
+def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
+    """x / sqrt(mean(x^2, -1) + eps) * w over the last dimension, f32
+    inside, differentiable in x and w. x: [..., C] bf16/f16 on CUDA; w: [C]
+    of x's dtype. Deterministic backward."""
+    if x.dim() < 1 or w.dim() != 1 or w.shape[0] != x.shape[-1]:
+        raise LaunchError(f"rms_norm: argument 'w' has shape {list(w.shape)} "
+                          f"but x has {list(x.shape)}: w must be [C] with x's "
+                          f"last extent", "w")
+    if x.dtype not in DTYPES or x.device.type != "cuda":
+        raise LaunchError(f"rms_norm: argument 'x' is {x.dtype} on {x.device}"
+                          f": expected a bf16 or f16 CUDA tensor", "x")
+    if w.dtype != x.dtype or w.device != x.device:
+        raise LaunchError(f"rms_norm: argument 'w' is {w.dtype} on "
+                          f"{w.device} but x is {x.dtype} on {x.device}", "w")
+    shape = x.shape
+    rows = x.reshape(-1, shape[-1]).contiguous()
+    y, _ = torch.ops.tegula.rms_norm_forward(rows, w.contiguous(), float(eps))
+    return y.view(shape)
