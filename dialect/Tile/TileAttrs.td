@@ -152,13 +152,10 @@ def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
       return getOrder().front() == (opIdx == 0 ? 1u : 0u);
     }
     /// The rows and columns of the buffer that holds a tile of `shape` in
-    /// this layout: the tile's, transposed where its columns are contiguous.
+    /// this layout: the tile's, transposed where its columns are contiguous
+    /// (::tegula::tile::getStoredShape of this layout's order).
     ::llvm::SmallVector<int64_t, 2>
-    getStoredShape(::llvm::ArrayRef<int64_t> shape) const {
-      if (shape.size() == 2 && getOrder().front() == 0)
-        return {shape[1], shape[0]};
-      return ::llvm::SmallVector<int64_t, 2>(shape);
-    }
+    getStoredShape(::llvm::ArrayRef<int64_t> shape) const;
     /// The same stage seen through a transpose.
     SharedLayoutAttr transposed() const {
       return get(getContext(), getSwizzle(),

@@ -44,12 +44,22 @@ int64_t getStoredBytes(mlir::Type type);
 /// (8 rows of its width) divides.
 constexpr int64_t kSwizzleAtomBytes = 1024;
 
+/// The swizzles a shared tile can have (#tile.shared's `swizzle`), widest
+/// first: the swizzle modes wgmma and TMA read.
+constexpr int64_t kSwizzleModes[] = {128, 64, 32};
+
+/// The rows and columns of the buffer that holds a tile of `shape` stored
+/// with dimension `order[0]` contiguous (#tile.shared's `order`): the
+/// tile's, transposed where a 2-D tile's columns are contiguous.
+llvm::SmallVector<int64_t, 2> getStoredShape(llvm::ArrayRef<int64_t> shape,
+                                             llvm::ArrayRef<unsigned> order);
+
 /// The swizzle of a shared tile stored as `storedShape` (rows are every
-/// dimension but the last) of `element`s: the widest of 128, 64 and 32
-/// bytes that divides its rows' bytes, 0 (plain row-major) if none does or
-/// the tile has one dimension. The tile is stored in column panels that
-/// wide, each row's 16-byte chunks XOR-swizzled as wgmma and TMA read that
-/// swizzle mode (getSharedElementAddress).
+/// dimension but the last) of `element`s: the widest of kSwizzleModes that
+/// divides its rows' bytes, 0 (plain row-major) if none does or the tile
+/// has one dimension. The tile is stored in column panels that wide, each
+/// row's 16-byte chunks XOR-swizzled as wgmma and TMA read that swizzle
+/// mode (getSharedElementAddress).
 int64_t getSwizzleBytes(llvm::ArrayRef<int64_t> storedShape,
                         mlir::Type element);
 

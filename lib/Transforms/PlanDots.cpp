@@ -120,9 +120,8 @@ bool readsStoredInPlace(DotOp dot, unsigned index, ArrayRef<unsigned> warps,
                         const StageableTile &stageable, unsigned fastest) {
   auto type = cast<RankedTensorType>(stageable.tile.getType());
   Type element = type.getElementType();
-  SmallVector<int64_t, 2> stored(type.getShape());
-  if (fastest == 0)
-    std::swap(stored[0], stored[1]);
+  SmallVector<int64_t, 2> stored =
+      getStoredShape(type.getShape(), {fastest, 1 - fastest});
   int64_t swizzle = getSwizzleBytes(stored, element);
   if (stored[0] % 8 != 0 || !swizzle)
     return false;
@@ -500,9 +499,7 @@ private:
   /// contiguous, in the swizzle of its stored rows.
   SharedLayoutAttr getSharedLayout(ArrayRef<int64_t> shape, Type element,
                                    ArrayRef<unsigned> order) {
-    SmallVector<int64_t, 2> stored(shape);
-    if (order.front() == 0)
-      std::swap(stored[0], stored[1]);
+    SmallVector<int64_t, 2> stored = getStoredShape(shape, order);
     return SharedLayoutAttr::get(func.getContext(),
                                  getSwizzleBytes(stored, element), order);
   }

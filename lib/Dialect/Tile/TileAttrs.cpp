@@ -312,7 +312,7 @@ SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t swizzle, ArrayRef<unsigned> order) {
   // The swizzles getSharedElementAddress lays out and wgmma reads; which
   // one a tile has follows from its shape (verifyTileShape).
-  if (swizzle != 128 && swizzle != 64 && swizzle != 32)
+  if (!llvm::is_contained(kSwizzleModes, swizzle))
     return emitError() << "#tile.shared swizzle is " << swizzle
                        << " bytes; shared tiles have the 128-, 64- or "
                           "32-byte swizzle";
@@ -320,6 +320,11 @@ SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#tile.shared order must be [1, 0] or [0, 1], got ["
                        << llvm::interleaved(order) << "]";
   return success();
+}
+
+SmallVector<int64_t, 2>
+SharedLayoutAttr::getStoredShape(ArrayRef<int64_t> shape) const {
+  return tegula::tile::getStoredShape(shape, getOrder());
 }
 
 LogicalResult DotPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -122,6 +122,12 @@ verifyBlockShape(function_ref<InFlightDiagnostic()> emitError, StringRef what,
   return success();
 }
 
+/// The bytes of one row of a tile stored as `storedShape` (of two or more
+/// dimensions) of `element`s, which getSwizzleBytes picks a swizzle for.
+static int64_t getStoredRowBytes(ArrayRef<int64_t> storedShape, Type element) {
+  return storedShape.back() * getStoredBytes(element);
+}
+
 /// A #tile.shared tile is a matrix whose encoding names the swizzle of its
 /// stored rows (getSwizzleBytes), the one getSharedElementAddress lays it
 /// out in.
@@ -131,13 +137,13 @@ static LogicalResult verifySharedTile(Operation *op, RankedTensorType tile,
     return op->emitOpError()
            << "tile " << tile << " stays in shared memory but is not 2-D";
   SmallVector<int64_t, 2> stored = shared.getStoredShape(tile.getShape());
-  int64_t rowBytes = stored[1] * getStoredBytes(tile.getElementType());
   int64_t swizzle = getSwizzleBytes(stored, tile.getElementType());
   if (swizzle == shared.getSwizzle())
     return success();
   InFlightDiagnostic diag = op->emitOpError()
                             << "tile " << tile << " is stored in rows of "
-                            << rowBytes << " bytes, ";
+                            << getStoredRowBytes(stored, tile.getElementType())
+                            << " bytes, ";
   if (!swizzle)
     return diag << "which no swizzle fits (a multiple of 32 bytes)";
   return diag << "whose swizzle is " << swizzle << " bytes, not "
@@ -471,12 +477,19 @@ int64_t tegula::tile::getStoredBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
+SmallVector<int64_t, 2> tegula::tile::getStoredShape(ArrayRef<int64_t> shape,
+                                                     ArrayRef<unsigned> order) {
+  if (shape.size() == 2 && order.front() == 0)
+    return {shape[1], shape[0]};
+  return SmallVector<int64_t, 2>(shape);
+}
+
 int64_t tegula::tile::getSwizzleBytes(ArrayRef<int64_t> storedShape,
                                       Type element) {
   if (storedShape.size() < 2)
     return 0;
-  int64_t rowBytes = storedShape.back() * getStoredBytes(element);
-  for (int64_t swizzle : {128, 64, 32})
+  int64_t rowBytes = getStoredRowBytes(storedShape, element);
+  for (int64_t swizzle : kSwizzleModes)
     if (rowBytes % swizzle == 0)
       return swizzle;
   return 0;
