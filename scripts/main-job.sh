@@ -41,7 +41,9 @@ echo "== interpreter check: attention_fwd (D=64, N=190, causal)"
 "$tilec" "$root/kernels/attention_fwd.tile" -k attention_fwd -D D=64 -D BLOCK_M=64 -D CAUSAL=true \
   --run --dims Z=1,H=2,N=190 --scalar scale=0.125 --check || status=1
 echo "== interpreter check: attention_bwd dK/dV and dQ (D=64, N=100, causal, 4 query heads over 2 K/V heads)"
-for k in attention_bwd_dkdv attention_bwd_dq; do
+# dK/dV's GROUPED build is the one for grouped K/V heads.
+for k in "attention_bwd_dkdv -D GROUPED=true" attention_bwd_dq; do
+  # shellcheck disable=SC2086
   "$tilec" "$root/kernels/attention_bwd.tile" -k $k --reference attention_bwd -D D=64 -D CAUSAL=true \
     --run --dims Z=1,H=4,HKV=2,N=100 --scalar scale=0.125 --check || status=1
 done
