@@ -223,6 +223,21 @@ def check_errors():
         text = str(error)
         report("D = 128" in text and "R = 2048" in text, "error rotary model "
                "dimension", text)
+    for label, call, text in (
+            ("rms_norm w", lambda: tegula.ops.rms_norm(x, x[0, 0, 0, :64]),
+             "argument 'w'"),
+            ("rms_norm f32", lambda: tegula.ops.rms_norm(
+                x.float(), x[0, 0, 0].float()), "argument 'x'"),
+            ("cross_entropy target", lambda: tegula.ops.cross_entropy(
+                x[0, 0], torch.zeros(3, dtype=torch.long, device="cuda")),
+             "expected [R, V] and [R]"),
+            ("cross_entropy float target", lambda: tegula.ops.cross_entropy(
+                x[0, 0], x[0, 0, :, 0]), "argument 'target'")):
+        try:
+            call()
+            report(False, f"error {label}", "no LaunchError")
+        except tegula.LaunchError as error:
+            report(text in str(error), f"error {label}", str(error))
     for label, args, text in cases:
         try:
             tegula.ops.attention(*args)

@@ -4,6 +4,7 @@ $TEGULA_OPS_BUNDLES."""
 
 import glob
 import hashlib
+import itertools
 import json
 import os
 import subprocess
@@ -22,11 +23,8 @@ FIRST = {"attention_fwd_lse": "q", "attention_bwd_dkdv": "q",
 
 
 def every_bundle():
-    for entry in _prebuilt.SWEEPS:
-        for d in (64, 128):
-            for causal in (False, True):
-                for f16 in (False, True):
-                    yield entry, d, causal, f16
+    return itertools.product(_prebuilt.SWEEPS, (64, 128), (False, True),
+                             (False, True))
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
@@ -56,10 +54,9 @@ def test_preprocess_has_no_causal_build():
 
 
 def every_rotary():
-    for d, r in _prebuilt.ROTARY_DIMS:
-        for interleaved in (False, True):
-            for f16 in (False, True):
-                yield d, r, interleaved, f16
+    for (d, r), interleaved, f16 in itertools.product(
+            _prebuilt.ROTARY_DIMS, (False, True), (False, True)):
+        yield d, r, interleaved, f16
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])

@@ -83,14 +83,7 @@ void testBackwardNumerically() {
       total += dy[size_t(i)] * y[size_t(i)];
     return total;
   };
-  double worst = 0, h = 1e-5;
-  for (size_t i = 0; i < x.size(); ++i) {
-    std::vector<double> up = x, down = x;
-    up[i] += h, down[i] -= h;
-    double numeric = (loss(up) - loss(down)) / (2 * h);
-    worst = std::max(worst, std::fabs(numeric - dx[i]));
-  }
-  EXPECT(worst < 1e-8);
+  EXPECT(worstCentralDifference(loss, x, dx) < 1e-8);
   // Group 0 holds rows 0 and 2, group 1 row 1.
   std::vector<double> rdx(N), rdw(N), rdb(N);
   for (int64_t r = 0; r < M; ++r) {

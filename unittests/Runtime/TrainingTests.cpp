@@ -55,14 +55,8 @@ void testRmsNormBackward() {
       total += dy[size_t(i)] * y[size_t(i)];
     return total;
   };
-  double worst = 0, h = 1e-5;
-  for (size_t i = 0; i < x.size(); ++i) {
-    std::vector<double> up = x, down = x;
-    up[i] += h, down[i] -= h;
-    worst = std::max(worst,
-                     std::fabs((loss(up) - loss(down)) / (2 * h) - dx[i]));
-  }
-  EXPECT(worst < 1e-8);
+  double h = 1e-5;
+  EXPECT(worstCentralDifference(loss, x, dx, h) < 1e-8);
   // dw against central differences in w: d/dw_c sum(dy y) = sum_r dy x rstd.
   double worstW = 0;
   for (int64_t c = 0; c < C; ++c) {
@@ -122,13 +116,7 @@ void testCrossEntropyBackward() {
     crossEntropy(at.data(), target.data(), R, V, l.data(), lse.data());
     return ds[0] * l[0] + ds[1] * l[1] + ds[2] * l[2];
   };
-  double worst = 0, h = 1e-5;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    std::vector<double> a = logits, b = logits;
-    a[i] += h, b[i] -= h;
-    worst = std::max(worst, std::fabs((loss(a) - loss(b)) / (2 * h) - g[i]));
-  }
-  EXPECT(worst < 1e-8);
+  EXPECT(worstCentralDifference(loss, logits, g) < 1e-8);
   for (int64_t v = 0; v < V; ++v)
     EXPECT(g[size_t(V + v)] == 0);
   // Each counted row's gradient sums to 0 (softmax sums to 1).

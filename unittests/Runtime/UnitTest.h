@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace tegula::unittest {
 inline int failures = 0, checks = 0;
@@ -31,6 +32,22 @@ inline void expectNear(double got, double want, const std::string &what,
          what + ": got " + std::to_string(got) + ", want " +
              std::to_string(want),
          line);
+}
+
+/// The largest gap between `grad` and the central differences (step h) of
+/// `loss` at each element of `x`: a gradient check of a backward reference.
+template <typename Loss>
+double worstCentralDifference(Loss loss, const std::vector<double> &x,
+                              const std::vector<double> &grad,
+                              double h = 1e-5) {
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<double> up = x, down = x;
+    up[i] += h, down[i] -= h;
+    worst = std::max(worst,
+                     std::fabs((loss(up) - loss(down)) / (2 * h) - grad[i]));
+  }
+  return worst;
 }
 
 /// The two test groups of BundleTests.cpp.

@@ -194,13 +194,8 @@ bool layerNormDwDbRef(RefContext &c,
   if (!c.same(dwPart, 1, dw, 0) || !c.same(dwPart, 1, db, 0))
     return false;
   int64_t G = c.shape(dwPart)[0], N = c.shape(dwPart)[1];
-  for (auto [part, out] : {std::pair{dwPart, dw}, {dbPart, db}}) {
-    std::vector<double> rows = c.values(part), sums(static_cast<size_t>(N));
-    for (int64_t g = 0; g < G; ++g)
-      for (int64_t n = 0; n < N; ++n)
-        sums[size_t(n)] += rows[size_t(g * N + n)];
-    outputs[c.param(out)] = std::move(sums);
-  }
+  for (auto [part, out] : {std::pair{dwPart, dw}, {dbPart, db}})
+    outputs[c.param(out)] = sumPartialRows(c.values(part), G, N);
   return true;
 }
 

@@ -176,6 +176,17 @@ struct RefContext {
   }
 };
 
+/// The column sums of `rows` ([G, C] row-major): the reduction of the
+/// per-group partials (dw_part, db_part) the norm backward kernels write.
+inline std::vector<double> sumPartialRows(const std::vector<double> &rows,
+                                          int64_t G, int64_t C) {
+  std::vector<double> sums(size_t(C), 0.0);
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t col = 0; col < C; ++col)
+      sums[size_t(col)] += rows[size_t(g * C + col)];
+  return sums;
+}
+
 /// "attention_bwd" (References/AttentionBackward.cpp): whichever of delta,
 /// dq, dk, dv the kernel writes.
 bool attentionBackwardRef(RefContext &c,

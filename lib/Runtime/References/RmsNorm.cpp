@@ -150,12 +150,8 @@ bool rmsNormDwRef(RefContext &c,
   int dwPart = c.tensor("dw_part", 2), dw = c.tensor("dw", 1);
   if (dwPart < 0 || dw < 0 || !c.same(dwPart, 1, dw, 0))
     return false;
-  int64_t G = c.shape(dwPart)[0], C = c.shape(dwPart)[1];
-  std::vector<double> rows = c.values(dwPart), sums(size_t(C), 0.0);
-  for (int64_t g = 0; g < G; ++g)
-    for (int64_t col = 0; col < C; ++col)
-      sums[size_t(col)] += rows[size_t(g * C + col)];
-  outputs[c.param(dw)] = std::move(sums);
+  outputs[c.param(dw)] = sumPartialRows(c.values(dwPart), c.shape(dwPart)[0],
+                                        c.shape(dwPart)[1]);
   return true;
 }
 

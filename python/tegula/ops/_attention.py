@@ -17,6 +17,7 @@ from torch import Tensor
 
 from .._errors import LaunchError
 from .. import _prebuilt
+from . import _common
 
 HEAD_DIMS = (64, 128)
 DTYPES = (torch.bfloat16, torch.float16)
@@ -27,8 +28,7 @@ def _kernel(entry: str, q: Tensor, causal: bool, build: str = ""):
     build of it ("_grouped": dK/dV for K/V heads shared by query heads)."""
     name = _prebuilt.bundle_name(entry + build, q.shape[-1], causal,
                                  q.dtype == torch.float16)
-    capability = torch.cuda.get_device_capability(q.device)
-    return _prebuilt.kernel(name, entry, capability)
+    return _common.kernel(name, entry, q)
 
 
 @torch.library.custom_op("tegula::attention_forward", mutates_args=())

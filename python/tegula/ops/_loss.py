@@ -16,15 +16,15 @@ from torch import Tensor
 
 from .._errors import LaunchError
 from .. import _prebuilt
+from . import _common
 
 DTYPES = (torch.bfloat16, torch.float16)
 REDUCTIONS = ("mean", "sum", "none")
 
 
 def _kernel(entry: str, logits: Tensor):
-    name = _prebuilt.loss_bundle(logits.dtype == torch.float16)
-    capability = torch.cuda.get_device_capability(logits.device)
-    return _prebuilt.kernel(name, entry, capability)
+    return _common.kernel(
+        _prebuilt.loss_bundle(logits.dtype == torch.float16), entry, logits)
 
 
 @torch.library.custom_op("tegula::cross_entropy_forward", mutates_args=())

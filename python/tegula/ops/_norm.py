@@ -15,6 +15,7 @@ from torch import Tensor
 
 from .._errors import LaunchError
 from .. import _prebuilt
+from . import _common
 
 DTYPES = (torch.bfloat16, torch.float16)
 # Row groups of the backward: programs per column block, each looping over
@@ -24,9 +25,8 @@ _ROW_GROUPS = 256
 
 
 def _kernel(entry: str, x: Tensor):
-    name = _prebuilt.norm_bundle(x.dtype == torch.float16)
-    capability = torch.cuda.get_device_capability(x.device)
-    return _prebuilt.kernel(name, entry, capability)
+    return _common.kernel(_prebuilt.norm_bundle(x.dtype == torch.float16),
+                          entry, x)
 
 
 @torch.library.custom_op("tegula::rms_norm_forward", mutates_args=())

@@ -12,6 +12,7 @@ from torch import Tensor
 
 from .._errors import LaunchError
 from .. import _prebuilt
+from . import _common
 
 DTYPES = (torch.bfloat16, torch.float16)
 
@@ -19,8 +20,7 @@ DTYPES = (torch.bfloat16, torch.float16)
 def _kernel(entry: str, x: Tensor, rotary_dim: int, interleaved: bool):
     name = _prebuilt.rotary_bundle(x.shape[-1], rotary_dim, interleaved,
                                    x.dtype == torch.float16)
-    capability = torch.cuda.get_device_capability(x.device)
-    return _prebuilt.kernel(name, entry, capability)
+    return _common.kernel(name, entry, x)
 
 
 @torch.library.custom_op("tegula::rotary", mutates_args=())
