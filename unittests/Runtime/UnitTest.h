@@ -44,8 +44,8 @@ double worstCentralDifference(Loss loss, const std::vector<double> &x,
   for (size_t i = 0; i < x.size(); ++i) {
     std::vector<double> up = x, down = x;
     up[i] += h, down[i] -= h;
-    worst = std::max(worst,
-                     std::fabs((loss(up) - loss(down)) / (2 * h) - grad[i]));
+    worst =
+        std::max(worst, std::fabs((loss(up) - loss(down)) / (2 * h) - grad[i]));
   }
   return worst;
 }

@@ -150,8 +150,8 @@ bool rmsNormDwRef(RefContext &c,
   int dwPart = c.tensor("dw_part", 2), dw = c.tensor("dw", 1);
   if (dwPart < 0 || dw < 0 || !c.same(dwPart, 1, dw, 0))
     return false;
-  outputs[c.param(dw)] = sumPartialRows(c.values(dwPart), c.shape(dwPart)[0],
-                                        c.shape(dwPart)[1]);
+  outputs[c.param(dw)] =
+      sumPartialRows(c.values(dwPart), c.shape(dwPart)[0], c.shape(dwPart)[1]);
   return true;
 }
 
