@@ -12,6 +12,7 @@ for_each_config() {
   local mm=("--dims M=333,N=517,K=271" "--dims M=256,N=512,K=384")
   tuned $fn matmul matmul matmul "${mm[@]}" "--dims M=4096,N=4096,K=4096"
   tuned $fn matmul-8k matmul matmul "${mm[@]}" "--dims M=8192,N=8192,K=8192"
+  tuned $fn matmul-4000 matmul matmul "${mm[@]}" "--dims M=4000,N=4000,K=4000"
   tuned $fn gelu matmul-gelu matmul_bias_gelu "${mm[@]}" "--dims M=4096,N=4096,K=4096"
   tuned $fn gelu-exact matmul-gelu-exact matmul_bias_gelu "${mm[@]}" "--dims M=4096,N=4096,K=4096"
   tuned $fn gelu-exact-8k matmul-gelu-exact matmul_bias_gelu "${mm[@]}" "--dims M=8192,N=8192,K=8192"

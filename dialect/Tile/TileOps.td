@@ -637,7 +637,9 @@ def Tile_PipelinePushOp : Tile_TileOp<"pipeline.push", [
     The block is addressed as for `tile.load` and must have exactly the
     pipeline's element type and shape. A mask and an `other` value carry
     their types: after layout assignment they hold a layout the pipeline
-    type does not.
+    type does not. With `inside` (set by loop versioning), every element
+    the mask allows lies within the tensor, so the copies skip their bounds
+    checks; the interpreter fails a push that breaks this.
 
     ```mlir
     tile.pipeline.push %kp, %k[%r, %c] mask(%m : tensor<64x128xi1>)
@@ -647,11 +649,12 @@ def Tile_PipelinePushOp : Tile_TileOp<"pipeline.push", [
   }];
   let arguments = (ins Tile_PipelineType:$pipeline, Tile_TensorType:$tensor,
                    Variadic<Tile_IntTile>:$indices,
-                   Optional<Tile_BoolTile>:$mask, Optional<Tile_Tile>:$other);
+                   Optional<Tile_BoolTile>:$mask, Optional<Tile_Tile>:$other,
+                   UnitAttr:$inside);
   let assemblyFormat = [{
     $pipeline `,` $tensor `[` $indices `]`
     (`mask` `(` $mask^ `:` type($mask) `)`)?
-    (`other` `(` $other^ `:` type($other) `)`)? attr-dict `:` qualified(type($pipeline)) `,` qualified(type($tensor))
+    (`other` `(` $other^ `:` type($other) `)`)? (`inside` $inside^)? attr-dict `:` qualified(type($pipeline)) `,` qualified(type($tensor))
     `[` type($indices) `]`
   }];
   let hasVerifier = 1;

@@ -114,6 +114,20 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileVersionLoops : Pass<"tile-version-loops", "::mlir::func::FuncOp"> {
+  let summary = "Run a loop's pushes without bounds checks while in range";
+  let description = [{
+    Splits an `scf.for` whose `tile.pipeline.push`es are bounds-checked at
+    a point computed before it: the leading iterations, in which every
+    qualifying push (affine indices whose uniform parts are affine in the
+    induction variable) stays inside its tensor or is masked off, run a
+    copy of the loop whose pushes are marked `inside`; the rest run the
+    original. Both loops share the rings, so the pipeline flows on.
+  }];
+  let dependentDialects = ["::tegula::tile::TileDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TileSplitAsyncDots : Pass<"tile-split-async-dots", "::mlir::func::FuncOp"> {
   let summary = "Split wgmma dots into an issue and a wait";
   let description = [{

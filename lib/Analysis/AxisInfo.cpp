@@ -66,6 +66,11 @@ int64_t scalarDivisor(Value value, int depth = 0) {
     return std::min(
         scalarDivisor(value.getDefiningOp()->getOperand(0), depth + 1),
         scalarDivisor(value.getDefiningOp()->getOperand(1), depth + 1));
+  // Widening keeps a power of two; so does truncating to 32 bits, as long
+  // as the divisors stay below 2^32.
+  if (isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(
+          value.getDefiningOp()))
+    return scalarDivisor(value.getDefiningOp()->getOperand(0), depth + 1);
   if (auto select = value.getDefiningOp<arith::SelectOp>())
     return std::min(scalarDivisor(select.getTrueValue(), depth + 1),
                     scalarDivisor(select.getFalseValue(), depth + 1));

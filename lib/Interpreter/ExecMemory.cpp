@@ -101,9 +101,10 @@ private:
   std::vector<unsigned> widths;
 };
 
-/// Reads the block that a load or a pipeline push addresses.
-void gather(Machine &m, Value tensor, ValueRange indices, Value mask,
-            Value other, Type resultType, Data &out) {
+/// Reads the block that a load or a pipeline push addresses; returns how
+/// many elements the mask allows lie outside the tensor.
+int64_t gather(Machine &m, Value tensor, ValueRange indices, Value mask,
+               Value other, Type resultType, Data &out) {
   const RtValue &t = m.get(tensor);
   const rt::HostTensor &buf = m.tensors[size_t(t.param)];
   Type elt = getElementTypeOrSelf(resultType);
@@ -117,8 +118,11 @@ void gather(Machine &m, Value tensor, ValueRange indices, Value mask,
   Addressing address(m, t, indices);
   const Data *on = mask ? &m.data(mask) : nullptr;
   const Data *o = other ? &m.data(other) : nullptr;
+  int64_t outside = 0;
   for (int64_t e = 0; e < n; ++e) {
-    int64_t offset = !on || on->i[size_t(e)] != 0 ? address.offset(e) : -1;
+    bool allowed = !on || on->i[size_t(e)] != 0;
+    int64_t offset = allowed ? address.offset(e) : -1;
+    outside += allowed && offset < 0;
     if (offset >= 0) {
       if (out.isFloat)
         out.f[size_t(e)] = readFloat(buf, offset);
@@ -131,6 +135,7 @@ void gather(Machine &m, Value tensor, ValueRange indices, Value mask,
         out.i[size_t(e)] = o->i[size_t(e)];
     }
   }
+  return outside;
 }
 
 //===----------------------------------------------------------------------===//
@@ -276,8 +281,12 @@ bool execPipelinePush(Machine &m, tile::PipelinePushOp op) {
                           " stages already outstanding");
   Data d;
   auto type = cast<tile::PipelineType>(op.getPipeline().getType());
-  gather(m, op.getTensor(), op.getIndices(), op.getMask(), op.getOther(),
-         type.getTileType(), d);
+  int64_t outside = gather(m, op.getTensor(), op.getIndices(), op.getMask(),
+                           op.getOther(), type.getTileType(), d);
+  // The GPU copies of an `inside` push have no bounds checks.
+  if (op.getInside() && outside)
+    return m.fail(op, "a push marked `inside` reads " + Twine(outside) +
+                          " elements outside the tensor");
   m.rings[size_t(ring)].push_back(std::make_shared<const Data>(std::move(d)));
   return true;
 }

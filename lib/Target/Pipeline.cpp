@@ -66,6 +66,7 @@ struct LinearSCFToControlFlow
 
 void target::buildLowerToGPUPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tile::createTilePipelineLoops());
+  pm.addNestedPass<func::FuncOp>(tile::createTileVersionLoops());
   pm.addNestedPass<func::FuncOp>(tile::createTilePlanDots());
   pm.addNestedPass<func::FuncOp>(tile::createTileAssignLayouts());
   pm.addPass(createCanonicalizerPass());

@@ -164,17 +164,26 @@ carriedAccumulator(DotWaitOp wait) {
   return std::make_pair(use.getOperandNumber(), first);
 }
 
-/// One more stage for each of `rings`, unless shared memory runs out
-/// (then none, and false).
+/// One more stage for each of `rings` that has none yet (`deepened`; the
+/// loops of a versioned loop share rings, and one stage serves both),
+/// unless shared memory runs out (then none, and false).
 bool addStage(func::FuncOp func, ArrayRef<PipelineCreateOp> rings,
-              const tegula::TargetInfo &target) {
+              const tegula::TargetInfo &target,
+              llvm::DenseSet<Operation *> &deepened) {
+  SmallVector<PipelineCreateOp> added;
   for (PipelineCreateOp ring : rings)
+    if (!deepened.contains(ring))
+      added.push_back(ring);
+  for (PipelineCreateOp ring : added)
     setStages(ring, ring.getType().getStages() + 1);
-  if (planSharedMemory(func).sharedBytes <= target.maxSharedBytes)
-    return true;
-  for (PipelineCreateOp ring : rings)
-    setStages(ring, ring.getType().getStages() - 1);
-  return false;
+  if (planSharedMemory(func).sharedBytes > target.maxSharedBytes) {
+    for (PipelineCreateOp ring : added)
+      setStages(ring, ring.getType().getStages() - 1);
+    return false;
+  }
+  for (PipelineCreateOp ring : added)
+    deepened.insert(ring);
+  return true;
 }
 
 /// Waits for the last group of `loop`'s result `index` after the loop.
@@ -237,9 +246,10 @@ struct DeferDotWaitsPass
     FailureOr<tegula::TargetInfo> target = getTarget(func);
     if (failed(target))
       return signalPassFailure();
+    llvm::DenseSet<Operation *> deepened;
     for (auto [wait, index] : waits) {
       auto issue = wait.getAcc().getDefiningOp<DotIssueOp>();
-      if (!addStage(func, ringsReadBy(issue), *target))
+      if (!addStage(func, ringsReadBy(issue), *target, deepened))
         continue;
       wait.setPending(1);
       waitAfterLoop(cast<scf::ForOp>(wait->getParentOp()), index);
@@ -254,7 +264,7 @@ struct DeferDotWaitsPass
       if (perLoop[wait->getParentOp()] > 1)
         continue;
       auto issue = wait.getAcc().getDefiningOp<DotIssueOp>();
-      if (addStage(func, ringsReadBy(issue), *target))
+      if (addStage(func, ringsReadBy(issue), *target, deepened))
         waitAtNextRead(wait, index, first);
     }
   }

@@ -79,3 +79,19 @@ func.func @overfull(
   tile.pipeline.push %p, %x[%ar] : !tile.pipeline<4xf32, stages = 1>, !tile.tensor<?xf32>[tensor<4xi32>]
   return
 }
+
+// A push marked `inside` (loop versioning: its GPU copies skip their
+// bounds checks) that reads outside its tensor where its mask allows.
+// RUN: not tile-interp %s -k outside --dims N=6 2>&1 | FileCheck %s --check-prefix=OUTSIDE
+// OUTSIDE: error: {{.*}}pipelines.mlir:[[@LINE+9]]:3: 'tile.pipeline.push': a push marked `inside` reads 2 elements outside the tensor (program [0, 0, 0])
+// RUN: tile-interp %s -k outside --dims N=8 | FileCheck %s --check-prefix=INSIDE
+// INSIDE: kernel outside: N=8, grid [1, 1, 1], interpreted
+func.func @outside(
+    %xp: !tile.ptr<f32> {tile.name = "x", tile.dims = ["N"], tile.access = "read"},
+    %n: i32 {tile.size_var = "N"}) attributes {tile.kernel} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?xf32>
+  %p = tile.pipeline.create : !tile.pipeline<8xf32, stages = 1>
+  %ar = tile.arange : tensor<8xi32>
+  tile.pipeline.push %p, %x[%ar] inside : !tile.pipeline<8xf32, stages = 1>, !tile.tensor<?xf32>[tensor<8xi32>]
+  return
+}

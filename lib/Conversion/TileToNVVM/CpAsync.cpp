@@ -3,6 +3,7 @@
 #include "CpAsync.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace tegula::tile;
@@ -40,6 +41,14 @@ bool tegula::tile::canCopyWithCpAsync(int64_t groupBytes, Type element,
 void tegula::tile::emitCpAsync(OpBuilder &builder, Location loc,
                                function_ref<Value()> destination, Value source,
                                int64_t bytes, Value predicate) {
+  // .cg (bypassing L1) exists for 16 bytes only.
+  std::string copy = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                     ".shared.global [$0], [$1], " + std::to_string(bytes);
+  if (matchPattern(predicate, m_One())) {
+    emitInlinePtx(builder, loc, Type(), ValueRange{destination(), source},
+                  copy + ";", "l,l,~{memory}");
+    return;
+  }
   // The ignore-src form takes the mask as a predicate, which the copy
   // instruction carries itself; a source size selected from it (the NVVM
   // op's form) costs two selects and a compare per copy. A masked-off copy
@@ -47,12 +56,8 @@ void tegula::tile::emitCpAsync(OpBuilder &builder, Location loc,
   Value skip = arith::XOrIOp::create(
       builder, loc, predicate,
       arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));
-  // .cg (bypassing L1) exists for 16 bytes only.
-  std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
-                     ".shared.global [$0], [$1], " + std::to_string(bytes) +
-                     ", $2;";
   emitInlinePtx(builder, loc, Type(), ValueRange{destination(), source, skip},
-                text, "l,l,b,~{memory}");
+                copy + ", $2;", "l,l,b,~{memory}");
 }
 
 void tegula::tile::emitCpAsyncCommit(OpBuilder &builder, Location loc) {

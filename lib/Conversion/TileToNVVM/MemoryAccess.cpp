@@ -109,16 +109,18 @@ AccessPlan planElementwise(OpBuilder &builder, Location loc,
     Value inBounds, offset = i64Const(builder, loc, 0);
     for (unsigned dim = 0; dim < rank; ++dim) {
       Value index = indexElements[dim][reg];
-      Value extent = view.extents[dim];
-      if (index.getType().isInteger(64))
-        extent =
-            arith::ExtUIOp::create(builder, loc, builder.getI64Type(), extent);
-      Value ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
-                                       index, extent);
-      inBounds =
-          inBounds
-              ? arith::AndIOp::create(builder, loc, inBounds, ok).getResult()
-              : ok;
+      if (!access.inside) {
+        Value extent = view.extents[dim];
+        if (index.getType().isInteger(64))
+          extent = arith::ExtUIOp::create(builder, loc, builder.getI64Type(),
+                                          extent);
+        Value ok = arith::CmpIOp::create(
+            builder, loc, arith::CmpIPredicate::ult, index, extent);
+        inBounds =
+            inBounds
+                ? arith::AndIOp::create(builder, loc, inBounds, ok).getResult()
+                : ok;
+      }
       Value wide = index;
       if (!index.getType().isInteger(64))
         wide =
@@ -127,8 +129,12 @@ AccessPlan planElementwise(OpBuilder &builder, Location loc,
       offset = arith::AddIOp::create(builder, loc, offset, term);
     }
     if (access.mask)
-      inBounds =
-          arith::AndIOp::create(builder, loc, inBounds, maskElements[reg]);
+      inBounds = inBounds ? arith::AndIOp::create(builder, loc, inBounds,
+                                                  maskElements[reg])
+                                .getResult()
+                          : maskElements[reg];
+    if (!inBounds)
+      inBounds = arith::ConstantIntOp::create(builder, loc, 1, 1);
     plan.bases.push_back(LLVM::GEPOp::create(builder, loc, view.base.getType(),
                                              storedType, view.base,
                                              ValueRange{offset}));
@@ -348,7 +354,7 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
   SmallVector<const AffineIndex *> checkedIndices;
   for (auto [dim, index] : llvm::enumerate(indices)) {
     Value uniform = emitUniformPart(builder, loc, index);
-    if (needsBoundsCheck(access, dim, index)) {
+    if (!access.inside && needsBoundsCheck(access, dim, index)) {
       checks.push_back(
           {uniform,
            emitWeightedSum(builder, loc, i32, threadCoords, index.coefficients),

@@ -24,6 +24,9 @@ struct GlobalAccess {
   /// The tile IR's mask, whose form the mask follows (null: none or not
   /// known).
   mlir::Value tileMask = nullptr;
+  /// Every element the mask allows lies within the tensor (a push of a
+  /// versioned loop, VersionLoops.cpp): no bounds checks.
+  bool inside = false;
 };
 
 /// Addresses and masks of an access to a global tensor, one per group of

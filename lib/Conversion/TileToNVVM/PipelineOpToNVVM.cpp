@@ -141,9 +141,13 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
     bool async = canCopyAsync(state.target, groupBytes, element, op.getOther());
     AccessPlan plan;
     SmallVector<Value> values;
-    GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
-                        op.getIndices(),          adaptor.getIndices(),
-                        adaptor.getMask(),        op.getMask()};
+    GlobalAccess access{op.getTensor().getType(),
+                        adaptor.getTensor(),
+                        op.getIndices(),
+                        adaptor.getIndices(),
+                        adaptor.getMask(),
+                        op.getMask(),
+                        op.getInside()};
     auto loadBlock = [&](function_ref<void(int64_t, Value)> consume) {
       return emitMaskedLoad(rewriter, op, access, adaptor.getOther(), width,
                             consume);
