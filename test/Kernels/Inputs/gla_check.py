@@ -13,11 +13,12 @@ dtypes first):
                                                  of sizes and compare
 
 `inputs` writes q, k, v, g (and h0 with --h0) as .npy in DIR, with o_ref,
-ht_ref and hs_ref (float64) for tilec's --ref. `sweep` runs chunk_gla_fwd
-and recurrent_gla_fwd on fresh inputs for each case (outputs left to the
+ht_ref and hs_ref (float64) for tilec's --ref. `sweep` runs chunk_gla_fwd,
+chunk_gla_states + chunk_gla_chunks and recurrent_gla_fwd on fresh inputs
+for each case (outputs left to the
 runner, which poisons them and fails on any element not written), compares
 o, ht and hs with the reference by relative L2 (bf16 1e-2, f16 2e-3, f32
-1e-5: docs/runtime.md, Tolerances) and the two kernels' o with each other,
+1e-5: docs/runtime.md, Tolerances) and the forms' o with each other,
 and exits 1 on any failure.
 """
 import argparse
@@ -102,20 +103,29 @@ def write_inputs(d, q, k, v, g, h0, scale, chunk):
 
 
 def rel_l2(x, ref):
+    """Relative L2 error; absolute where the reference is all zero (as
+    tilec --check); inf for any NaN or inf (the runner's poison is NaN)."""
     x = np.asarray(x, np.float64)
     if not np.all(np.isfinite(x)):
         return float("inf")
-    return float(np.linalg.norm(x - ref) / max(np.linalg.norm(ref), 1e-300))
+    norm = np.linalg.norm(ref)
+    return float(np.linalg.norm(x - ref) / (norm if norm > 0 else 1.0))
 
 
-def run_kernel(tilec, d, kernel, defs, dims, scale, outs, use_h0):
-    cmd = [tilec, KERNEL, "-k", kernel, "--run", "--dims",
-           ",".join(f"{n}={x}" for n, x in dims.items()),
-           "--scalar", f"scale={scale!r}"]
+def run_kernel(tilec, d, kernel, defs, dims, scale, outs, use_h0, skip=(),
+               extra=None):
+    cmd = [tilec, KERNEL, "-k", kernel, "--run"]
+    if dims:
+        cmd += ["--dims", ",".join(f"{n}={x}" for n, x in dims.items())]
+    if scale is not None:
+        cmd += ["--scalar", f"scale={scale!r}"]
     for n, x in defs.items():
         cmd += ["-D", f"{n}={x}"]
     for n in ("q", "k", "v", "g") + (("h0",) if use_h0 else ()):
-        cmd += ["--in", f"{n}={os.path.join(d, n + '.npy')}"]
+        if n not in skip:
+            cmd += ["--in", f"{n}={os.path.join(d, n + '.npy')}"]
+    for n, f in (extra or {}).items():
+        cmd += ["--in", f"{n}={f}"]
     for n in outs:
         cmd += ["--out", f"{n}={os.path.join(d, kernel + '-' + n + '.npy')}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -143,15 +153,29 @@ def check_case(tilec, tmp, case, seed):
     outs = {}
     if dt != "f32":
         nt = -(-T // chunk)
+        dims = {"B": B, "T": T, "H": H, "N0": n0, "NT": nt}
         got = run_kernel(tilec, d, "chunk_gla_fwd",
                          {**common, "STORE_STATES": "true", **chunk_defs},
-                         {"B": B, "T": T, "H": H, "N0": n0, "NT": nt},
-                         scale, ("o", "ht", "hs"), use_h0)
+                         dims, scale, ("o", "ht", "hs"), use_h0)
         outs["chunk"] = got["o"]
         for n, ref in (("o", o_ref), ("ht", ht_ref), ("hs", hs_ref)):
             e = rel_l2(got[n], ref)
             ok &= e <= tol
             results.append(f"chunk {n} {e:.2e}")
+        # The two-launch form: states, then chunks from them.
+        got = run_kernel(tilec, d, "chunk_gla_states", {**common, **chunk_defs},
+                         dims, None, ("hs", "ht"), use_h0, skip=("q",))
+        for n, ref in (("hs", hs_ref), ("ht", ht_ref)):
+            e = rel_l2(got[n], ref)
+            ok &= e <= tol
+            results.append(f"states {n} {e:.2e}")
+        got = run_kernel(tilec, d, "chunk_gla_chunks", {**common, **chunk_defs},
+                         {}, scale, ("o",), False,
+                         extra={"hs": os.path.join(d, "chunk_gla_states-hs.npy")})
+        outs["chunks"] = got["o"]
+        e = rel_l2(got["o"], o_ref)
+        ok &= e <= tol
+        results.append(f"chunks o {e:.2e}")
     got = run_kernel(tilec, d, "recurrent_gla_fwd", {**common, **rec_defs},
                      {"B": B, "T": T, "H": H, "N0": n0}, scale, ("o", "ht"),
                      use_h0)
@@ -160,11 +184,12 @@ def check_case(tilec, tmp, case, seed):
         e = rel_l2(got[n], ref)
         ok &= e <= tol
         results.append(f"recurrent {n} {e:.2e}")
-    if len(outs) == 2:
-        # Each rounds o to DT once; they agree within the same tolerance.
-        e = rel_l2(outs["chunk"], np.asarray(outs["recurrent"], np.float64))
-        ok &= e <= tol
-        results.append(f"chunk~recurrent {e:.2e}")
+    # Each form rounds o to DT once; they agree within the same tolerance.
+    for a, b in (("chunk", "recurrent"), ("chunks", "chunk")):
+        if a in outs:
+            e = rel_l2(outs[a], np.asarray(outs[b], np.float64))
+            ok &= e <= tol
+            results.append(f"{a}~{b} {e:.2e}")
     return ok, tol, results
 
 
