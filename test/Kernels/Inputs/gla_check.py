@@ -204,16 +204,16 @@ def cases(quick):
         (1, 130, 2, 16, 8, "bf16", "bf16", False, "strong", -1.5, small, {"BLOCK_V": 8}),
         (2, 37, 1, 32, 64, "f16", "f32", True, "mixed", 0.2, {"CHUNK": 32}, {}),
         (1, 130, 2, 64, 64, "bf16", "f32", True, "logsigmoid", 0.125, {}, {}),
-        (1, 100, 1, 100, 128, "bf16", "f32", False, "strong", -0.1, {"BLOCK_T": 32}, {}),
-        (2, 37, 1, 128, 64, "bf16", "bf16", True, "logsigmoid", 128 ** -0.5, {"WARPS": 8}, {}),
+        (1, 100, 1, 100, 128, "bf16", "f32", False, "strong", -0.1, {"BLOCK_T": 32, "BLOCK_V": 32}, {}),
+        (2, 37, 1, 128, 64, "bf16", "bf16", True, "logsigmoid", 128 ** -0.5, {"WARPS": 4}, {}),
         (1, 130, 1, 64, 8, "f32", "f32", True, "mixed", -0.3, {}, {"BLOCK_V": 8}),
     ]
     if not quick:
         c += [
-            (1, 37, 2, 256, 64, "bf16", "f32", True, "logsigmoid", 0.0625, {"WARPS": 8}, {}),
-            (1, 100, 1, 128, 128, "f16", "f16", True, "logsigmoid", -0.09, {"WARPS": 8}, {}),
+            (1, 37, 2, 256, 64, "bf16", "f32", True, "logsigmoid", 0.0625, {"BLOCK_V": 16}, {}),
+            (1, 100, 1, 128, 128, "f16", "f16", True, "logsigmoid", -0.09, {}, {}),
             (1, 130, 1, 100, 256, "bf16", "f32", True, "mixed", 0.1, {}, {}),
-            (2, 1, 1, 256, 256, "bf16", "f32", True, "strong", -0.0625, {"WARPS": 8}, {}),
+            (2, 1, 1, 256, 256, "bf16", "f32", True, "strong", -0.0625, {"BLOCK_V": 16}, {}),
             (1, 100, 2, 32, 128, "bf16", "f32", False, "strong", 0.18, {"BLOCK_V": 32}, {}),
             (3, 64, 2, 8, 256, "f16", "f32", True, "logsigmoid", 0.35, {}, {}),
         ]
