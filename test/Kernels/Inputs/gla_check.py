@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Gated linear attention (kernels/gla.tile) against a float64 numpy
+reference, in the interpreter (tilec --run).
+
+The reference is fla's definition (naive_recurrent_gla), step by step per
+position, in float64 on the exact inputs the kernel reads (rounded to their
+dtypes first):
+    S_0 = h0 (or 0),  S_t = diag(exp(g_t)) S_{t-1} + k_t^T v_t,
+    o_t = scale * q_t S_t,  ht = S_T,  hs[c] = S before position c * CHUNK.
+
+    gla_check.py inputs DIR [--B 2 --T 37 ...]   write inputs and references
+    gla_check.py sweep [--tilec PATH] [--quick]  run both kernels on a matrix
+                                                 of sizes and compare
+
+`inputs` writes q, k, v, g (and h0 with --h0) as .npy in DIR, with o_ref,
+ht_ref and hs_ref (float64) for tilec's --ref. `sweep` runs chunk_gla_fwd,
+chunk_gla_states + chunk_gla_chunks and recurrent_gla_fwd on fresh inputs
+for each case (outputs left to the
+runner, which poisons them and fails on any element not written), compares
+o, ht and hs with the reference by relative L2 (bf16 1e-2, f16 2e-3, f32
+1e-5: docs/runtime.md, Tolerances) and the forms' o with each other,
+and exits 1 on any failure.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+KERNEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                      "..", "kernels", "gla.tile")
+TOL = {"bf16": 1e-2, "f16": 2e-3, "f32": 1e-5}
+
+
+def round_to(x, dtype):
+    """x (float64) rounded to dtype, as float32 (bf16, f32) or float16."""
+    x = np.asarray(x, dtype=np.float64)
+    if dtype == "f16":
+        return x.astype(np.float16)
+    x = x.astype(np.float32)
+    if dtype == "bf16":
+        # Round to nearest even on the upper 16 bits (inputs are finite).
+        bits = x.view(np.uint32).astype(np.uint64)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+        x = bits.astype(np.uint32).view(np.float32)
+    return x
+
+
+def gates(rng, shape, kind):
+    """Log-space forget gates. 'logsigmoid': fla's tests, log(sigmoid(n));
+    'strong': down to about -25 a step, so that exp(-cumsum(g)) over one
+    block of 16 overflows f32 (a formulation splitting exp(gc_i - gc_j)
+    into exp(gc_i) exp(-gc_j) gives inf or NaN); 'mixed': any real, some
+    positive (growth), as the kernels must accept."""
+    n = rng.standard_normal(shape)
+    if kind == "logsigmoid":
+        return -np.logaddexp(0.0, -n)
+    if kind == "strong":
+        return -np.logaddexp(0.0, -(4.0 * n - 6.0))
+    if kind == "mixed":
+        return 0.3 * n - 0.1
+    raise ValueError(kind)
+
+
+def reference(q, k, v, g, scale, h0, chunk):
+    """float64 o [B, T, H, V], ht [B, H, K, V], hs [B, NT, H, K, V]."""
+    q, k, v, g = (np.asarray(x, dtype=np.float64) for x in (q, k, v, g))
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    s = np.zeros((B, H, K, V)) if h0 is None else np.array(h0, np.float64)
+    o = np.zeros((B, T, H, V))
+    hs = np.zeros((B, -(-T // chunk), H, K, V))
+    for t in range(T):
+        if t % chunk == 0:
+            hs[:, t // chunk] = s
+        s = np.exp(g[:, t])[..., None] * s + k[:, t, :, :, None] * v[:, t, :, None, :]
+        o[:, t] = scale * np.einsum("bhk,bhkv->bhv", q[:, t], s)
+    return o, s, hs
+
+
+def make_case(rng, B, T, H, K, V, dt, gt, use_h0, gate_kind):
+    q = round_to(rng.standard_normal((B, T, H, K)), dt)
+    k = round_to(rng.standard_normal((B, T, H, K)), dt)
+    v = round_to(rng.standard_normal((B, T, H, V)), dt)
+    g = round_to(gates(rng, (B, T, H, K), gate_kind), gt)
+    h0 = rng.standard_normal((B, H, K, V)).astype(np.float32) if use_h0 else None
+    return q, k, v, g, h0
+
+
+def write_inputs(d, q, k, v, g, h0, scale, chunk):
+    os.makedirs(d, exist_ok=True)
+    for name, x in (("q", q), ("k", k), ("v", v), ("g", g), ("h0", h0)):
+        if x is not None:
+            np.save(os.path.join(d, name + ".npy"), x)
+    o, ht, hs = reference(q, k, v, g, scale, h0, chunk)
+    np.save(os.path.join(d, "o_ref.npy"), o)
+    np.save(os.path.join(d, "ht_ref.npy"), ht)
+    np.save(os.path.join(d, "hs_ref.npy"), hs)
+    return o, ht, hs
+
+
+def rel_l2(x, ref):
+    """Relative L2 error; absolute where the reference is all zero (as
+    tilec --check); inf for any NaN or inf (the runner's poison is NaN)."""
+    x = np.asarray(x, np.float64)
+    if not np.all(np.isfinite(x)):
+        return float("inf")
+    norm = np.linalg.norm(ref)
+    return float(np.linalg.norm(x - ref) / (norm if norm > 0 else 1.0))
+
+
+def run_kernel(tilec, d, kernel, defs, dims, scale, outs, use_h0, skip=(),
+               extra=None):
+    cmd = [tilec, KERNEL, "-k", kernel, "--run"]
+    if dims:
+        cmd += ["--dims", ",".join(f"{n}={x}" for n, x in dims.items())]
+    if scale is not None:
+        cmd += ["--scalar", f"scale={scale!r}"]
+    for n, x in defs.items():
+        cmd += ["-D", f"{n}={x}"]
+    for n in ("q", "k", "v", "g") + (("h0",) if use_h0 else ()):
+        if n not in skip:
+            cmd += ["--in", f"{n}={os.path.join(d, n + '.npy')}"]
+    for n, f in (extra or {}).items():
+        cmd += ["--in", f"{n}={f}"]
+    for n in outs:
+        cmd += ["--out", f"{n}={os.path.join(d, kernel + '-' + n + '.npy')}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(" ".join(cmd) + "\n" + r.stdout + r.stderr)
+    return {n: np.load(os.path.join(d, kernel + "-" + n + ".npy")) for n in outs}
+
+
+def check_case(tilec, tmp, case, seed):
+    (B, T, H, K, V, dt, gt, use_h0, gate_kind, scale, chunk_defs,
+     rec_defs) = case
+    rng = np.random.default_rng(seed)
+    q, k, v, g, h0 = make_case(rng, B, T, H, K, V, dt, gt, use_h0, gate_kind)
+    chunk = chunk_defs.get("CHUNK", 64)
+    d = os.path.join(tmp, f"case{seed}")
+    o_ref, ht_ref, hs_ref = write_inputs(d, q, k, v, g, h0, scale, chunk)
+    common = {"K": K, "V": V, "DT": dt, "GT": gt,
+              "USE_H0": "true" if use_h0 else "false"}
+    n0 = B if use_h0 else 0
+    # The reference reads the rounded inputs, so the tolerance is that of
+    # the arithmetic: DT's (bf16/f16 dot operands), f32 without dots.
+    tol = TOL[dt]
+    results = []
+    ok = True
+    outs = {}
+    if dt != "f32":
+        nt = -(-T // chunk)
+        dims = {"B": B, "T": T, "H": H, "N0": n0, "NT": nt}
+        got = run_kernel(tilec, d, "chunk_gla_fwd",
+                         {**common, "STORE_STATES": "true", **chunk_defs},
+                         dims, scale, ("o", "ht", "hs"), use_h0)
+        outs["chunk"] = got["o"]
+        for n, ref in (("o", o_ref), ("ht", ht_ref), ("hs", hs_ref)):
+            e = rel_l2(got[n], ref)
+            ok &= e <= tol
+            results.append(f"chunk {n} {e:.2e}")
+        # The two-launch form: states, then chunks from them.
+        got = run_kernel(tilec, d, "chunk_gla_states", {**common, **chunk_defs},
+                         dims, None, ("hs", "ht"), use_h0, skip=("q",))
+        for n, ref in (("hs", hs_ref), ("ht", ht_ref)):
+            e = rel_l2(got[n], ref)
+            ok &= e <= tol
+            results.append(f"states {n} {e:.2e}")
+        got = run_kernel(tilec, d, "chunk_gla_chunks", {**common, **chunk_defs},
+                         {}, scale, ("o",), False,
+                         extra={"hs": os.path.join(d, "chunk_gla_states-hs.npy")})
+        outs["chunks"] = got["o"]
+        e = rel_l2(got["o"], o_ref)
+        ok &= e <= tol
+        results.append(f"chunks o {e:.2e}")
+    got = run_kernel(tilec, d, "recurrent_gla_fwd", {**common, **rec_defs},
+                     {"B": B, "T": T, "H": H, "N0": n0}, scale, ("o", "ht"),
+                     use_h0)
+    outs["recurrent"] = got["o"]
+    for n, ref in (("o", o_ref), ("ht", ht_ref)):
+        e = rel_l2(got[n], ref)
+        ok &= e <= tol
+        results.append(f"recurrent {n} {e:.2e}")
+    # Each form rounds o to DT once; they agree within the same tolerance.
+    for a, b in (("chunk", "recurrent"), ("chunks", "chunk")):
+        if a in outs:
+            e = rel_l2(outs[a], np.asarray(outs[b], np.float64))
+            ok &= e <= tol
+            results.append(f"{a}~{b} {e:.2e}")
+    return ok, tol, results
+
+
+def cases(quick):
+    """(B, T, H, K, V, DT, GT, h0, gates, scale, chunk -D, recurrent -D)."""
+    small = {"BLOCK_V": 16, "WARPS": 1}
+    c = [
+        # The 8-wide key head, padded to 16 inside.
+        (2, 37, 3, 8, 8, "bf16", "f32", False, "logsigmoid", 8 ** -0.5, small, {"BLOCK_V": 8}),
+        (1, 100, 2, 8, 64, "bf16", "f32", True, "logsigmoid", -0.35, {}, {}),
+        (2, 1, 2, 16, 64, "bf16", "f32", True, "logsigmoid", 0.25, {}, {}),
+        (1, 130, 2, 16, 8, "bf16", "bf16", False, "strong", -1.5, small, {"BLOCK_V": 8}),
+        (2, 37, 1, 32, 64, "f16", "f32", True, "mixed", 0.2, {"CHUNK": 32}, {}),
+        (1, 130, 2, 64, 64, "bf16", "f32", True, "logsigmoid", 0.125, {}, {}),
+        (1, 100, 1, 100, 128, "bf16", "f32", False, "strong", -0.1, {"BLOCK_T": 32, "BLOCK_V": 32}, {}),
+        (2, 37, 1, 128, 64, "bf16", "bf16", True, "logsigmoid", 128 ** -0.5, {"WARPS": 4}, {}),
+        (1, 130, 1, 64, 8, "f32", "f32", True, "mixed", -0.3, {}, {"BLOCK_V": 8}),
+    ]
+    if not quick:
+        c += [
+            (1, 37, 2, 256, 64, "bf16", "f32", True, "logsigmoid", 0.0625, {"BLOCK_V": 16}, {}),
+            (1, 100, 1, 128, 128, "f16", "f16", True, "logsigmoid", -0.09, {}, {}),
+            (1, 130, 1, 100, 256, "bf16", "f32", True, "mixed", 0.1, {}, {}),
+            (2, 1, 1, 256, 256, "bf16", "f32", True, "strong", -0.0625, {"BLOCK_V": 16}, {}),
+            (1, 100, 2, 32, 128, "bf16", "f32", False, "strong", 0.18, {"BLOCK_V": 32}, {}),
+            (3, 64, 2, 8, 256, "f16", "f32", True, "logsigmoid", 0.35, {}, {}),
+        ]
+    return c
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pi = sub.add_parser("inputs")
+    pi.add_argument("dir")
+    for n, dflt in (("B", 2), ("T", 37), ("H", 2), ("K", 8), ("V", 24),
+                    ("chunk", 64), ("seed", 1)):
+        pi.add_argument("--" + n, type=int, default=dflt)
+    pi.add_argument("--dtype", default="bf16", choices=TOL)
+    pi.add_argument("--gdtype", default="f32", choices=TOL)
+    pi.add_argument("--gates", default="logsigmoid",
+                    choices=("logsigmoid", "strong", "mixed"))
+    pi.add_argument("--scale", type=float, default=None,
+                    help="default K^-0.5, fla's")
+    pi.add_argument("--h0", action="store_true")
+    ps = sub.add_parser("sweep")
+    ps.add_argument("--tilec", default=os.environ.get("TILEC") or shutil.which("tilec"))
+    ps.add_argument("--quick", action="store_true")
+    a = p.parse_args()
+    if a.cmd == "inputs":
+        rng = np.random.default_rng(a.seed)
+        q, k, v, g, h0 = make_case(rng, a.B, a.T, a.H, a.K, a.V, a.dtype,
+                                   a.gdtype, a.h0, a.gates)
+        scale = a.K ** -0.5 if a.scale is None else a.scale
+        write_inputs(a.dir, q, k, v, g, h0, scale, a.chunk)
+        return 0
+    if not a.tilec:
+        sys.exit("gla_check.py: no tilec (give --tilec or put it on PATH)")
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed, case in enumerate(cases(a.quick), start=1):
+            B, T, H, K, V, dt, gt, use_h0, kind, scale = case[:10]
+            ok, tol, res = check_case(a.tilec, tmp, case, seed)
+            failed += not ok
+            print(f"{'PASS' if ok else 'FAIL'} B={B} T={T} H={H} K={K} V={V} "
+                  f"{dt}/g {gt} h0={int(use_h0)} {kind} scale={scale:.3g} "
+                  f"{case[10] or ''} tol {tol:.0e}: " + ", ".join(res))
+    print(f"gla_check: {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
