@@ -30,16 +30,32 @@ import torch
 IMPLS = ("tegula", "sdpa-cudnn", "sdpa-flash", "sdpa-math")
 
 
-def markov_batches(vocab, batch, seq, steps, seed, device, successors=4):
+def markov_batches(vocab, batch, seq, steps, seed, device, successors=4,
+                   zipf=False):
     """`steps` batches [batch, seq + 1] of a random Markov chain whose every
     token has `successors` likely next tokens (entropy about
-    ln(successors)); the generator depends on `seed` alone."""
+    ln(successors)); the generator depends on `seed` alone. With `zipf`,
+    successors are drawn from a Zipfian popularity over the vocabulary and
+    taken with Zipfian weights, as in text: the model learns the frequent
+    tokens first and the loss falls gradually instead of in one drop (whose
+    timing moves with any rounding difference)."""
     g = torch.Generator(device="cpu").manual_seed(seed)
-    table = torch.randint(0, vocab, (vocab, successors), generator=g)
+    if zipf:
+        popularity = 1.0 / torch.arange(1, vocab + 1, dtype=torch.float64)
+        table = torch.multinomial(popularity, vocab * successors,
+                                  replacement=True,
+                                  generator=g).view(vocab, successors)
+        weights = 1.0 / torch.arange(1, successors + 1, dtype=torch.float64)
+    else:
+        table = torch.randint(0, vocab, (vocab, successors), generator=g)
     for _ in range(steps):
         tokens = torch.empty(batch, seq + 1, dtype=torch.long)
         tokens[:, 0] = torch.randint(0, vocab, (batch,), generator=g)
-        choice = torch.randint(0, successors, (batch, seq), generator=g)
+        if zipf:
+            choice = torch.multinomial(weights, batch * seq, replacement=True,
+                                       generator=g).view(batch, seq)
+        else:
+            choice = torch.randint(0, successors, (batch, seq), generator=g)
         for t in range(seq):
             tokens[:, t + 1] = table[tokens[:, t], choice[:, t]]
         yield tokens.to(device, non_blocking=True)
@@ -126,10 +142,15 @@ def train(args):
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr,
                                   betas=(0.9, 0.95), weight_decay=0.1,
                                   foreach=True)
+    # Linear warm-up of the learning rate over the first steps.
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / max(1, args.lr_warmup)))
     backend = sdpa_backend(args.impl)
     losses, times = [], []
+    zipf = args.data == "zipf"
     batches = markov_batches(args.vocab, args.batch, args.seq, args.steps,
-                             args.seed + 1, device)
+                             args.seed + 1, device,
+                             successors=64 if zipf else 4, zipf=zipf)
     for step, tokens in enumerate(batches):
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -150,6 +171,7 @@ def train(args):
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        schedule.step()
         optimizer.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
@@ -165,7 +187,8 @@ def train(args):
             "torch": torch.__version__, "config": {
                 k: getattr(args, k) for k in (
                     "layers", "hidden", "intermediate", "heads", "kv_heads",
-                    "seq", "batch", "vocab", "steps", "lr", "seed")}}
+                    "seq", "batch", "vocab", "steps", "lr", "seed",
+                    "lr_warmup", "data")}}
 
 
 def compare(paths, tol, plot):
@@ -225,6 +248,12 @@ def main():
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--lr-warmup", type=int, default=0,
+                   help="steps of linear learning-rate warm-up")
+    p.add_argument("--data", choices=("markov", "zipf"), default="markov",
+                   help="markov: 4 equally likely successors a token (the "
+                   "loss falls in one drop); zipf: 64 Zipf-weighted "
+                   "successors of Zipf-popular tokens (a gradual fall)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out")
     p.add_argument("--compare", nargs="+")
