@@ -284,7 +284,8 @@ Value emitSafeIterations(OpBuilder &builder, PipelinePushOp push,
   }
   // Iterations from the first whose uniform mask `x < bound` is off on
   // copy nothing: if every one before it is inside, all are safe.
-  auto runs = getUniformPart(push.getMask()).getDefiningOp<arith::CmpIOp>();
+  Value uniform = getUniformPart(push.getMask());
+  auto runs = uniform ? uniform.getDefiningOp<arith::CmpIOp>() : nullptr;
   if (!runs || runs.getPredicate() != arith::CmpIPredicate::slt ||
       !runs.getLhs().getType().isInteger(32) ||
       scalars.classify(runs.getLhs()) == Variation::Other ||
