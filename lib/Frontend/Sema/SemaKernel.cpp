@@ -225,6 +225,15 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
   }
   case ExprKind::Binary: {
     Tok op = e.op;
+    // A side a template parameter fixes decides `&&` and `||` or drops out:
+    // `GROUPED || H == HKV` reads `H == HKV` when GROUPED is false.
+    if (op == Tok::AmpAmp || op == Tok::PipePipe)
+      for (unsigned side : {0u, 1u})
+        if (auto c = tryConst(*e.operands[side]); c && c->kind == Val::CBool) {
+          if (c->b == (op == Tok::AmpAmp))
+            return renderLaunch(*e.operands[1 - side], parentPrec, right);
+          return std::string(c->b ? "1" : "0");
+        }
     if (op == Tok::Amp || op == Tok::Pipe || op == Tok::Caret ||
         op == Tok::Shl || op == Tok::Shr) {
       diags.error(e.opLoc,
@@ -342,7 +351,8 @@ void Sema::setRequires(const Kernel &k, const KernelSignature &sig,
       }
       continue;
     }
-    if (auto text = renderLaunch(*r, 0, false))
+    // A condition the template parameters make true holds at every launch.
+    if (auto text = renderLaunch(*r, 0, false); text && *text != "1")
       conditions.push_back(builder.getStringAttr(*text));
   }
   func->setAttr(tl::TileDialect::kRequiresAttrName,
