@@ -81,6 +81,77 @@ def reference(q, k, v, g, scale, h0, chunk):
     return o, s, hs
 
 
+def reference_bwd(q, k, v, g, scale, h0, do, dht, chunk):
+    """float64 gradients of L = sum(o * do) + sum(ht * dht) through the
+    step recurrence, written from its adjoint (not the chunked form): with
+    G_t = dL/dS_t and Ga_t = dL/dS_t through positions after t only
+    (Ga_T = dht),
+        G_t = Ga_t + scale q_t^T do_t,  Ga_{t-1} = diag(exp(g_t)) G_t,
+        dq_t = scale do_t S_t^T,  dk_t = v_t G_t^T,  dv_t = k_t G_t,
+        dg_t = exp(g_t) o rowsum(G_t o S_{t-1}),  dh0 = Ga_0.
+    Returns dq, dk, dv, dg, dh0 and dhs [B, NT, H, K, V], dhs[c] = Ga at
+    the last position of chunk c (what chunk_gla_bwd_dh stores)."""
+    q, k, v, g, do = (np.asarray(x, dtype=np.float64) for x in (q, k, v, g, do))
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    s = np.zeros((B, H, K, V)) if h0 is None else np.array(h0, np.float64)
+    states = [s]
+    for t in range(T):
+        s = np.exp(g[:, t])[..., None] * s + k[:, t, :, :, None] * v[:, t, :, None, :]
+        states.append(s)
+    ga = np.zeros((B, H, K, V)) if dht is None else np.array(dht, np.float64)
+    dq, dk, dg = (np.zeros((B, T, H, K)) for _ in range(3))
+    dv = np.zeros((B, T, H, V))
+    dhs = np.zeros((B, -(-T // chunk), H, K, V))
+    for t in range(T - 1, -1, -1):
+        if t % chunk == chunk - 1 or t == T - 1:
+            dhs[:, t // chunk] = ga
+        gt = ga + scale * q[:, t, :, :, None] * do[:, t, :, None, :]
+        dq[:, t] = scale * np.einsum("bhv,bhkv->bhk", do[:, t], states[t + 1])
+        dk[:, t] = np.einsum("bhkv,bhv->bhk", gt, v[:, t])
+        dv[:, t] = np.einsum("bhk,bhkv->bhv", k[:, t], gt)
+        dg[:, t] = np.exp(g[:, t]) * np.sum(gt * states[t], axis=-1)
+        ga = np.exp(g[:, t])[..., None] * gt
+    return dq, dk, dv, dg, ga, dhs
+
+
+def fd_check(seed=0, eps=1e-6):
+    """reference_bwd against central differences of the forward reference
+    (float64) at a tiny size, every element of q, k, v, g, h0; with dht,
+    mixed-sign gates and a negative scale. Returns the largest relative
+    error over the gradients."""
+    rng = np.random.default_rng(seed)
+    B, T, H, K, V, chunk, scale = 2, 7, 2, 3, 4, 3, -0.6
+    x = {"q": rng.standard_normal((B, T, H, K)),
+         "k": rng.standard_normal((B, T, H, K)),
+         "v": rng.standard_normal((B, T, H, V)),
+         "g": gates(rng, (B, T, H, K), "mixed"),
+         "h0": rng.standard_normal((B, H, K, V))}
+    do = rng.standard_normal((B, T, H, V))
+    dht = rng.standard_normal((B, H, K, V))
+
+    def loss(y):
+        o, ht, _ = reference(y["q"], y["k"], y["v"], y["g"], scale, y["h0"], chunk)
+        return float(np.sum(o * do) + np.sum(ht * dht))
+
+    an = dict(zip(("q", "k", "v", "g", "h0"),
+                  reference_bwd(x["q"], x["k"], x["v"], x["g"], scale, x["h0"],
+                                do, dht, chunk)[:5]))
+    worst = 0.0
+    for n in x:
+        fd = np.zeros_like(x[n])
+        for i in np.ndindex(x[n].shape):
+            y = {m: z.copy() for m, z in x.items()}
+            y[n][i] += eps
+            lp = loss(y)
+            y[n][i] -= 2 * eps
+            fd[i] = (lp - loss(y)) / (2 * eps)
+        e = np.linalg.norm(fd - an[n]) / np.linalg.norm(fd)
+        print(f"fd d{n}: rel_l2 {e:.2e}")
+        worst = max(worst, e)
+    return worst
+
+
 def make_case(rng, B, T, H, K, V, dt, gt, use_h0, gate_kind):
     q = round_to(rng.standard_normal((B, T, H, K)), dt)
     k = round_to(rng.standard_normal((B, T, H, K)), dt)
@@ -100,6 +171,25 @@ def write_inputs(d, q, k, v, g, h0, scale, chunk):
     np.save(os.path.join(d, "ht_ref.npy"), ht)
     np.save(os.path.join(d, "hs_ref.npy"), hs)
     return o, ht, hs
+
+
+def make_grads(rng, B, T, H, K, V, dt, use_dht):
+    """Upstream gradients: dO [B, T, H, V] in DT, dht [B, H, K, V] f32."""
+    do = round_to(rng.standard_normal((B, T, H, V)), dt)
+    dht = rng.standard_normal((B, H, K, V)).astype(np.float32) if use_dht else None
+    return do, dht
+
+
+def write_bwd(d, q, k, v, g, h0, scale, chunk, do, dht):
+    """do.npy, dht.npy (if any) and the float64 gradients *_ref.npy."""
+    for name, x in (("do", do), ("dht", dht)):
+        if x is not None:
+            np.save(os.path.join(d, name + ".npy"), x)
+    refs = dict(zip(("dq", "dk", "dv", "dg", "dh0", "dhs"),
+                    reference_bwd(q, k, v, g, scale, h0, do, dht, chunk)))
+    for n, x in refs.items():
+        np.save(os.path.join(d, n + "_ref.npy"), x)
+    return refs
 
 
 def rel_l2(x, ref):
@@ -236,6 +326,9 @@ def main():
     pi.add_argument("--scale", type=float, default=None,
                     help="default K^-0.5, fla's")
     pi.add_argument("--h0", action="store_true")
+    pi.add_argument("--bwd", action="store_true",
+                    help="also dO (and dht with --dht) and the gradients' references")
+    pi.add_argument("--dht", action="store_true")
     ps = sub.add_parser("sweep")
     ps.add_argument("--tilec", default=os.environ.get("TILEC") or shutil.which("tilec"))
     ps.add_argument("--quick", action="store_true")
@@ -246,6 +339,9 @@ def main():
                                    a.gdtype, a.h0, a.gates)
         scale = a.K ** -0.5 if a.scale is None else a.scale
         write_inputs(a.dir, q, k, v, g, h0, scale, a.chunk)
+        if a.bwd:
+            do, dht = make_grads(rng, a.B, a.T, a.H, a.K, a.V, a.dtype, a.dht)
+            write_bwd(a.dir, q, k, v, g, h0, scale, a.chunk, do, dht)
         return 0
     if not a.tilec:
         sys.exit("gla_check.py: no tilec (give --tilec or put it on PATH)")
