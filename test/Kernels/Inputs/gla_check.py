@@ -310,6 +310,118 @@ def cases(quick):
     return c
 
 
+BWD_KERNEL = os.path.join(os.path.dirname(KERNEL), "gla_bwd.tile")
+
+
+def tilec_run(tilec, path, kernel, defs, dims, scale, ins, outs, d):
+    """Run one kernel in the interpreter; ins and outs map names to files."""
+    cmd = [tilec, path, "-k", kernel, "--run"]
+    for n, x in defs.items():
+        cmd += ["-D", f"{n}={x}"]
+    if dims:
+        cmd += ["--dims", ",".join(f"{n}={x}" for n, x in dims.items())]
+    if scale is not None:
+        cmd += ["--scalar", f"scale={scale!r}"]
+    for n, f in ins.items():
+        cmd += ["--in", f"{n}={f}"]
+    files = {n: os.path.join(d, f"{kernel}-{n}.npy") for n in outs}
+    for n, f in files.items():
+        cmd += ["--out", f"{n}={f}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(" ".join(cmd) + "\n" + r.stdout + r.stderr)
+    return files
+
+
+def check_bwd_case(tilec, tmp, case, seed):
+    """The backward's three launches on fresh inputs: chunk_gla_states
+    (gla.tile, CHUNK as given) for hs, chunk_gla_bwd_dh for dhs and dh0,
+    chunk_gla_bwd_chunks for dq, dk, dv, dg; each output against the
+    float64 adjoint (reference_bwd)."""
+    (B, T, H, K, V, dt, gt, use_h0, use_dht, gate_kind, scale, defs) = case
+    rng = np.random.default_rng(1000 + seed)
+    q, k, v, g, h0 = make_case(rng, B, T, H, K, V, dt, gt, use_h0, gate_kind)
+    do, dht = make_grads(rng, B, T, H, K, V, dt, use_dht)
+    chunk = defs.get("CHUNK", 16)
+    d = os.path.join(tmp, f"bwd{seed}")
+    _, _, hs_ref = write_inputs(d, q, k, v, g, h0, scale, chunk)
+    refs = write_bwd(d, q, k, v, g, h0, scale, chunk, do, dht)
+    refs["hs"] = hs_ref
+    f = {n: os.path.join(d, n + ".npy") for n in ("q", "k", "v", "g", "h0", "do", "dht")}
+    common = {"K": K, "V": V, "DT": dt, "GT": gt, "CHUNK": chunk}
+    state_defs = {**common, "USE_H0": "true" if use_h0 else "false",
+                  **{n: x for n, x in defs.items() if n in ("BLOCK_V", "WARPS", "BLOCK_T")}}
+    nt = -(-T // chunk)
+    dims = {"B": B, "T": T, "H": H, "N0": B if use_h0 else 0, "NT": nt}
+    got = {}
+    ins = {n: f[n] for n in ("k", "v", "g") + (("h0",) if use_h0 else ())}
+    out = tilec_run(tilec, KERNEL, "chunk_gla_states", state_defs, dims, None,
+                    ins, ("hs", "ht"), d)
+    got["hs"] = out["hs"]
+    ins = {n: f[n] for n in ("q", "g", "do") + (("dht",) if use_dht else ())}
+    out = tilec_run(tilec, BWD_KERNEL, "chunk_gla_bwd_dh",
+                    {**state_defs, "USE_DHT": "true" if use_dht else "false"},
+                    {**dims, "ND": B if use_dht else 0}, scale, ins,
+                    ("dhs", "dh0"), d)
+    got["dhs"] = out["dhs"]
+    if use_h0:
+        got["dh0"] = out["dh0"]
+    ins = {n: f[n] for n in ("q", "k", "v", "g", "do")}
+    ins.update(hs=got["hs"], dhs=got["dhs"])
+    chunk_defs = {**common, **{n: x for n, x in defs.items()
+                               if n in ("BLOCK_V", "WARPS")}}
+    out = tilec_run(tilec, BWD_KERNEL, "chunk_gla_bwd_chunks", chunk_defs, {},
+                    scale, ins, ("dq", "dk", "dv", "dg"), d)
+    got.update(out)
+    tol = TOL[dt]
+    ok = True
+    results = []
+    for n in ("hs", "dhs", "dh0", "dq", "dk", "dv", "dg"):
+        if n in got:
+            e = rel_l2(np.load(got[n]), refs[n])
+            ok &= e <= tol
+            results.append(f"{n} {e:.2e}")
+    return ok, tol, results
+
+
+def bwd_cases(quick):
+    """(B, T, H, K, V, DT, GT, h0, dht, gates, scale, -D of the kernels)."""
+    small = {"BLOCK_V": 16, "WARPS": 1}
+    c = [
+        (2, 37, 3, 8, 24, "bf16", "f32", True, True, "logsigmoid", -0.7, small),
+        (1, 1, 2, 16, 16, "bf16", "f32", True, True, "logsigmoid", 0.25, small),
+        (2, 64, 1, 16, 8, "f16", "f32", False, True, "mixed", -1.5, small),
+        (1, 130, 2, 32, 64, "bf16", "bf16", False, False, "strong", 0.18, {"BLOCK_V": 32}),
+        (2, 100, 1, 64, 64, "f16", "f32", True, False, "logsigmoid", 0.125, {}),
+        (1, 100, 1, 100, 32, "bf16", "f32", True, True, "mixed", -0.1, {"CHUNK": 32, "BLOCK_V": 16}),
+        (1, 37, 1, 128, 128, "bf16", "f32", True, True, "logsigmoid", 128 ** -0.5, {}),
+    ]
+    if not quick:
+        c += [
+            (3, 130, 1, 8, 100, "bf16", "f32", True, True, "strong", 0.35, {"BLOCK_V": 32}),
+            (1, 64, 2, 64, 16, "bf16", "f16", False, True, "logsigmoid", -0.125, {"CHUNK": 64, "BLOCK_V": 16}),
+            (1, 37, 1, 256, 64, "bf16", "f32", True, True, "logsigmoid", 0.0625, {"BLOCK_V": 16}),
+            (1, 100, 1, 128, 256, "f16", "f32", False, True, "mixed", -0.09, {"BLOCK_V": 32}),
+            (1, 130, 1, 100, 128, "f16", "bf16", True, False, "strong", 0.1, {}),
+        ]
+    return c
+
+
+def bwd_sweep(tilec, quick):
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed, case in enumerate(bwd_cases(quick), start=1):
+            B, T, H, K, V, dt, gt, use_h0, use_dht, kind, scale, defs = case
+            ok, tol, res = check_bwd_case(tilec, tmp, case, seed)
+            failed += not ok
+            print(f"{'PASS' if ok else 'FAIL'} bwd B={B} T={T} H={H} K={K} V={V} "
+                  f"{dt}/g {gt} h0={int(use_h0)} dht={int(use_dht)} {kind} "
+                  f"scale={scale:.3g} {defs or ''} tol {tol:.0e}: " + ", ".join(res),
+                  flush=True)
+    print(f"gla_check bwd: {failed} failed")
+    return 1 if failed else 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -332,7 +444,15 @@ def main():
     ps = sub.add_parser("sweep")
     ps.add_argument("--tilec", default=os.environ.get("TILEC") or shutil.which("tilec"))
     ps.add_argument("--quick", action="store_true")
+    pb = sub.add_parser("bwd-sweep")
+    pb.add_argument("--tilec", default=os.environ.get("TILEC") or shutil.which("tilec"))
+    pb.add_argument("--quick", action="store_true")
+    sub.add_parser("fd-check")
     a = p.parse_args()
+    if a.cmd == "fd-check":
+        worst = max(fd_check(seed) for seed in (0, 1))
+        print(f"gla_check fd: worst {worst:.2e}: {'PASS' if worst < 1e-6 else 'FAIL'}")
+        return 0 if worst < 1e-6 else 1
     if a.cmd == "inputs":
         rng = np.random.default_rng(a.seed)
         q, k, v, g, h0 = make_case(rng, a.B, a.T, a.H, a.K, a.V, a.dtype,
@@ -345,6 +465,8 @@ def main():
         return 0
     if not a.tilec:
         sys.exit("gla_check.py: no tilec (give --tilec or put it on PATH)")
+    if a.cmd == "bwd-sweep":
+        return bwd_sweep(a.tilec, a.quick)
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for seed, case in enumerate(cases(a.quick), start=1):
