@@ -97,6 +97,20 @@ bool Parser::parseTemplateParams(std::vector<TemplateParam> &params) {
       param.defaultValue = parseBinary(8); // stops before '>'
       if (!param.defaultValue)
         return false;
+      // Below the shifts, '>' would close the list: such a default needs
+      // parentheses, which the message says instead of "expected ','".
+      if (Tok op = cur().kind;
+          op == Tok::Lt || op == Tok::Le || op == Tok::Ge || op == Tok::EqEq ||
+          op == Tok::Ne || op == Tok::AmpAmp || op == Tok::PipePipe ||
+          op == Tok::Question || op == Tok::Amp || op == Tok::Pipe ||
+          op == Tok::Caret) {
+        error(cur().loc, "the default of template parameter '" + param.name +
+                             "' continues with " + describe(cur()) +
+                             ": put a default with comparisons, logic or "
+                             "'?:' in parentheses ('>' closes the template "
+                             "parameters), e.g. (K <= 64 ? 64 : 16)");
+        return false;
+      }
     }
     params.push_back(std::move(param));
     if (acceptCloseAngle())
