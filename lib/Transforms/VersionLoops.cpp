@@ -52,6 +52,10 @@ class LoopScalars {
 public:
   explicit LoopScalars(scf::ForOp loop) : loop(loop) {}
 
+  bool isDefinedOutside(Value value) {
+    return loop.isDefinedOutsideOfLoop(value);
+  }
+
   Variation classify(Value value) {
     if (value == loop.getInductionVar())
       return Variation::Affine;
@@ -235,7 +239,8 @@ Value getUniformPart(Value mask) {
 /// Fills `checks` with (dimension, index) of the indices that need one.
 bool canBound(PipelinePushOp push, LoopScalars &scalars,
               SmallVectorImpl<std::pair<unsigned, AffineIndex>> &checks) {
-  if (scalars.classify(push.getTensor()) != Variation::Invariant)
+  // Its extents are read before the loop.
+  if (!scalars.isDefinedOutside(push.getTensor()))
     return false;
   ArrayRef<int64_t> extents = push.getTensor().getType().getShape();
   for (auto [dim, tile] : llvm::enumerate(push.getIndices())) {
@@ -282,8 +287,9 @@ Value emitSafeIterations(OpBuilder &builder, PipelinePushOp push,
         emitLeadingIterations(builder, loc, start, step,
                               i64Constant(builder, loc, 0), room, trips));
   }
-  // Iterations from the first whose uniform mask `x < bound` is off on
-  // copy nothing: if every one before it is inside, all are safe.
+  // Iterations from the first whose uniform mask `x < bound` is off copy
+  // nothing, and stay off while x neither falls nor wraps past 2^31: then,
+  // if every iteration before it is inside, all are safe.
   Value uniform = getUniformPart(push.getMask());
   auto runs = uniform ? uniform.getDefiningOp<arith::CmpIOp>() : nullptr;
   if (!runs || runs.getPredicate() != arith::CmpIPredicate::slt ||
@@ -292,13 +298,31 @@ Value emitSafeIterations(OpBuilder &builder, PipelinePushOp push,
       scalars.classify(runs.getRhs()) != Variation::Invariant)
     return inside;
   auto [start, step] = evaluate.emit(runs.getLhs());
-  Value on = emitLeadingIterations(builder, loc, start, step, Value(),
-                                   widen(builder, loc, runs.getRhs()), trips);
-  return arith::SelectOp::create(
+  Value bound = widen(
       builder, loc,
-      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge, inside,
-                            on),
-      trips, inside);
+      scalars.evaluateAt(builder, runs.getRhs(),
+                         push->getParentOfType<scf::ForOp>().getLowerBound()));
+  Value on =
+      emitLeadingIterations(builder, loc, start, step, Value(), bound, trips);
+  using Pred = arith::CmpIPredicate;
+  Value last = arith::AddIOp::create(
+      builder, loc, start,
+      arith::MulIOp::create(
+          builder, loc, step,
+          arith::MaxSIOp::create(
+              builder, loc, i64Constant(builder, loc, 0),
+              arith::SubIOp::create(builder, loc, trips,
+                                    i64Constant(builder, loc, 1)))));
+  Value staysOff = arith::AndIOp::create(
+      builder, loc,
+      arith::CmpIOp::create(builder, loc, Pred::sge, step,
+                            i64Constant(builder, loc, 0)),
+      arith::CmpIOp::create(builder, loc, Pred::sle, last,
+                            i64Constant(builder, loc, INT32_MAX)));
+  Value allSafe = arith::AndIOp::create(
+      builder, loc, staysOff,
+      arith::CmpIOp::create(builder, loc, Pred::sge, inside, on));
+  return arith::SelectOp::create(builder, loc, allSafe, trips, inside);
 }
 
 /// Whether `loop` stores to (or updates) a global tensor. Such a body keeps
