@@ -34,8 +34,8 @@ holds it to central differences of `reference` (relative L2 < 1e-6; about
 1e-9 measured). `inputs --bwd` also writes do (and dht with --dht) and
 dq_ref, dk_ref, dv_ref, dg_ref, dh0_ref and dhs_ref (the gradient of the
 state after each chunk, from later positions). `bwd-sweep` runs
-chunk_gla_states, chunk_gla_bwd_dh and chunk_gla_bwd_chunks on fresh inputs
-per case and compares every output (dg at the looser of DT's and GT's
+chunk_gla_states, chunk_gla_bwd_dh, chunk_gla_bwd_dqkg and chunk_gla_bwd_dv on
+fresh inputs per case and compares every output (dg at the looser of DT's and GT's
 tolerance, as it is stored in GT).
 """
 import argparse
@@ -351,10 +351,10 @@ def tilec_run(tilec, path, kernel, defs, dims, scale, ins, outs, d):
 
 
 def check_bwd_case(tilec, tmp, case, seed):
-    """The backward's three launches on fresh inputs: chunk_gla_states
+    """The backward's four launches on fresh inputs: chunk_gla_states
     (gla.tile, CHUNK as given) for hs, chunk_gla_bwd_dh for dhs and dh0,
-    chunk_gla_bwd_chunks for dq, dk, dv, dg; each output against the
-    float64 adjoint (reference_bwd)."""
+    chunk_gla_bwd_dqkg for dq, dk, dg and chunk_gla_bwd_dv for dv; each
+    output against the float64 adjoint (reference_bwd)."""
     (B, T, H, K, V, dt, gt, use_h0, use_dht, gate_kind, scale, defs) = case
     rng = np.random.default_rng(1000 + seed)
     q, k, v, g, h0 = make_case(rng, B, T, H, K, V, dt, gt, use_h0, gate_kind)
@@ -383,12 +383,17 @@ def check_bwd_case(tilec, tmp, case, seed):
     got["dhs"] = out["dhs"]
     if use_h0:
         got["dh0"] = out["dh0"]
+    # dq, dk, dg per (chunk, key block); dv per (chunk, value block).
+    kdefs = {n: x for n, x in defs.items() if n in ("BLOCK_V", "BLOCK_K", "WARPS")}
     ins = {n: f[n] for n in ("q", "k", "v", "g", "do")}
     ins.update(hs=got["hs"], dhs=got["dhs"])
-    chunk_defs = {**common, **{n: x for n, x in defs.items()
-                               if n in ("BLOCK_V", "WARPS")}}
-    out = tilec_run(tilec, BWD_KERNEL, "chunk_gla_bwd_chunks", chunk_defs, {},
-                    scale, ins, ("dq", "dk", "dv", "dg"), d)
+    out = tilec_run(tilec, BWD_KERNEL, "chunk_gla_bwd_dqkg", {**common, **kdefs},
+                    {}, scale, ins, ("dq", "dk", "dg"), d)
+    got.update(out)
+    ins = {n: f[n] for n in ("q", "k", "g", "do")}
+    ins.update(dhs=got["dhs"])
+    out = tilec_run(tilec, BWD_KERNEL, "chunk_gla_bwd_dv", {**common, **kdefs},
+                    {}, scale, ins, ("dv",), d)
     got.update(out)
     # DT's tolerance (the dots round their operands to DT); dg is stored
     # in GT, so it takes the looser of DT's and GT's.
@@ -412,9 +417,9 @@ def bwd_cases(quick):
         (2, 37, 3, 8, 24, "bf16", "f32", True, True, "logsigmoid", -0.7, small),
         (1, 1, 2, 16, 16, "bf16", "f32", True, True, "logsigmoid", 0.25, small),
         (2, 64, 1, 16, 8, "f16", "f32", False, True, "mixed", -1.5, small),
-        (1, 130, 2, 32, 64, "bf16", "bf16", False, False, "strong", 0.18, {"BLOCK_V": 32}),
+        (1, 130, 2, 32, 64, "bf16", "bf16", False, False, "strong", 0.18, {"BLOCK_V": 32, "BLOCK_K": 16}),
         (2, 100, 1, 64, 64, "f16", "f32", True, False, "logsigmoid", 0.125, {}),
-        (1, 100, 1, 100, 32, "bf16", "f32", True, True, "mixed", -0.1, {"CHUNK": 32, "BLOCK_V": 16}),
+        (1, 100, 1, 100, 32, "bf16", "f32", True, True, "mixed", -0.1, {"CHUNK": 32, "BLOCK_V": 16, "BLOCK_K": 32}),
         (1, 37, 1, 128, 128, "bf16", "f32", True, True, "logsigmoid", 128 ** -0.5, {}),
     ]
     if not quick:
