@@ -47,3 +47,24 @@ func.func @chosen_ring(%xp: !tile.ptr<f32>, %n: i32, %c: i1)
   tile.pipeline.push %r, %x[%i] : !tile.pipeline<64xf32, stages = 2>, !tile.tensor<?xf32>[tensor<64xi32>]
   return
 }
+
+// -----
+
+// An index tile of unknown form (one offset a register) keeps its bounds
+// compare in a push, and loses it in a push marked `inside`; the copy then
+// carries no ignore-src operand.
+// CHECK-LABEL: func.func @inside_elementwise
+// CHECK: arith.cmpi ult
+// CHECK: "cp.async.ca.shared.global [$0], [$1], 4, $2;"
+// CHECK-NOT: arith.cmpi ult
+// CHECK: "cp.async.ca.shared.global [$0], [$1], 4;"
+// CHECK-NOT: arith.cmpi ult
+// CHECK: return
+func.func @inside_elementwise(%xp: !tile.ptr<f32>, %n: i32, %i: tensor<64xi32>)
+    attributes {tile.kernel, tile.warps = 2 : i32} {
+  %x = tile.make_tensor %xp[%n] : !tile.ptr<f32> -> !tile.tensor<?xf32>
+  %p = tile.pipeline.create : !tile.pipeline<64xf32, stages = 2>
+  tile.pipeline.push %p, %x[%i] : !tile.pipeline<64xf32, stages = 2>, !tile.tensor<?xf32>[tensor<64xi32>]
+  tile.pipeline.push %p, %x[%i] inside : !tile.pipeline<64xf32, stages = 2>, !tile.tensor<?xf32>[tensor<64xi32>]
+  return
+}
