@@ -1,5 +1,7 @@
 //===- PipelineLoops.cpp - Prefetch the loads of pipelined loops ----------===//
 
+#include "LoopSlices.h"
+
 #include "tegula/Analysis/SharedMemoryPlan.h"
 
 #include "Tile/TileDialect.h"
@@ -22,49 +24,6 @@ namespace tegula::tile {
 using namespace tegula::tile;
 
 namespace {
-
-/// The ops of `loop`'s body that compute `value`, in program order, if they
-/// are all pure and read only the induction variable and values from
-/// outside the loop; none if a loop-carried value or an effect is involved.
-std::optional<SmallVector<Operation *>> backwardSlice(scf::ForOp loop,
-                                                      ValueRange values) {
-  SetVector<Operation *> slice;
-  SmallVector<Value> worklist(values.begin(), values.end());
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    if (value == loop.getInductionVar())
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      if (arg.getOwner()->getParentOp() == loop ||
-          loop->isAncestor(arg.getOwner()->getParentOp()))
-        return std::nullopt; // loop-carried or nested
-      continue;
-    }
-    Operation *def = value.getDefiningOp();
-    if (!loop->isAncestor(def))
-      continue;
-    if (def->getBlock() != loop.getBody() || !isPure(def) ||
-        def->getNumRegions() != 0)
-      return std::nullopt;
-    if (slice.insert(def))
-      worklist.append(def->operand_begin(), def->operand_end());
-  }
-  SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ordered;
-}
-
-/// Clones `slice` with the induction variable replaced by `iv`; returns the
-/// mapping.
-IRMapping cloneSlice(OpBuilder &builder, scf::ForOp loop,
-                     ArrayRef<Operation *> slice, Value iv) {
-  IRMapping mapping;
-  mapping.map(loop.getInductionVar(), iv);
-  for (Operation *op : slice)
-    builder.clone(*op, mapping);
-  return mapping;
-}
 
 /// Pushes the block `load` reads in the iteration whose induction variable
 /// is `iv`, masked off entirely when that iteration does not run.

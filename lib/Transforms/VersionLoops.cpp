@@ -23,6 +23,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopSlices.h"
+
 #include "tegula/Analysis/AffineIndex.h"
 
 #include "Tile/TileDialect.h"
@@ -66,25 +68,14 @@ public:
     return variation;
   }
 
-  /// `value` as computed in the iteration whose induction variable is `iv`,
-  /// emitted at `builder`'s point before the loop.
+  /// `value` (Invariant or Affine) as computed in the iteration whose
+  /// induction variable is `iv`, emitted at `builder`'s point before the
+  /// loop.
   Value evaluateAt(OpBuilder &builder, Value value, Value iv) {
-    SetVector<Operation *> slice;
-    SmallVector<Value> worklist = {value};
-    while (!worklist.empty()) {
-      Operation *def = worklist.pop_back_val().getDefiningOp();
-      if (def && loop->isAncestor(def) && slice.insert(def))
-        worklist.append(def->operand_begin(), def->operand_end());
-    }
-    SmallVector<Operation *> ordered(slice.begin(), slice.end());
-    llvm::sort(ordered, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
-    IRMapping mapping;
-    mapping.map(loop.getInductionVar(), iv);
-    for (Operation *op : ordered)
-      builder.clone(*op, mapping);
-    return mapping.lookupOrDefault(value);
+    std::optional<SmallVector<Operation *>> slice =
+        backwardSlice(loop, ValueRange{value});
+    assert(slice && "a classified scalar is computed by pure ops");
+    return cloneSlice(builder, loop, *slice, iv).lookupOrDefault(value);
   }
 
 private:

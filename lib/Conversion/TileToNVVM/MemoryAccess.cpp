@@ -87,6 +87,18 @@ TensorView unpackTensor(OpBuilder &builder, Location loc, GlobalTensorType type,
   return view;
 }
 
+/// `a && b` of two i1 masks, a null one standing for "true".
+Value andMasks(OpBuilder &builder, Location loc, Value a, Value b) {
+  if (!a || !b)
+    return a ? a : b;
+  return arith::AndIOp::create(builder, loc, a, b);
+}
+
+/// A group's mask: `mask`, or "true" when no check or mask applies.
+Value orTrue(OpBuilder &builder, Location loc, Value mask) {
+  return mask ? mask : arith::ConstantIntOp::create(builder, loc, 1, 1);
+}
+
 /// One offset per register, from the lowered index values.
 AccessPlan planElementwise(OpBuilder &builder, Location loc,
                            const GlobalAccess &access, const TensorView &view,
@@ -114,12 +126,10 @@ AccessPlan planElementwise(OpBuilder &builder, Location loc,
         if (index.getType().isInteger(64))
           extent = arith::ExtUIOp::create(builder, loc, builder.getI64Type(),
                                           extent);
-        Value ok = arith::CmpIOp::create(
-            builder, loc, arith::CmpIPredicate::ult, index, extent);
-        inBounds =
-            inBounds
-                ? arith::AndIOp::create(builder, loc, inBounds, ok).getResult()
-                : ok;
+        inBounds = andMasks(builder, loc, inBounds,
+                            arith::CmpIOp::create(builder, loc,
+                                                  arith::CmpIPredicate::ult,
+                                                  index, extent));
       }
       Value wide = index;
       if (!index.getType().isInteger(64))
@@ -129,17 +139,12 @@ AccessPlan planElementwise(OpBuilder &builder, Location loc,
       offset = arith::AddIOp::create(builder, loc, offset, term);
     }
     if (access.mask)
-      inBounds = inBounds ? arith::AndIOp::create(builder, loc, inBounds,
-                                                  maskElements[reg])
-                                .getResult()
-                          : maskElements[reg];
-    if (!inBounds)
-      inBounds = arith::ConstantIntOp::create(builder, loc, 1, 1);
+      inBounds = andMasks(builder, loc, inBounds, maskElements[reg]);
+    plan.masks.push_back(orTrue(builder, loc, inBounds));
     plan.bases.push_back(LLVM::GEPOp::create(builder, loc, view.base.getType(),
                                              storedType, view.base,
                                              ValueRange{offset}));
     plan.offsets.push_back(0);
-    plan.masks.push_back(inBounds);
   }
   return plan;
 }
@@ -217,10 +222,7 @@ public:
         ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
                                    index, checks[k].extent);
       }
-      inBounds =
-          inBounds
-              ? arith::AndIOp::create(builder, loc, inBounds, ok).getResult()
-              : ok;
+      inBounds = andMasks(builder, loc, inBounds, ok);
     }
     return inBounds;
   }
@@ -428,18 +430,10 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
     plan.offsets.push_back(constant);
     Value inBounds = bounds.groupMask(checkConstants[reg / width]);
     if (uniformMask && !maskJoined)
-      inBounds =
-          inBounds ? arith::AndIOp::create(builder, loc, inBounds, uniformMask)
-                         .getResult()
-                   : uniformMask;
+      inBounds = andMasks(builder, loc, inBounds, uniformMask);
     if (!maskElements.empty())
-      inBounds = inBounds ? arith::AndIOp::create(builder, loc, inBounds,
-                                                  maskElements[reg])
-                                .getResult()
-                          : maskElements[reg];
-    if (!inBounds)
-      inBounds = arith::ConstantIntOp::create(builder, loc, 1, 1);
-    plan.masks.push_back(inBounds);
+      inBounds = andMasks(builder, loc, inBounds, maskElements[reg]);
+    plan.masks.push_back(orTrue(builder, loc, inBounds));
   }
   return plan;
 }
