@@ -1,15 +1,9 @@
 #!/usr/bin/env bash
 # Stop 34: the Llama comparison on Zipf-Markov data with 50 warm-up steps
-# (a gradual loss fall), tegula beside SDPA cuDNN and flash.
+# (a gradual loss fall), tegula beside SDPA cuDNN and flash. (Call 6 ran
+# it with the venv lines of check-ops.sh inline, before ops-venv.sh.)
 set -u
-# The package from a fresh venv (as check-ops.sh installs it), torch from
-# the host interpreter through a .pth file.
-venv=/tmp/tegula-zipf-venv
-python3 -m venv $venv
-echo "$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')" \
-  > "$($venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/host-torch.pth"
-$venv/bin/python -m pip install -q --no-deps --no-build-isolation ./python
-py=$venv/bin/python
+py=$(bash scripts/gpu/ops-venv.sh /tmp/tegula-zipf-venv)
 for impl in tegula sdpa-cudnn sdpa-flash; do
   timeout 75 $py bench/train_llama.py --impl $impl --data zipf --lr-warmup 50 \
     --out "$OUT/zipf-$impl.json" > "$OUT/zipf-$impl.txt" 2>&1

@@ -219,26 +219,35 @@ def rel_l2(x, ref):
     return float(np.linalg.norm(x - ref) / (norm if norm > 0 else 1.0))
 
 
-def run_kernel(tilec, d, kernel, defs, dims, scale, outs, use_h0, skip=(),
-               extra=None):
-    cmd = [tilec, KERNEL, "-k", kernel, "--run"]
+def tilec_run(tilec, path, kernel, defs, dims, scale, ins, outs, d):
+    """Run one kernel in the interpreter; ins and outs map names to files."""
+    cmd = [tilec, path, "-k", kernel, "--run"]
+    for n, x in defs.items():
+        cmd += ["-D", f"{n}={x}"]
     if dims:
         cmd += ["--dims", ",".join(f"{n}={x}" for n, x in dims.items())]
     if scale is not None:
         cmd += ["--scalar", f"scale={scale!r}"]
-    for n, x in defs.items():
-        cmd += ["-D", f"{n}={x}"]
-    for n in ("q", "k", "v", "g") + (("h0",) if use_h0 else ()):
-        if n not in skip:
-            cmd += ["--in", f"{n}={os.path.join(d, n + '.npy')}"]
-    for n, f in (extra or {}).items():
+    for n, f in ins.items():
         cmd += ["--in", f"{n}={f}"]
-    for n in outs:
-        cmd += ["--out", f"{n}={os.path.join(d, kernel + '-' + n + '.npy')}"]
+    files = {n: os.path.join(d, f"{kernel}-{n}.npy") for n in outs}
+    for n, f in files.items():
+        cmd += ["--out", f"{n}={f}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(" ".join(cmd) + "\n" + r.stdout + r.stderr)
-    return {n: np.load(os.path.join(d, kernel + "-" + n + ".npy")) for n in outs}
+    return files
+
+
+def run_kernel(tilec, d, kernel, defs, dims, scale, outs, use_h0, skip=(),
+               extra=None):
+    """A forward kernel of gla.tile on the case's inputs in `d`, plus
+    `extra` (name to file); returns its outputs as arrays."""
+    names = ("q", "k", "v", "g") + (("h0",) if use_h0 else ())
+    ins = {n: os.path.join(d, n + ".npy") for n in names if n not in skip}
+    ins.update(extra or {})
+    files = tilec_run(tilec, KERNEL, kernel, defs, dims, scale, ins, outs, d)
+    return {n: np.load(f) for n, f in files.items()}
 
 
 def check_case(tilec, tmp, case, seed):
@@ -328,26 +337,6 @@ def cases(quick):
 
 
 BWD_KERNEL = os.path.join(os.path.dirname(KERNEL), "gla_bwd.tile")
-
-
-def tilec_run(tilec, path, kernel, defs, dims, scale, ins, outs, d):
-    """Run one kernel in the interpreter; ins and outs map names to files."""
-    cmd = [tilec, path, "-k", kernel, "--run"]
-    for n, x in defs.items():
-        cmd += ["-D", f"{n}={x}"]
-    if dims:
-        cmd += ["--dims", ",".join(f"{n}={x}" for n, x in dims.items())]
-    if scale is not None:
-        cmd += ["--scalar", f"scale={scale!r}"]
-    for n, f in ins.items():
-        cmd += ["--in", f"{n}={f}"]
-    files = {n: os.path.join(d, f"{kernel}-{n}.npy") for n in outs}
-    for n, f in files.items():
-        cmd += ["--out", f"{n}={f}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(" ".join(cmd) + "\n" + r.stdout + r.stderr)
-    return files
 
 
 def check_bwd_case(tilec, tmp, case, seed):
