@@ -116,5 +116,48 @@ for target in sm_80 sm_90a; do
   done
 done
 
+# GLA (kernels/gla.tile forward, kernels/gla_bwd.tile backward) at the
+# (K, V) head sizes of python/tegula/_prebuilt.py's GLA_DIMS: per size and
+# dtype, the forward with and without an initial state (-h0), the
+# backward's dS walk with each of its optional tensors (-h0, -dht) and its
+# dq/dk/dg and dv kernels. CHUNK is the backward's recomputed chunk
+# (GLA_BWD_CHUNK); at K = 256 the chunked forward needs BLOCK_V = 16.
+gla() { # TARGET NAME FILE KERNEL... -- DEFINES...
+  local target=$1 name=$2 file=$3 kernels=() k
+  shift 3
+  while [ "$1" != -- ]; do kernels+=("$1"); shift; done
+  shift
+  mkdir -p "$out/$target/$name"
+  for k in "${kernels[@]}"; do
+    "$tilec" "$root/kernels/$file" -k "$k" --target "$target" \
+      -o "$out/$target/$name" "$@" >/dev/null
+  done
+}
+for target in sm_80 sm_90a; do
+  for dims in 8:16 64:64 64:128 128:128 256:256; do
+    k=${dims%:*} v=${dims#*:}
+    block_v=()
+    [ "$k" = 256 ] && block_v=(-D BLOCK_V=16)
+    [ "$v" = 16 ] && block_v=(-D BLOCK_V=16)
+    for dt in bf16 f16; do
+      sfx=$([ $dt = f16 ] && echo -f16 || true)
+      common=(-D K="$k" -D V="$v" -D DT=$dt -D CHUNK=16)
+      for h0 in false true; do
+        f=$([ $h0 = true ] && echo -h0 || true)
+        gla $target "gla-fwd-k$k-v$v$f$sfx" gla.tile chunk_gla_fwd \
+          chunk_gla_states recurrent_gla_fwd -- "${common[@]}" \
+          "${block_v[@]}" -D USE_H0=$h0
+        for dht in false true; do
+          f2=$f$([ $dht = true ] && echo -dht || true)
+          gla $target "gla-bwd-dh-k$k-v$v$f2$sfx" gla_bwd.tile \
+            chunk_gla_bwd_dh -- "${common[@]}" -D USE_H0=$h0 -D USE_DHT=$dht
+        done
+      done
+      gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_dqkg \
+        chunk_gla_bwd_dv -- "${common[@]}"
+    done
+  done
+done
+
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"
 echo "tegula.ops: $(find "$out" -name '*.json' ! -name '*.tuning.json' | wc -l) bundles in $out ($(du -sh "$out" | cut -f1)), libtegula_rt.so in $lib_out"

@@ -71,6 +71,32 @@ def loss_bundle(f16: bool) -> str:
     return "cross-entropy" + ("-f16" if f16 else "")
 
 
+# The GLA builds scripts/build-ops.sh makes: (K, V) head dimensions. K = 8
+# (a layer of hidden size 32, expand_k 0.5, 2 heads) is padded to 16 inside.
+GLA_DIMS = ((8, 16), (64, 64), (64, 128), (128, 128), (256, 256))
+# The chunk of the backward's recomputed states (-D CHUNK of gla-fwd's
+# chunk_gla_states and of every gla_bwd.tile build).
+GLA_BWD_CHUNK = 16
+# gla.tile's and gla_bwd.tile's kernels by bundle: a build per (K, V), its
+# optional-tensor flags ("-h0", "-dht") where the kernel has them, dtype.
+_GLA_BUNDLES = {
+    "chunk_gla_fwd": "gla-fwd",
+    "chunk_gla_states": "gla-fwd",
+    "recurrent_gla_fwd": "gla-fwd",
+    "chunk_gla_bwd_dh": "gla-bwd-dh",
+    "chunk_gla_bwd_dqkg": "gla-bwd",
+    "chunk_gla_bwd_dv": "gla-bwd",
+}
+
+
+def gla_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,
+               f16: bool) -> str:
+    """The bundle of a GLA kernel at head sizes K, V; flags "-h0" (an
+    initial state) and "-dht" (a final state's gradient) as it takes them."""
+    return f"{_GLA_BUNDLES[kernel]}-k{key_dim}-v{value_dim}{flags}" + \
+        ("-f16" if f16 else "")
+
+
 # The rotary builds scripts/build-ops.sh makes: (D, R) pairs.
 ROTARY_DIMS = ((64, 64), (64, 32), (128, 128), (128, 64))
 

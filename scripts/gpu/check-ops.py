@@ -18,7 +18,6 @@ check; exits non-zero on any failure.
 
 import os
 import sys
-import time
 
 if "--installed" not in sys.argv:
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
@@ -29,34 +28,9 @@ import torch  # noqa: E402
 import tegula  # noqa: E402
 import tegula.ops  # noqa: E402
 
-failures = 0
-
-
-def report(ok, name, detail):
-    global failures
-    failures += ok is False
-    word = {True: "PASS", False: "FAIL", None: "INFO"}[ok]
-    print(f"{word} {name}: {detail}", flush=True)
-
-
-def rel_l2(got, want):
-    """Relative L2 error; a reference of None (no gradient: the loss does
-    not depend on it) wants exact zeros."""
-    if want is None:
-        want = torch.zeros_like(got, dtype=torch.float64)
-    got, want = got.double(), want.double()
-    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
-
-
-def poison():
-    """Fills free caching-allocator memory with NaN: an output the kernels
-    leave unwritten then shows."""
-    free = torch.cuda.mem_get_info()[0]
-    block = torch.empty(int(free * 0.5) // 4, dtype=torch.float32,
-                        device="cuda")
-    block.fill_(float("nan"))
-    del block
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ops_report  # noqa: E402
+from ops_report import poison, rel_l2, report, time_of  # noqa: E402
 
 def reference(q, k, v, causal, scale):
     """softmax(scale q k^T) v and the row logsumexp, in float64; K/V heads
@@ -348,16 +322,6 @@ def check_speed():
         o = tegula.ops.attention(q, k, v, scale=0.088)
         torch.autograd.grad(o, (q, k, v), do)
 
-    def time_of(fn, reps=20):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-        return (time.perf_counter() - start) / reps * 1e3
-
     rounds = [(time_of(direct), time_of(op)) for _ in range(3)]
     t_direct = sorted(r[0] for r in rounds)[1]
     t_op = sorted(r[1] for r in rounds)[1]
@@ -402,8 +366,8 @@ def main():
     check_opcheck()
     check_compile_and_graph()
     check_speed()
-    print(f"check-ops: {failures} failed", flush=True)
-    return 1 if failures else 0
+    print(f"check-ops: {ops_report.failures} failed", flush=True)
+    return 1 if ops_report.failures else 0
 
 
 if __name__ == "__main__":

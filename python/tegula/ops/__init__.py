@@ -18,8 +18,10 @@ except ImportError as error:  # pragma: no cover - depends on the machine
                       "tegula.load() and tegula.compile() do not") from error
 
 from ._attention import attention
+from ._gla import chunk_gla, fused_recurrent_gla
 from ._loss import cross_entropy
 from ._norm import rms_norm
 from ._rotary import rotary
 
-__all__ = ["attention", "cross_entropy", "rms_norm", "rotary"]
+__all__ = ["attention", "chunk_gla", "cross_entropy", "fused_recurrent_gla",
+           "rms_norm", "rotary"]

@@ -1,0 +1,221 @@
+"""tegula.ops.chunk_gla and fused_recurrent_gla: gated linear attention
+(flash-linear-attention's chunk_gla / fused_recurrent_gla) as
+differentiable PyTorch ops.
+
+Per (b, h), with S_0 the initial state (or 0) and g log-space gates per key
+feature:  S_t = diag(exp(g_t)) S_{t-1} + k_t^T v_t,  o_t = scale q_t S_t.
+
+Two custom ops, each with a fake implementation:
+tegula::gla_forward (kernels/gla.tile: chunk_gla_fwd, or recurrent_gla_fwd
+for the recurrent form) returns o and the final state S_T;
+tegula::gla_backward recomputes the per-chunk states (chunk_gla_states),
+walks them back for dS (chunk_gla_bwd_dh) and forms dq, dk, dg
+(chunk_gla_bwd_dqkg) and dv (chunk_gla_bwd_dv), kernels/gla_bwd.tile. Both
+forms share the backward: they compute the same function.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from .._errors import LaunchError
+from .. import _prebuilt
+from . import _common
+
+DTYPES = (torch.bfloat16, torch.float16)
+GATE_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+# The chunk of the backward's recomputed states (gla_bwd.tile's CHUNK).
+BWD_CHUNK = _prebuilt.GLA_BWD_CHUNK
+
+
+def _kernel(entry: str, q: Tensor, v: Tensor, flags: str = ""):
+    name = _prebuilt.gla_bundle(entry, q.shape[-1], v.shape[-1], flags,
+                                q.dtype == torch.float16)
+    return _common.kernel(name, entry, q)
+
+
+def _empty_state(q: Tensor, v: Tensor, n: int) -> Tensor:
+    _, _, h, k = q.shape
+    return q.new_empty((n, h, k, v.shape[-1]), dtype=torch.float32)
+
+
+@torch.library.custom_op("tegula::gla_forward", mutates_args=())
+def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+             h0: Optional[Tensor], scale: float,
+             recurrent: bool) -> Tuple[Tensor, Tensor]:
+    flags = "-h0" if h0 is not None else ""
+    state = h0 if h0 is not None else _empty_state(q, v, 0)
+    # Every tensor is passed: which ones a build returns depends on what it
+    # writes (chunk_gla_fwd writes no hs without STORE_STATES).
+    o, ht = torch.empty_like(v), _empty_state(q, v, q.shape[0])
+    if recurrent:
+        _kernel("recurrent_gla_fwd", q, v, flags)(
+            q, k, v, g, state, o=o, ht=ht, scale=scale)
+        return o, ht
+    b, _, h, kd = q.shape
+    no_states = q.new_empty((b, 0, h, kd, v.shape[-1]), dtype=torch.float32)
+    _kernel("chunk_gla_fwd", q, v, flags)(
+        q, k, v, g, state, o=o, ht=ht, hs=no_states, scale=scale)
+    return o, ht
+
+
+@_forward.register_fake
+def _forward_fake(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+                  h0: Optional[Tensor], scale: float,
+                  recurrent: bool) -> Tuple[Tensor, Tensor]:
+    return torch.empty_like(v), _empty_state(q, v, q.shape[0])
+
+
+@torch.library.custom_op("tegula::gla_backward", mutates_args=())
+def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
+              v: Tensor, g: Tensor, h0: Optional[Tensor], scale: float
+              ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    b, t, h, kd = q.shape
+    nt = -(-t // BWD_CHUNK)
+    hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
+    h0_flag = "-h0" if h0 is not None else ""
+    state = h0 if h0 is not None else _empty_state(q, v, 0)
+    _kernel("chunk_gla_states", q, v, h0_flag)(
+        k, v, g, state, hs=hs, ht=_empty_state(q, v, b))
+    dh_flags = h0_flag + ("-dht" if dht is not None else "")
+    dhs = torch.empty_like(hs)
+    dh0 = _empty_state(q, v, b if h0_flag else 0)
+    do = do.contiguous()
+    _kernel("chunk_gla_bwd_dh", q, v, dh_flags)(
+        q, g, do,
+        dht.contiguous() if dht is not None else _empty_state(q, v, 0),
+        dhs=dhs, dh0=dh0, scale=scale)
+    dq, dk, dv, dg = (torch.empty_like(t) for t in (q, k, v, g))
+    _kernel("chunk_gla_bwd_dqkg", q, v)(
+        q, k, v, g, do, hs, dhs, dq=dq, dk=dk, dg=dg, scale=scale)
+    _kernel("chunk_gla_bwd_dv", q, v)(q, k, g, do, dhs, dv=dv, scale=scale)
+    return dq, dk, dv, dg, dh0
+
+
+@_backward.register_fake
+def _backward_fake(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
+                   v: Tensor, g: Tensor, h0: Optional[Tensor], scale: float
+                   ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    dh0 = _empty_state(q, v, q.shape[0] if h0 is not None else 0)
+    return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v),
+            torch.empty_like(g), dh0)
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    q, k, v, g, h0, scale, _ = inputs
+    ctx.save_for_backward(q, k, v, g, h0)
+    ctx.scale = scale
+    ctx.set_materialize_grads(False)
+
+
+def _autograd_backward(ctx, do: Optional[Tensor], dht: Optional[Tensor]):
+    q, k, v, g, h0 = ctx.saved_tensors
+    if do is None:
+        do = torch.zeros_like(v)
+    dq, dk, dv, dg, dh0 = _backward(do, dht, q, k, v, g, h0, ctx.scale)
+    return dq, dk, dv, dg, (dh0 if h0 is not None else None), None, None
+
+
+_forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+
+
+def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+           initial_state: Optional[Tensor]) -> None:
+    """What the kernels cannot take, as LaunchError naming the argument."""
+    for name, t in (("q", q), ("k", k), ("v", v), ("g", g)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a torch.Tensor, "
+                            f"got {type(t).__name__}")
+        if t.dim() != 4:
+            raise LaunchError(f"{op}: argument '{name}' has shape "
+                              f"{list(t.shape)}: expected [B, T, H, "
+                              f"{'V' if name == 'v' else 'K'}]", name)
+        if t.device.type != "cuda" or t.device != q.device:
+            raise LaunchError(f"{op}: argument '{name}' is on {t.device}: "
+                              f"expected a CUDA tensor on q's device", name)
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dtype not in DTYPES or t.dtype != q.dtype:
+            raise LaunchError(f"{op}: argument '{name}' is {t.dtype}: "
+                              f"expected torch.bfloat16 or torch.float16, "
+                              f"as q", name)
+    if g.dtype not in GATE_DTYPES:
+        raise LaunchError(f"{op}: argument 'g' is {g.dtype}: expected a "
+                          f"float32, bfloat16 or float16 tensor", "g")
+    for name, t in (("k", k), ("g", g)):
+        if t.shape != q.shape:
+            raise LaunchError(f"{op}: argument '{name}' has shape "
+                              f"{list(t.shape)} but q has {list(q.shape)}: "
+                              f"q, k and g must be [B, T, H, K] alike", name)
+    if v.shape[:3] != q.shape[:3]:
+        raise LaunchError(f"{op}: argument 'v' has shape {list(v.shape)} but "
+                          f"q has {list(q.shape)}: v must be [B, T, H, V] "
+                          f"with q's B, T and H", "v")
+    b, _, h, kd = q.shape
+    vd = v.shape[-1]
+    if (kd, vd) not in _prebuilt.GLA_DIMS:
+        shipped = ", ".join(f"K={a} V={c}" for a, c in _prebuilt.GLA_DIMS)
+        raise LaunchError(f"{op}: key and value head dimensions K = {kd} "
+                          f"(q's last extent) and V = {vd} (v's): "
+                          f"tegula.ops ships {shipped}", "q")
+    if initial_state is not None:
+        want = [b, h, kd, vd]
+        if (not isinstance(initial_state, Tensor)
+                or list(initial_state.shape) != want
+                or initial_state.device != q.device):
+            shape = (list(initial_state.shape)
+                     if isinstance(initial_state, Tensor) else
+                     type(initial_state).__name__)
+            raise LaunchError(f"{op}: argument 'initial_state' is {shape}: "
+                              f"expected [B, H, K, V] = {want} on "
+                              f"{q.device}", "initial_state")
+
+
+def _run(op: str, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+         scale: Optional[float], initial_state: Optional[Tensor],
+         output_final_state: bool, recurrent: bool
+         ) -> Tuple[Tensor, Optional[Tensor]]:
+    _check(op, q, k, v, g, initial_state)
+    if scale is None:
+        scale = q.shape[-1] ** -0.5
+    # The kernels read f32 gates and states; the casts are differentiable.
+    g32 = g.float().contiguous()
+    h0 = (initial_state.float().contiguous()
+          if initial_state is not None else None)
+    o, ht = torch.ops.tegula.gla_forward(
+        q.contiguous(), k.contiguous(), v.contiguous(), g32, h0,
+        float(scale), recurrent)
+    return o, (ht if output_final_state else None)
+
+
+def chunk_gla(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+              scale: Optional[float] = None,
+              initial_state: Optional[Tensor] = None,
+              output_final_state: bool = False
+              ) -> Tuple[Tensor, Optional[Tensor]]:
+    """Gated linear attention in chunks, as fla.ops.gla.chunk_gla
+    (head_first=False): q, k, g [B, T, H, K], v [B, T, H, V], g the
+    log-space forget gates (fla's are <= 0, e.g. logsigmoid outputs; any
+    real works, see docs/ops.md for the bound). Returns (o [B, T, H, V] in
+    q's dtype, the final state [B, H, K, V] f32 or None), differentiable in
+    q, k, v, g and initial_state [B, H, K, V].
+
+    scale: None means K ** -0.5; any float, negative included. bf16 or f16
+    q, k, v; g f32, bf16 or f16. (K, V) one of _prebuilt.GLA_DIMS."""
+    return _run("chunk_gla", q, k, v, g, scale, initial_state,
+                output_final_state, recurrent=False)
+
+
+def fused_recurrent_gla(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+                        scale: Optional[float] = None,
+                        initial_state: Optional[Tensor] = None,
+                        output_final_state: bool = False
+                        ) -> Tuple[Tensor, Optional[Tensor]]:
+    """chunk_gla's function one position at a time (fla's
+    fused_recurrent_gla with gk = g): for decoding, T = 1 with the state
+    carried in initial_state and returned with output_final_state=True.
+    Same arguments, results and gradients as chunk_gla."""
+    return _run("fused_recurrent_gla", q, k, v, g, scale, initial_state,
+                output_final_state, recurrent=True)

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""tegula.ops.chunk_gla and fused_recurrent_gla on the GPU (needs torch; no
+tilec). As check-ops.py: python3 scripts/gpu/check-gla-ops.py [--installed]
+[--speed | --speed-only] after scripts/build-ops.sh here.
+
+Forward and backward (q, k, v, g and the initial state) against the float64
+step recurrence and its PyTorch autograd, on fresh random inputs (the seed
+is printed) at ragged lengths, outputs poisoned first; both forms, negative
+and zero scales, f16 and bf16, f32 and bf16 gates, gates strong enough that
+a factored exp(gc_i) exp(-gc_j) would overflow; errors raised before
+launch; opcheck; torch.compile(fullgraph=True) and a CUDA graph replay
+bit-identical to eager. --speed also times chunk_gla forward and
+forward + backward beside fla's (import fla: bench/on-device.sh installs
+its wheel into /tmp/site).
+"""
+
+import os
+import sys
+
+if "--installed" not in sys.argv:
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "python"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import tegula  # noqa: E402
+import tegula.ops  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ops_report  # noqa: E402
+from ops_report import poison, rel_l2, report, time_of  # noqa: E402
+
+TOL = {torch.bfloat16: 1e-2, torch.float16: 3e-3}
+
+
+def reference(q, k, v, g, scale, h0):
+    """float64 o [B, T, H, V] and the final state [B, H, K, V], one step at a
+    time (differentiable: autograd gives the reference gradients)."""
+    b, t, h, kd = q.shape
+    s = h0 if h0 is not None else q.new_zeros(b, h, kd, v.shape[-1])
+    out = []
+    for i in range(t):
+        s = g[:, i].exp()[..., None] * s + k[:, i, :, :, None] * \
+            v[:, i, :, None, :]
+        out.append(scale * torch.einsum("bhk,bhkv->bhv", q[:, i], s))
+    return torch.stack(out, 1), s
+
+
+def gates(shape, kind):
+    n = torch.randn(shape, device="cuda")
+    if kind == "logsigmoid":
+        return F.logsigmoid(n)
+    if kind == "strong":  # down to about -25 a step
+        return F.logsigmoid(4 * n - 6)
+    return 0.3 * n - 0.1  # "mixed": some positive (growth)
+
+
+def check_gla(shape, value_dim, dtype, scale, use_h0=False, final=True,
+              recurrent=False, gate="logsigmoid", gate_dtype=torch.float32):
+    b, t, h, kd = shape
+    vshape = (b, t, h, value_dim)
+    form = "fused_recurrent_gla" if recurrent else "chunk_gla"
+    name = (f"{form} {list(shape)} V={value_dim} {str(dtype)[6:]} g "
+            f"{str(gate_dtype)[6:]} {gate} scale={scale}"
+            f"{' h0' if use_h0 else ''}{' ht' if final else ''}")
+    q, k = (torch.randn(shape, device="cuda").to(dtype) for _ in range(2))
+    v = torch.randn(vshape, device="cuda").to(dtype)
+    g = gates(shape, gate).to(gate_dtype)
+    h0 = (torch.randn(b, h, kd, value_dim, device="cuda")
+          if use_h0 else None)
+    inputs = [x.requires_grad_() for x in (q, k, v, g, h0) if x is not None]
+    do = torch.randn(vshape, device="cuda").to(dtype)
+    dht = torch.randn(b, h, kd, value_dim, device="cuda")
+    poison()
+    fn = tegula.ops.fused_recurrent_gla if recurrent else tegula.ops.chunk_gla
+    o, ht = fn(q, k, v, g, scale=scale, initial_state=h0,
+               output_final_state=final)
+    loss = (o.float() * do.float()).sum()
+    if final:
+        loss = loss + (ht * dht).sum()
+    loss.backward()
+    ref_in = [x.detach().double().requires_grad_() for x in inputs]
+    q64, k64, v64, g64 = ref_in[:4]
+    h064 = ref_in[4] if use_h0 else None
+    c = kd ** -0.5 if scale is None else scale
+    o64, ht64 = reference(q64, k64, v64, g64, c, h064)
+    loss64 = (o64 * do.double()).sum()
+    if final:
+        loss64 = loss64 + (ht64 * dht.double()).sum()
+    loss64.backward()
+    names = ["dq", "dk", "dv", "dg"] + (["dh0"] if use_h0 else [])
+    errors = {"o": rel_l2(o, o64)}
+    if final:
+        errors["ht"] = rel_l2(ht, ht64)
+    for n, x, x64 in zip(names, inputs, ref_in):
+        errors[n] = rel_l2(x.grad, x64.grad)
+    got = [o] + ([ht] if final else []) + [x.grad for x in inputs]
+    finite = all(torch.isfinite(x).all().item() for x in got)
+    tol = max(TOL[dtype], TOL.get(gate_dtype, 0))
+    report(finite and max(errors.values()) <= tol and
+           (final or ht is None), name,
+           " ".join(f"{n} {e:.2e}" for n, e in errors.items()) +
+           f" (rel L2, tol {tol:g})" + ("" if finite else " NOT FINITE"))
+
+
+def check_forms_agree():
+    """A negative scale gives the same result in both forms (as for any
+    scale: they compute one function)."""
+    shape = (2, 77, 2, 64)
+    q, k, g = (torch.randn(shape, device="cuda") for _ in range(3))
+    q, k = q.bfloat16(), k.bfloat16()
+    g = F.logsigmoid(g)
+    v = torch.randn(2, 77, 2, 128, device="cuda").bfloat16()
+    o1, h1 = tegula.ops.chunk_gla(q, k, v, g, scale=-0.4,
+                                  output_final_state=True)
+    o2, h2 = tegula.ops.fused_recurrent_gla(q, k, v, g, scale=-0.4,
+                                            output_final_state=True)
+    e_o, e_h = rel_l2(o1, o2), rel_l2(h1, h2)
+    report(e_o <= 1e-2 and e_h <= 1e-2, "chunked and recurrent agree at "
+           "scale -0.4", f"o {e_o:.2e} ht {e_h:.2e} (rel L2, tol 0.01)")
+
+
+def check_errors():
+    x = torch.randn(1, 20, 2, 64, device="cuda", dtype=torch.bfloat16)
+    g = torch.zeros(1, 20, 2, 64, device="cuda")
+    for label, call, text in (
+            ("K = 96", lambda: tegula.ops.chunk_gla(
+                x[..., :48].repeat(1, 1, 1, 2)[..., :96], x[..., :48].repeat(
+                    1, 1, 1, 2)[..., :96], x, g[..., :48].repeat(1, 1, 1, 2)),
+             "K = 96"),
+            ("k's shape", lambda: tegula.ops.chunk_gla(x, x[:, :10], x, g),
+             "argument 'k'"),
+            ("v's length", lambda: tegula.ops.chunk_gla(x, x, x[:, :10], g),
+             "argument 'v'"),
+            ("g's dtype", lambda: tegula.ops.chunk_gla(
+                x, x, x, g.to(torch.int32)), "argument 'g'"),
+            ("initial_state", lambda: tegula.ops.chunk_gla(
+                x, x, x, g, initial_state=torch.zeros(1, 2, 64, 32,
+                                                      device="cuda")),
+             "initial_state"),
+            ("f32 q", lambda: tegula.ops.chunk_gla(
+                x.float(), x.float(), x.float(), g), "argument 'q'"),
+            ("CPU", lambda: tegula.ops.fused_recurrent_gla(
+                x.cpu(), x.cpu(), x.cpu(), g.cpu()), "cpu")):
+        try:
+            call()
+            report(False, f"error {label}", "no LaunchError")
+        except tegula.LaunchError as error:
+            report(text in str(error), f"error {label}", str(error))
+
+
+def check_opcheck_compile_graph():
+    shape = (2, 70, 3, 64)
+    q, k = (torch.randn(shape, device="cuda", dtype=torch.bfloat16,
+                        requires_grad=True) for _ in range(2))
+    v = torch.randn(2, 70, 3, 128, device="cuda", dtype=torch.bfloat16,
+                    requires_grad=True)
+    g = F.logsigmoid(torch.randn(shape, device="cuda")).requires_grad_()
+    h0 = torch.randn(2, 3, 64, 128, device="cuda", requires_grad=True)
+    for args in ((q, k, v, g, h0, 0.125, False), (q, k, v, g, None, -0.3,
+                                                   True)):
+        try:
+            torch.library.opcheck(torch.ops.tegula.gla_forward, args)
+            report(True, f"opcheck gla_forward h0={args[4] is not None}",
+                   "schema, fake, autograd, aot_dispatch_dynamic")
+        except Exception as error:  # noqa: BLE001 - reported, not raised
+            report(False, "opcheck gla_forward", repr(error)[:400])
+    do = torch.randn(2, 70, 3, 128, device="cuda", dtype=torch.bfloat16)
+    leaves = (q, k, v, g, h0)
+
+    def loss_of(q, k, v, g, h0):
+        o, ht = tegula.ops.chunk_gla(q, k, v, g, initial_state=h0,
+                                     output_final_state=True)
+        return (o.float() * do).sum() + ht.sum()
+
+    def step(fn=loss_of):
+        return torch.autograd.grad(fn(*leaves), leaves)
+
+    eager = step()
+    # The forward compiled (one graph: the op and the loss around it), its
+    # backward through the op's autograd formula, as training runs it.
+    compiled = torch.compile(loss_of, fullgraph=True)
+    try:
+        got = step(compiled)
+        same = all(torch.equal(a, b) for a, b in zip(got, eager))
+        report(same, "chunk_gla torch.compile(fullgraph=True)",
+               "gradients bit-identical to eager" if same else
+               "differ from eager")
+    except Exception as error:  # noqa: BLE001
+        report(False, "chunk_gla torch.compile(fullgraph=True)",
+               repr(error)[:400])
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = step()
+    graph.replay()
+    torch.cuda.synchronize()
+    same = all(torch.equal(a, b) for a, b in zip(out, eager))
+    report(same, "chunk_gla CUDA graph", "replay bit-identical to eager"
+           if same else "replay differs from eager")
+
+
+def check_speed():
+    """chunk_gla beside fla's at one size per head dimension: forward, and
+    forward + backward of q, k, v, g."""
+    try:
+        from fla.ops.gla import chunk_gla as fla_chunk_gla
+    except ImportError as error:
+        report(None, "speed", f"fla not importable ({error})")
+        fla_chunk_gla = None
+    for d in (64, 128, 256):
+        b, t, h = 8, 2048, 2048 // d
+        q, k, v = (torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16,
+                               requires_grad=True) for _ in range(3))
+        g = F.logsigmoid(torch.randn(b, t, h, d, device="cuda")) \
+            .requires_grad_()
+        do = torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16)
+        row = {}
+        for label, fn in (("tegula", tegula.ops.chunk_gla),
+                          ("fla", fla_chunk_gla)):
+            if fn is None:
+                continue
+
+            def fwd(fn=fn):
+                with torch.no_grad():
+                    fn(q, k, v, g)
+
+            def fwd_bwd(fn=fn):
+                o, _ = fn(q, k, v, g)
+                torch.autograd.grad(o, (q, k, v, g), do)
+
+            row[label] = (sorted(time_of(fwd) for _ in range(3))[1],
+                          sorted(time_of(fwd_bwd) for _ in range(3))[1])
+        text = "; ".join(f"{n} fwd {a:.3f} ms fwd+bwd {c:.3f} ms"
+                         for n, (a, c) in row.items())
+        if "fla" in row:
+            text += (f"; fla/tegula fwd {row['fla'][0] / row['tegula'][0]:.2f}"
+                     f"x, fwd+bwd {row['fla'][1] / row['tegula'][1]:.2f}x")
+        report(None, f"speed chunk_gla [{b}, {t}, {h}, {d}] bf16", text)
+
+
+def check_values():
+    """Every form, size, dtype and option against the reference."""
+    for kd, vd in ((64, 64), (64, 128), (128, 128), (256, 256), (8, 16)):
+        check_gla((2, 100, 3, kd), vd, torch.bfloat16, None, use_h0=True)
+        check_gla((1, 37, 2, kd), vd, torch.float16, -0.3)
+    check_gla((2, 130, 2, 64), 128, torch.bfloat16, 0.0, final=False)
+    check_gla((1, 64, 2, 128), 128, torch.bfloat16, None, gate="strong")
+    check_gla((2, 50, 2, 64), 64, torch.bfloat16, 0.2, gate="mixed",
+              gate_dtype=torch.bfloat16, use_h0=True)
+    check_gla((1, 1, 4, 64), 128, torch.bfloat16, None, use_h0=True)
+    for kd, vd in ((64, 128), (8, 16), (256, 256)):
+        check_gla((2, 45, 2, kd), vd, torch.bfloat16, -0.5, use_h0=True,
+                  recurrent=True)
+    check_gla((3, 1, 2, 64), 64, torch.float16, None, use_h0=True,
+              recurrent=True)
+    check_forms_agree()
+    check_errors()
+
+
+def main():
+    seed = int.from_bytes(os.urandom(4), "little")
+    torch.manual_seed(seed)
+    print(f"INFO seed {seed}; torch {torch.__version__}; "
+          f"{torch.cuda.get_device_name()}", flush=True)
+    if "--speed-only" not in sys.argv:
+        check_values()
+    check_opcheck_compile_graph()
+    if "--speed" in sys.argv or "--speed-only" in sys.argv:
+        check_speed()
+    print(f"check-gla-ops: {ops_report.failures} failed", flush=True)
+    return 1 if ops_report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
