@@ -27,38 +27,10 @@ import time
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_common import compare as compare_runs, markov_batches  # noqa: E402
+
 IMPLS = ("tegula", "sdpa-cudnn", "sdpa-flash", "sdpa-math")
-
-
-def markov_batches(vocab, batch, seq, steps, seed, device, successors=4,
-                   zipf=False):
-    """`steps` batches [batch, seq + 1] of a random Markov chain whose every
-    token has `successors` likely next tokens (entropy about
-    ln(successors)); the generator depends on `seed` alone. With `zipf`,
-    successors are drawn from a Zipfian popularity over the vocabulary and
-    taken with Zipfian weights, as in text: the model learns the frequent
-    tokens first and the loss falls gradually instead of in one drop (whose
-    timing moves with any rounding difference)."""
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    if zipf:
-        popularity = 1.0 / torch.arange(1, vocab + 1, dtype=torch.float64)
-        table = torch.multinomial(popularity, vocab * successors,
-                                  replacement=True,
-                                  generator=g).view(vocab, successors)
-        weights = 1.0 / torch.arange(1, successors + 1, dtype=torch.float64)
-    else:
-        table = torch.randint(0, vocab, (vocab, successors), generator=g)
-    for _ in range(steps):
-        tokens = torch.empty(batch, seq + 1, dtype=torch.long)
-        tokens[:, 0] = torch.randint(0, vocab, (batch,), generator=g)
-        if zipf:
-            choice = torch.multinomial(weights, batch * seq, replacement=True,
-                                       generator=g).view(batch, seq)
-        else:
-            choice = torch.randint(0, successors, (batch, seq), generator=g)
-        for t in range(seq):
-            tokens[:, t + 1] = table[tokens[:, t], choice[:, t]]
-        yield tokens.to(device, non_blocking=True)
 
 
 def tegula_attention(module, query, key, value, attention_mask, scaling=None,
@@ -191,44 +163,16 @@ def train(args):
                     "lr_warmup", "data")}}
 
 
+def llama_title(c):
+    """The plot's title for a Llama run's config."""
+    return (f"Llama {c['layers']}L h{c['hidden']} {c['heads']}/"
+            f"{c['kv_heads']} heads, seq {c['seq']}, bf16, AdamW "
+            f"(seed {c['seed']})")
+
+
 def compare(paths, tol, plot):
-    """Loss curves of runs from one seed: the largest gap between each run
-    and the first over the last half of the steps (where both have left
-    the initial plateau), and the mean gap over all steps."""
-    runs = [json.load(open(p)) for p in paths]
-    base = runs[0]
-    ok = True
-    for run in runs[1:]:
-        gaps = [abs(a - b) for a, b in zip(run["losses"], base["losses"])]
-        half = gaps[len(gaps) // 2:]
-        worst = max(half)
-        mean = sum(gaps) / len(gaps)
-        fine = worst <= tol
-        ok &= fine
-        print(f"{'PASS' if fine else 'FAIL'} {run['impl']} vs {base['impl']}: "
-              f"max |loss gap| over steps {len(gaps) // 2}-{len(gaps) - 1} "
-              f"{worst:.4f} (tol {tol}), mean over all {mean:.4f}; final "
-              f"{run['losses'][-1]:.4f} vs {base['losses'][-1]:.4f}")
-    for run in runs:
-        print(f"INFO {run['impl']}: {run['tokens_per_s']:.0f} tokens/s")
-    if plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for run in runs:
-            ax.plot(run["losses"], label=f"{run['impl']} "
-                    f"({run['tokens_per_s'] / 1e3:.1f}k tok/s)", lw=1)
-        c = base["config"]
-        ax.set_title(f"Llama {c['layers']}L h{c['hidden']} {c['heads']}/"
-                     f"{c['kv_heads']} heads, seq {c['seq']}, bf16, AdamW "
-                     f"(seed {c['seed']})", fontsize=9)
-        ax.set_xlabel("step")
-        ax.set_ylabel("loss")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(plot, dpi=120)
-    return ok
+    """train_common.compare with the Llama plot title."""
+    return compare_runs(paths, tol, plot, llama_title)
 
 
 def main():
