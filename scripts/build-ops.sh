@@ -122,15 +122,19 @@ done
 # backward's dS walk with each of its optional tensors (-h0, -dht) and its
 # dq/dk/dg and dv kernels. CHUNK is the backward's recomputed chunk
 # (GLA_BWD_CHUNK); at K = 256 the chunked forward needs BLOCK_V = 16.
-gla() { # TARGET NAME FILE KERNEL... -- DEFINES...
+# gla TARGET NAME FILE KERNEL... -- DEFINES...: queues the builds (one
+# tilec a kernel) for the parallel run below; every argument is one word.
+gla_queue=$(mktemp)
+trap 'rm -f "$gla_queue"' EXIT
+gla() {
   local target=$1 name=$2 file=$3 kernels=() k
   shift 3
   while [ "$1" != -- ]; do kernels+=("$1"); shift; done
   shift
   mkdir -p "$out/$target/$name"
   for k in "${kernels[@]}"; do
-    "$tilec" "$root/kernels/$file" -k "$k" --target "$target" \
-      -o "$out/$target/$name" "$@" >/dev/null
+    echo "$tilec" "$root/kernels/$file" -k "$k" --target "$target" \
+      -o "$out/$target/$name" "$@" >>"$gla_queue"
   done
 }
 for target in sm_80 sm_90a; do
@@ -158,6 +162,8 @@ for target in sm_80 sm_90a; do
     done
   done
 done
+# 240 independent compiles: one per core at a time (xargs fails if any does).
+xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$gla_queue"
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"
 echo "tegula.ops: $(find "$out" -name '*.json' ! -name '*.tuning.json' | wc -l) bundles in $out ($(du -sh "$out" | cut -f1)), libtegula_rt.so in $lib_out"

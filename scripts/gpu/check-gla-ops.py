@@ -53,14 +53,22 @@ def gates(shape, kind):
         return F.logsigmoid(n)
     if kind == "strong":  # down to about -25 a step
         return F.logsigmoid(4 * n - 6)
+    if kind == "none":  # linear attention
+        return torch.zeros_like(n)
     return 0.3 * n - 0.1  # "mixed": some positive (growth)
 
 
 def check_gla(shape, value_dim, dtype, scale, use_h0=False, final=True,
-              recurrent=False, gate="logsigmoid", gate_dtype=torch.float32):
+              recurrent=False, gate="logsigmoid", gate_dtype=torch.float32,
+              linear=False):
+    """One call's forward and backward; linear=True is
+    chunk_linear_attention (or its recurrent form): no gates."""
     b, t, h, kd = shape
     vshape = (b, t, h, value_dim)
-    form = "fused_recurrent_gla" if recurrent else "chunk_gla"
+    form = ("fused_recurrent_" if recurrent else "chunk_") + \
+        ("linear_attention" if linear else "gla")
+    if linear:
+        gate = "none"
     name = (f"{form} {list(shape)} V={value_dim} {str(dtype)[6:]} g "
             f"{str(gate_dtype)[6:]} {gate} scale={scale}"
             f"{' h0' if use_h0 else ''}{' ht' if final else ''}")
@@ -69,27 +77,31 @@ def check_gla(shape, value_dim, dtype, scale, use_h0=False, final=True,
     g = gates(shape, gate).to(gate_dtype)
     h0 = (torch.randn(b, h, kd, value_dim, device="cuda")
           if use_h0 else None)
-    inputs = [x.requires_grad_() for x in (q, k, v, g, h0) if x is not None]
+    inputs = [x.requires_grad_() for x in (q, k, v, g, h0)
+              if x is not None and not (linear and x is g)]
     do = torch.randn(vshape, device="cuda").to(dtype)
     dht = torch.randn(b, h, kd, value_dim, device="cuda")
     poison()
-    fn = tegula.ops.fused_recurrent_gla if recurrent else tegula.ops.chunk_gla
-    o, ht = fn(q, k, v, g, scale=scale, initial_state=h0,
+    fn = getattr(tegula.ops, form)
+    gate_arg = () if linear else (g,)
+    o, ht = fn(q, k, v, *gate_arg, scale=scale, initial_state=h0,
                output_final_state=final)
     loss = (o.float() * do.float()).sum()
     if final:
         loss = loss + (ht * dht).sum()
     loss.backward()
     ref_in = [x.detach().double().requires_grad_() for x in inputs]
-    q64, k64, v64, g64 = ref_in[:4]
-    h064 = ref_in[4] if use_h0 else None
+    q64, k64, v64 = ref_in[:3]
+    g64 = g.double() if linear else ref_in[3]
+    h064 = ref_in[-1] if use_h0 else None
     c = kd ** -0.5 if scale is None else scale
     o64, ht64 = reference(q64, k64, v64, g64, c, h064)
     loss64 = (o64 * do.double()).sum()
     if final:
         loss64 = loss64 + (ht64 * dht.double()).sum()
     loss64.backward()
-    names = ["dq", "dk", "dv", "dg"] + (["dh0"] if use_h0 else [])
+    names = ["dq", "dk", "dv"] + ([] if linear else ["dg"]) + \
+        (["dh0"] if use_h0 else [])
     errors = {"o": rel_l2(o, o64)}
     if final:
         errors["ht"] = rel_l2(ht, ht64)
@@ -260,6 +272,11 @@ def check_values():
                   recurrent=True)
     check_gla((3, 1, 2, 64), 64, torch.float16, None, use_h0=True,
               recurrent=True)
+    for kd, vd in ((64, 128), (128, 128)):
+        check_gla((2, 90, 2, kd), vd, torch.bfloat16, None, use_h0=True,
+                  linear=True)
+    check_gla((1, 33, 3, 64), 64, torch.float16, -0.7, linear=True,
+              recurrent=True, use_h0=True)
     check_forms_agree()
     check_errors()
 

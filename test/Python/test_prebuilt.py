@@ -101,8 +101,47 @@ def test_norm_and_loss_kernels_are_built(target):
                                   f"dlogits: mut {dtype}[R, V]")
 
 
+# GLA's kernels by bundle, with the optional-tensor flags each is built
+# with (tegula/ops/_gla.py picks them by the call's arguments).
+GLA_FLAGS = {"chunk_gla_fwd": ("", "-h0"), "chunk_gla_states": ("", "-h0"),
+             "recurrent_gla_fwd": ("", "-h0"),
+             "chunk_gla_bwd_dh": ("", "-h0", "-dht", "-h0-dht"),
+             "chunk_gla_bwd_dqkg": ("",), "chunk_gla_bwd_dv": ("",)}
+
+
+def every_gla():
+    for kernel, flags in GLA_FLAGS.items():
+        for (k, v), flag, f16 in itertools.product(_prebuilt.GLA_DIMS, flags,
+                                                   (False, True)):
+            yield kernel, k, v, flag, f16
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_every_gla_kernel_is_built(target):
+    """Each GLA kernel at every shipped (K, V), flag and dtype: K and V
+    fixed, CHUNK the backward's, the optional tensors as flagged."""
+    capability = (9, 0) if target == "sm_90a" else (8, 0)
+    for kernel, k, v, flag, f16 in every_gla():
+        name = _prebuilt.gla_bundle(kernel, k, v, flag, f16)
+        built = _prebuilt.kernel(name, kernel, capability)
+        dtype = "f16" if f16 else "bf16"
+        assert f": {dtype}[B, T, H, {k}]" in built.signature, name
+        with open(os.path.join(ROOT, target, name, kernel + ".json")) as f:
+            meta = json.load(f)
+        template = meta["template"]
+        assert (template["K"], template["V"]) == (k, v), name
+        if "CHUNK" in template and kernel != "chunk_gla_fwd":
+            assert template["CHUNK"] == _prebuilt.GLA_BWD_CHUNK, name
+        if "USE_H0" in template:
+            assert template["USE_H0"] == ("-h0" in flag), name
+        if "USE_DHT" in template:
+            assert template["USE_DHT"] == ("-dht" in flag), name
+        assert meta["spill_bytes"] == 0, name
+
+
 def test_no_stray_bundles():
     names = {_prebuilt.bundle_name(*b) for b in every_bundle()}
+    names |= {_prebuilt.gla_bundle(*g) for g in every_gla()}
     names |= {_prebuilt.rotary_bundle(*r) for r in every_rotary()}
     names |= {f(f16) for f in (_prebuilt.norm_bundle, _prebuilt.loss_bundle)
               for f16 in (False, True)}

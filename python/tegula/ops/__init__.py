@@ -19,9 +19,12 @@ except ImportError as error:  # pragma: no cover - depends on the machine
 
 from ._attention import attention
 from ._gla import chunk_gla, fused_recurrent_gla
+from ._linear_attention import (chunk_linear_attention,
+                                fused_recurrent_linear_attention)
 from ._loss import cross_entropy
 from ._norm import rms_norm
 from ._rotary import rotary
 
-__all__ = ["attention", "chunk_gla", "cross_entropy", "fused_recurrent_gla",
+__all__ = ["attention", "chunk_gla", "chunk_linear_attention", "cross_entropy",
+           "fused_recurrent_gla", "fused_recurrent_linear_attention",
            "rms_norm", "rotary"]
