@@ -297,6 +297,34 @@ def check_compile_and_graph():
            else "replay differs from eager")
 
 
+def check_two_devices():
+    """The runtime loads each kernel's module once per CUDA context: calls
+    alternating between two GPUs of one process each run on their own
+    device, forward and backward, against float64 (nvidia-h100-x2)."""
+    count = torch.cuda.device_count()
+    if count < 2:
+        report(None, "two devices", f"{count} GPU: skipped")
+        return
+    for index in (0, 1, 0, 1):
+        with torch.cuda.device(index):
+            q, k, v = (torch.randn(1, 2, 130, 64, device=f"cuda:{index}",
+                                   dtype=torch.bfloat16, requires_grad=True)
+                       for _ in range(3))
+            o = tegula.ops.attention(q, k, v, causal=True)
+            o.float().sum().backward()
+            q64, k64, v64 = (t.detach().double().requires_grad_()
+                             for t in (q, k, v))
+            o64, _ = reference(q64, k64, v64, True, 64 ** -0.5)
+            o64.sum().backward()
+            errors = [rel_l2(o, o64), rel_l2(q.grad, q64.grad),
+                      rel_l2(k.grad, k64.grad), rel_l2(v.grad, v64.grad)]
+            on = {t.device.index for t in (o, q.grad, k.grad, v.grad)}
+            report(max(errors) <= 1e-2 and on == {index},
+                   f"attention on cuda:{index}",
+                   f"o dq dk dv rel L2 {' '.join(f'{e:.1e}' for e in errors)}"
+                   f" (tol 0.01), results on cuda:{sorted(on)}")
+
+
 def check_speed():
     """The op's forward + backward beside the kernels called directly."""
     from tegula import _prebuilt
@@ -365,6 +393,7 @@ def main():
     check_errors()
     check_opcheck()
     check_compile_and_graph()
+    check_two_devices()
     check_speed()
     print(f"check-ops: {ops_report.failures} failed", flush=True)
     return 1 if ops_report.failures else 0
