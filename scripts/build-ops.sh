@@ -118,7 +118,8 @@ done
 
 # GLA (kernels/gla.tile forward, kernels/gla_bwd.tile backward) at the
 # (K, V) head sizes of python/tegula/_prebuilt.py's GLA_DIMS: per size and
-# dtype, the forward with and without an initial state (-h0), the
+# dtype, the forward with and without an initial state (-h0) in one
+# launch and in two (states, then chunks of 64: gla-fwd2, gla-chunks), the
 # backward's dS walk with each of its optional tensors (-h0, -dht) and its
 # dq/dk/dg and dv kernels. CHUNK is the backward's recomputed chunk
 # (GLA_BWD_CHUNK); at K = 256 the chunked forward needs BLOCK_V = 16.
@@ -151,6 +152,10 @@ for target in sm_80 sm_90a; do
         gla $target "gla-fwd-k$k-v$v$f$sfx" gla.tile chunk_gla_fwd \
           chunk_gla_states recurrent_gla_fwd -- "${common[@]}" \
           "${block_v[@]}" -D USE_H0=$h0
+        # The forward in two launches, parallel over chunks of 64.
+        gla $target "gla-fwd2-k$k-v$v$f$sfx" gla.tile chunk_gla_states \
+          -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 "${block_v[@]}" \
+          -D USE_H0=$h0
         for dht in false true; do
           f2=$f$([ $dht = true ] && echo -dht || true)
           gla $target "gla-bwd-dh-k$k-v$v$f2$sfx" gla_bwd.tile \
@@ -159,10 +164,12 @@ for target in sm_80 sm_90a; do
       done
       gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_dqkg \
         chunk_gla_bwd_dv -- "${common[@]}"
+      gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_chunks -- \
+        -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 "${block_v[@]}"
     done
   done
 done
-# 240 independent compiles: one per core at a time (xargs fails if any does).
+# 300 independent compiles: one per core at a time (xargs fails if any does).
 xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$gla_queue"
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"

@@ -77,11 +77,16 @@ GLA_DIMS = ((8, 16), (64, 64), (64, 128), (128, 128), (256, 256))
 # The chunk of the backward's recomputed states (-D CHUNK of gla-fwd's
 # chunk_gla_states and of every gla_bwd.tile build).
 GLA_BWD_CHUNK = 16
+# The chunk of the two-launch forward (gla-fwd2, gla-chunks).
+GLA_FWD_CHUNK = 64
 # gla.tile's and gla_bwd.tile's kernels by bundle: a build per (K, V), its
 # optional-tensor flags ("-h0", "-dht") where the kernel has them, dtype.
 _GLA_BUNDLES = {
     "chunk_gla_fwd": "gla-fwd",
     "chunk_gla_states": "gla-fwd",
+    # The two-launch forward: states at CHUNK = GLA_FWD_CHUNK, then chunks.
+    "chunk_gla_states_fwd": "gla-fwd2",
+    "chunk_gla_chunks": "gla-chunks",
     "recurrent_gla_fwd": "gla-fwd",
     "chunk_gla_bwd_dh": "gla-bwd-dh",
     "chunk_gla_bwd_dqkg": "gla-bwd",
@@ -89,10 +94,17 @@ _GLA_BUNDLES = {
 }
 
 
+def gla_entry(kernel: str) -> str:
+    """The kernel's name in its bundle (a role of _GLA_BUNDLES may name
+    another build of a kernel)."""
+    return "chunk_gla_states" if kernel == "chunk_gla_states_fwd" else kernel
+
+
 def gla_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,
                f16: bool) -> str:
-    """The bundle of a GLA kernel at head sizes K, V; flags "-h0" (an
-    initial state) and "-dht" (a final state's gradient) as it takes them."""
+    """The bundle of a GLA kernel (or role) at head sizes K, V; flags "-h0"
+    (an initial state) and "-dht" (a final state's gradient) as it takes
+    them."""
     return f"{_GLA_BUNDLES[kernel]}-k{key_dim}-v{value_dim}{flags}" + \
         ("-f16" if f16 else "")
 

@@ -26,6 +26,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import tegula  # noqa: E402
 import tegula.ops  # noqa: E402
+from tegula.ops import _gla  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops_report  # noqa: E402
@@ -234,10 +235,14 @@ def check_speed():
             .requires_grad_()
         do = torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16)
         row = {}
-        for label, fn in (("tegula", tegula.ops.chunk_gla),
-                          ("fla", fla_chunk_gla)):
+        impls = [("tegula", tegula.ops.chunk_gla, None),
+                 ("tegula 1-launch", tegula.ops.chunk_gla, False),
+                 ("tegula 2-launch", tegula.ops.chunk_gla, True),
+                 ("fla", fla_chunk_gla, None)]
+        for label, fn, form in impls:
             if fn is None:
                 continue
+            _gla.FORWARD_TWO_LAUNCH = form
 
             def fwd(fn=fn):
                 with torch.no_grad():
@@ -249,12 +254,29 @@ def check_speed():
 
             row[label] = (sorted(time_of(fwd) for _ in range(3))[1],
                           sorted(time_of(fwd_bwd) for _ in range(3))[1])
+        _gla.FORWARD_TWO_LAUNCH = None
         text = "; ".join(f"{n} fwd {a:.3f} ms fwd+bwd {c:.3f} ms"
                          for n, (a, c) in row.items())
         if "fla" in row:
             text += (f"; fla/tegula fwd {row['fla'][0] / row['tegula'][0]:.2f}"
                      f"x, fwd+bwd {row['fla'][1] / row['tegula'][1]:.2f}x")
         report(None, f"speed chunk_gla [{b}, {t}, {h}, {d}] bf16", text)
+        report(None, f"kernels chunk_gla [{b}, {t}, {h}, {d}] fwd+bwd",
+               kernel_times(lambda: torch.autograd.grad(
+                   tegula.ops.chunk_gla(q, k, v, g)[0], (q, k, v, g), do)))
+
+
+def kernel_times(fn):
+    """GPU time per kernel of one call of fn, from the profiler."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    rows = sorted(prof.key_averages(), key=lambda e: -e.device_time_total)
+    return "; ".join(f"{e.key[:40]} {e.device_time_total / 1e3:.3f} ms"
+                     for e in rows[:8])
 
 
 def check_values():
@@ -272,6 +294,13 @@ def check_values():
                   recurrent=True)
     check_gla((3, 1, 2, 64), 64, torch.float16, None, use_h0=True,
               recurrent=True)
+    # The forward in two launches (states, then chunks of 64), forced.
+    _gla.FORWARD_TWO_LAUNCH = True
+    for kd, vd in ((64, 64), (64, 128), (128, 128), (256, 256), (8, 16)):
+        check_gla((2, 150, 2, kd), vd, torch.bfloat16, -0.2, use_h0=True)
+    check_gla((1, 64, 2, 64), 128, torch.float16, None, gate="strong")
+    check_gla((1, 1, 2, 64), 128, torch.bfloat16, None, use_h0=True)
+    _gla.FORWARD_TWO_LAUNCH = None
     for kd, vd in ((64, 128), (128, 128)):
         check_gla((2, 90, 2, kd), vd, torch.bfloat16, None, use_h0=True,
                   linear=True)

@@ -105,6 +105,7 @@ def test_norm_and_loss_kernels_are_built(target):
 # with (tegula/ops/_gla.py picks them by the call's arguments).
 GLA_FLAGS = {"chunk_gla_fwd": ("", "-h0"), "chunk_gla_states": ("", "-h0"),
              "recurrent_gla_fwd": ("", "-h0"),
+             "chunk_gla_states_fwd": ("", "-h0"), "chunk_gla_chunks": ("",),
              "chunk_gla_bwd_dh": ("", "-h0", "-dht", "-h0-dht"),
              "chunk_gla_bwd_dqkg": ("",), "chunk_gla_bwd_dv": ("",)}
 
@@ -123,15 +124,18 @@ def test_every_gla_kernel_is_built(target):
     capability = (9, 0) if target == "sm_90a" else (8, 0)
     for kernel, k, v, flag, f16 in every_gla():
         name = _prebuilt.gla_bundle(kernel, k, v, flag, f16)
-        built = _prebuilt.kernel(name, kernel, capability)
+        entry = _prebuilt.gla_entry(kernel)
+        built = _prebuilt.kernel(name, entry, capability)
         dtype = "f16" if f16 else "bf16"
         assert f": {dtype}[B, T, H, {k}]" in built.signature, name
-        with open(os.path.join(ROOT, target, name, kernel + ".json")) as f:
+        with open(os.path.join(ROOT, target, name, entry + ".json")) as f:
             meta = json.load(f)
         template = meta["template"]
         assert (template["K"], template["V"]) == (k, v), name
+        two_launch = kernel in ("chunk_gla_states_fwd", "chunk_gla_chunks")
         if "CHUNK" in template and kernel != "chunk_gla_fwd":
-            assert template["CHUNK"] == _prebuilt.GLA_BWD_CHUNK, name
+            assert template["CHUNK"] == (_prebuilt.GLA_FWD_CHUNK if two_launch
+                                         else _prebuilt.GLA_BWD_CHUNK), name
         if "USE_H0" in template:
             assert template["USE_H0"] == ("-h0" in flag), name
         if "USE_DHT" in template:

@@ -31,10 +31,29 @@ GATE_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 BWD_CHUNK = _prebuilt.GLA_BWD_CHUNK
 
 
-def _kernel(entry: str, q: Tensor, v: Tensor, flags: str = ""):
-    name = _prebuilt.gla_bundle(entry, q.shape[-1], v.shape[-1], flags,
+def _kernel(kernel: str, q: Tensor, v: Tensor, flags: str = ""):
+    name = _prebuilt.gla_bundle(kernel, q.shape[-1], v.shape[-1], flags,
                                 q.dtype == torch.float16)
-    return _common.kernel(name, entry, q)
+    return _common.kernel(name, _prebuilt.gla_entry(kernel), q)
+
+
+# The forward's form: None picks by shape (_two_launch); True or False
+# forces one (check-gla-ops.py times and checks both).
+FORWARD_TWO_LAUNCH: Optional[bool] = None
+# Below this many programs (batch x heads x blocks of V) a multiprocessor
+# the one-launch forward, whose programs each walk all of T, leaves the GPU
+# idle: the two-launch form runs a program per chunk of 64 after the states.
+_TWO_LAUNCH_BELOW = 4
+
+
+def _two_launch(q: Tensor, v: Tensor) -> bool:
+    if FORWARD_TWO_LAUNCH is not None:
+        return FORWARD_TWO_LAUNCH
+    b, t, h, kd = q.shape
+    block_v = 16 if kd == 256 or v.shape[-1] <= 16 else 64
+    programs = b * h * -(-v.shape[-1] // block_v)
+    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    return programs < _TWO_LAUNCH_BELOW * sms and t > _prebuilt.GLA_FWD_CHUNK
 
 
 def _empty_state(q: Tensor, v: Tensor, n: int) -> Tensor:
@@ -55,7 +74,14 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
         _kernel("recurrent_gla_fwd", q, v, flags)(
             q, k, v, g, state, o=o, ht=ht, scale=scale)
         return o, ht
-    b, _, h, kd = q.shape
+    b, t, h, kd = q.shape
+    if _two_launch(q, v):
+        nt = -(-t // _prebuilt.GLA_FWD_CHUNK)
+        hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
+        _kernel("chunk_gla_states_fwd", q, v, flags)(
+            k, v, g, state, hs=hs, ht=ht)
+        _kernel("chunk_gla_chunks", q, v)(q, k, v, g, hs, o=o, scale=scale)
+        return o, ht
     no_states = q.new_empty((b, 0, h, kd, v.shape[-1]), dtype=torch.float32)
     _kernel("chunk_gla_fwd", q, v, flags)(
         q, k, v, g, state, o=o, ht=ht, hs=no_states, scale=scale)
