@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tegula.ops.chunk_gla and fused_recurrent_gla on the GPU (needs torch; no
 tilec). As check-ops.py: python3 scripts/gpu/check-gla-ops.py [--installed]
-[--speed | --speed-only] after scripts/build-ops.sh here.
+[--speed | --speed-only] [--variants ROOT...] after scripts/build-ops.sh
+here (and scripts/gpu/stage-gla-variants.sh for --variants, last).
 
 Forward and backward (q, k, v, g and the initial state) against the float64
 step recurrence and its PyTorch autograd, on fresh random inputs (the seed
@@ -266,6 +267,37 @@ def check_speed():
                    tegula.ops.chunk_gla(q, k, v, g)[0], (q, k, v, g), do)))
 
 
+def check_variants(roots):
+    """chunk_gla's fwd+bwd with each variant root of
+    scripts/gpu/stage-gla-variants.sh (the backward's chunk and blocks),
+    after a float64 check at a ragged size, at the speed sizes."""
+    from tegula import _prebuilt
+    for path in roots:
+        with open(os.path.join(path, "CHUNK")) as f:
+            chunk = int(f.read())
+        os.environ["TEGULA_OPS_BUNDLES"] = path
+        _prebuilt._libraries.clear()
+        _gla.BWD_CHUNK = chunk
+        name = os.path.basename(path.rstrip("/"))
+        check_gla((2, 150, 2, 64), 128, torch.bfloat16, None)
+        for d in (64, 128, 256):
+            b, t, h = 8, 2048, 2048 // d
+            q, k, v = (torch.randn(b, t, h, d, device="cuda",
+                                   dtype=torch.bfloat16, requires_grad=True)
+                       for _ in range(3))
+            g = F.logsigmoid(torch.randn(b, t, h, d, device="cuda")) \
+                .requires_grad_()
+            do = torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16)
+
+            def fwd_bwd():
+                o, _ = tegula.ops.chunk_gla(q, k, v, g)
+                torch.autograd.grad(o, (q, k, v, g), do)
+
+            ms = sorted(time_of(fwd_bwd) for _ in range(3))[1]
+            report(None, f"variant {name} (CHUNK {chunk}) [{b}, {t}, {h}, "
+                   f"{d}]", f"fwd+bwd {ms:.3f} ms; " + kernel_times(fwd_bwd))
+
+
 def kernel_times(fn):
     """GPU time per kernel of one call of fn, from the profiler."""
     from torch.profiler import ProfilerActivity, profile
@@ -320,6 +352,8 @@ def main():
     check_opcheck_compile_graph()
     if "--speed" in sys.argv or "--speed-only" in sys.argv:
         check_speed()
+    if "--variants" in sys.argv:
+        check_variants(sys.argv[sys.argv.index("--variants") + 1:])
     print(f"check-gla-ops: {ops_report.failures} failed", flush=True)
     return 1 if ops_report.failures else 0
 

@@ -9,10 +9,13 @@
 #                  matmul, matmul-gelu, matmul-gelu-exact, cross-entropy;
 #                  then attn-d64, attn-d64-causal (about 200 s each). Each
 #                  leaves $OUT/tables.tar for bench/tuning/import.py.
-#   gla            (carry python/tegula/_bundles, libtegula_rt.so, .whl)
+#   gla            (carry python/tegula/_bundles, libtegula_rt.so, .whl,
+#                  .device-gla after scripts/gpu/stage-gla-variants.sh)
 #                  check-gla-ops.py with --speed (fla's Triton JIT and
-#                  autotuning take minutes on a bare machine), then
-#                  check-ops.py (two-device check skipped on one GPU).
+#                  autotuning take minutes on a bare machine) and the
+#                  backward-chunk variants.
+#   ops            check-ops.py from a fresh venv (two-device check skipped
+#                  on one GPU).
 #   graph          train_llama.py --graph-check (one training step in a
 #                  CUDA graph, bit-identical to eager) at 2 layers.
 #   ddp            (kind nvidia-h100-x2) check-ops.py's two-device check,
@@ -36,10 +39,12 @@ tune2) tune attn-d64 attn-d64-causal ;;
 gla)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
     --upgrade --target /tmp/site .whl/*.whl
-  PYTHONPATH=/tmp/site timeout 420 python3 scripts/gpu/check-gla-ops.py \
-    --speed > "$out/gla.txt" 2>&1
+  PYTHONPATH=/tmp/site timeout 560 python3 scripts/gpu/check-gla-ops.py \
+    --speed --variants .device-gla/* > "$out/gla.txt" 2>&1
   echo "check-gla-ops rc=$? PASS $(grep -c '^PASS' "$out/gla.txt") FAIL $(grep -c '^FAIL' "$out/gla.txt")"
-  grep -E '^FAIL|^INFO (speed|kernels)|Error' "$out/gla.txt" | cut -c1-600
+  grep -E '^FAIL|^INFO (speed|kernels|variant)|Error' "$out/gla.txt" | cut -c1-700
+  ;;
+ops)
   timeout 150 bash scripts/gpu/check-ops.sh > "$out/ops.txt" 2>&1
   echo "check-ops rc=$? PASS $(grep -c '^PASS' "$out/ops.txt") FAIL $(grep -c '^FAIL' "$out/ops.txt")"
   grep -E '^FAIL|^INFO speed|Error' "$out/ops.txt" | cut -c1-400
@@ -61,5 +66,5 @@ ddp)
   python3 bench/train_llama.py --compare "$out/llama-ddp.json" \
     "$out/llama-1gpu.json" --plot "$out/llama-ddp.png" 2>&1 | tail -6
   ;;
-*) echo "usage: s36-device.sh tune1|tune2|gla|graph|ddp" >&2; exit 2 ;;
+*) echo "usage: s36-device.sh tune1|tune2|gla|ops|graph|ddp" >&2; exit 2 ;;
 esac
