@@ -170,6 +170,13 @@ const std::pair<const char *, ReferenceFn> kReferences[] = {
     {"layer_norm_fwd", layerNormForwardRef},
     {"layer_norm_bwd_dx", layerNormBackwardRef},
     {"layer_norm_bwd_dwdb", layerNormDwDbRef},
+    {"chunk_gla_fwd", glaForwardRef},
+    {"chunk_gla_states", glaForwardRef},
+    {"chunk_gla_chunks", glaForwardRef},
+    {"recurrent_gla_fwd", glaForwardRef},
+    {"chunk_gla_bwd_dh", glaBackwardRef},
+    {"chunk_gla_bwd_dqkg", glaBackwardRef},
+    {"chunk_gla_bwd_dv", glaBackwardRef},
 };
 
 const std::pair<const char *, ReferenceFn> *
@@ -236,6 +243,10 @@ bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
     ok = deriveRmsNormInputs(c, host, fromFiles);
   else if (name == "cross_entropy_bwd")
     ok = deriveCrossEntropyInputs(c, host, fromFiles);
+  else if (const auto *entry = findReference(name);
+           entry &&
+           (entry->second == glaForwardRef || entry->second == glaBackwardRef))
+    ok = deriveGlaInputs(c, host, fromFiles);
   if (!ok)
     error = c.error;
   return ok;

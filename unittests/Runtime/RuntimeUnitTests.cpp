@@ -665,6 +665,7 @@ int main() {
   testRotary();
   testLayerNorm();
   testTraining();
+  testGla();
   testCompare();
   testPtxParams();
   testPtxComments();

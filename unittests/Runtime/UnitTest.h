@@ -57,6 +57,8 @@ void testChips();
 void testLayerNorm();
 /// TrainingTests.cpp: the RMSNorm and cross-entropy training references.
 void testTraining();
+/// GlaTests.cpp: the GLA forward and backward references.
+void testGla();
 } // namespace tegula::unittest
 
 #define EXPECT(cond) ::tegula::unittest::expect((cond), #cond, __LINE__)

@@ -73,8 +73,10 @@ void attentionBackwardGqa(const double *q, const double *k, const double *v,
 /// from them in float64 (rounded to their dtypes) into `host`: for
 /// "attention_bwd", the forward's o and lse and delta = rowsum(do o) from q,
 /// k, v and do; for "layer_norm_bwd_dx" mean and rstd, for "rmsnorm_bwd_dx"
-/// rstd from x; for "cross_entropy_bwd" lse from the logits: where the
-/// kernel reads them and `fromFiles` (the --in names) does not give them.
+/// rstd from x; for "cross_entropy_bwd" lse from the logits; for the GLA
+/// references (chunk_gla_*, recurrent_gla_fwd) forget gates g =
+/// logsigmoid(4 + 4u) of the random u: where the kernel reads them and
+/// `fromFiles` (the --in names) does not give them.
 /// Other references derive nothing.
 bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
                            std::vector<HostTensor> &host,
@@ -86,6 +88,38 @@ bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
 void linearAttention(const double *q, const double *k, const double *v,
                      int64_t B, int64_t T, int64_t H, int64_t D, int64_t Dv,
                      double scale, double *o);
+
+/// Gated linear attention's sizes: q, k, g [B, T, H, K]; v, o [B, T, H, V];
+/// states h0, ht, dht, dh0 [B, H, K, V]; per-chunk states hs, dhs
+/// [B, NT, H, K, V] with NT = cdiv(T, chunk).
+struct GlaSizes {
+  int64_t B = 0, T = 0, H = 0, K = 0, V = 0, chunk = 1;
+};
+
+/// GLA (fla's chunk_gla, [B, T, H, K] layout) by its step recurrence per
+/// (b, h): S_0 = h0 (0 when null), S_t = diag(exp(g_t)) S_{t-1} + k_t^T v_t,
+/// o_t = scale q_t S_t; ht = S_T and hs[b, c, h] = S before position
+/// c * chunk. With hsIn, S restarts from hsIn[b, c, h] at each chunk's
+/// first position (each chunk's outputs from given states). q may be null
+/// when o is; o, ht and hs may be null.
+void glaForward(const GlaSizes &n, const double *q, const double *k,
+                const double *v, const double *g, const double *h0,
+                const double *hsIn, double scale, double *o, double *ht,
+                double *hs);
+
+/// The gradients of glaForward's L = sum(o dout) + sum(ht dht) (dht null:
+/// 0) through its adjoint: with Ga_t = dL/dS_t through positions after t
+/// (dht at t = T - 1) and G_t = Ga_t + scale q_t^T dout_t,
+///   dq_t = scale dout_t S_t^T, dk_t = v_t G_t^T, dv_t = k_t G_t,
+///   dg_t = exp(g_t) o rowsum(G_t o S_{t-1}), Ga_{t-1} = diag(exp(g_t)) G_t,
+/// dh0 = Ga_{-1} and dhs[b, c, h] = Ga at chunk c's last position. With
+/// dhsIn, Ga restarts from dhsIn[b, c, h] there; with hsIn, S as in
+/// glaForward. h0, hsIn, dht and dhsIn may be null, the outputs not.
+void glaBackward(const GlaSizes &n, const double *q, const double *k,
+                 const double *v, const double *g, const double *dout,
+                 const double *h0, const double *hsIn, const double *dht,
+                 const double *dhsIn, double scale, double *dq, double *dk,
+                 double *dv, double *dg, double *dh0, double *dhs);
 
 /// Rotary embedding of x [B, T, H, D] with cos/sin [T, R/2], rotating the
 /// first R features (R even, R <= D) and copying the rest. `interleaved`

@@ -212,11 +212,19 @@ bool rmsNormDwRef(RefContext &c,
 bool crossEntropyBackwardRef(
     RefContext &c, std::map<std::string, std::vector<double>> &outputs);
 
+/// kernels/gla.tile's forward kernels and gla_bwd.tile's backward ones
+/// (References/Gla.cpp): whichever outputs the kernel writes.
+bool glaForwardRef(RefContext &c,
+                   std::map<std::string, std::vector<double>> &outputs);
+bool glaBackwardRef(RefContext &c,
+                    std::map<std::string, std::vector<double>> &outputs);
+
 /// The inputs the backward references need from the forward, derived in
 /// float64 into `host` where the kernel reads them and no --in file in
 /// `fromFiles` gives them: attention_bwd's o, lse and delta
 /// (References/AttentionBackward.cpp), layer_norm_bwd_dx's mean and rstd,
-/// rmsnorm_bwd_dx's rstd, cross_entropy_bwd's lse.
+/// rmsnorm_bwd_dx's rstd, cross_entropy_bwd's lse; the GLA references'
+/// gates g (forget gates in (0, 1): logsigmoid of the random values).
 bool deriveAttentionBackwardInputs(RefContext &c, std::vector<HostTensor> &host,
                                    const std::set<std::string> &fromFiles);
 bool deriveLayerNormInputs(RefContext &c, std::vector<HostTensor> &host,
@@ -225,6 +233,8 @@ bool deriveRmsNormInputs(RefContext &c, std::vector<HostTensor> &host,
                          const std::set<std::string> &fromFiles);
 bool deriveCrossEntropyInputs(RefContext &c, std::vector<HostTensor> &host,
                               const std::set<std::string> &fromFiles);
+bool deriveGlaInputs(RefContext &c, std::vector<HostTensor> &host,
+                     const std::set<std::string> &fromFiles);
 
 } // namespace tegula::rt
 
