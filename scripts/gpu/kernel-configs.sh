@@ -106,6 +106,24 @@ for_each_kernel_run() {
     $fn linattn-states-$target $k/linattn-states-$target/linear_attention_states.json --dims B=1,T=150,H=2,NC=3 --seed 17
     $fn linattn-chunks-$target $k/linattn-states-$target/linear_attention_chunks.json --dims B=1,T=150,H=2,NC=3 --scalar scale=0.5 --seed 18
     $fn linattn-recurrent-$target $k/linattn-recurrent-$target/linear_attention_recurrent.json --check --dims B=2,T=77,H=2 --scalar scale=0.7 --seed 10
+    # GLA against the float64 recurrence (References/Gla.cpp): T ragged
+    # against CHUNK and BLOCK_T; --check makes g forget gates, and the
+    # kernels that read hs or dhs take random ones (their references
+    # restart each chunk from them).
+    local gla=$k/gla-k64-v128-$target bwd=$k/gla-bwd-k64-v128-$target
+    $fn gla-fwd-k64-$target $gla/chunk_gla_fwd.json --check --dims B=2,T=130,H=2,N0=2,NT=3 --scalar scale=0.125 --seed 70
+    $fn gla-states-k64-$target $gla/chunk_gla_states.json --check --dims B=1,T=100,H=3,N0=1,NT=2 --seed 71
+    $fn gla-chunks-k64-$target $gla/chunk_gla_chunks.json --check --dims B=2,T=100,H=2,NT=2 --scalar scale=-0.3 --seed 72
+    $fn gla-recurrent-k64-$target $gla/recurrent_gla_fwd.json --check --dims B=2,T=37,H=2,N0=2 --scalar scale=0.125 --seed 73
+    $fn gla-fwd-k8-$target $k/gla-k8-v16-$target/chunk_gla_fwd.json --check --dims B=2,T=37,H=3,N0=0,NT=0 --scalar scale=0.35 --seed 74
+    $fn gla-fwd-k256-$target $k/gla-k256-$target/chunk_gla_fwd.json --check --dims B=1,T=130,H=2,N0=1,NT=0 --scalar scale=0.0625 --seed 75
+    $fn gla-fwd-f16-$target $k/gla-f16-$target/chunk_gla_fwd.json --check --dims B=2,T=100,H=2,N0=0,NT=4 --scalar scale=-0.09 --seed 76
+    $fn gla-bwd-dh-k64-$target $bwd/chunk_gla_bwd_dh.json --check --dims B=2,T=130,H=2,N0=2,ND=2,NT=9 --scalar scale=0.125 --seed 77
+    $fn gla-bwd-dqkg-k64-$target $bwd/chunk_gla_bwd_dqkg.json --check --dims B=2,T=100,H=2,NT=7 --scalar scale=0.125 --seed 78
+    $fn gla-bwd-dv-k64-$target $bwd/chunk_gla_bwd_dv.json --check --dims B=1,T=130,H=3,NT=9 --scalar scale=-0.125 --seed 79
+    $fn gla-bwd-dh-k8-c32-$target $k/gla-bwd-k8-c32-$target/chunk_gla_bwd_dh.json --check --dims B=2,T=37,H=3,N0=0,ND=0,NT=2 --scalar scale=0.35 --seed 80
+    $fn gla-bwd-dqkg-k8-c32-$target $k/gla-bwd-k8-c32-$target/chunk_gla_bwd_dqkg.json --check --dims B=1,T=100,H=2,NT=4 --scalar scale=-0.35 --seed 81
+    $fn gla-bwd-dv-f16-$target $k/gla-bwd-f16-$target/chunk_gla_bwd_dv.json --check --dims B=2,T=100,H=1,NT=7 --scalar scale=0.088 --seed 82
     # Ragged sizes run the general code, multiples of 16 the div16 variant.
     $fn argmax-$target $k/argmax-$target/extremes.json --check --dims R=1000 --in x=$k/argmax-inputs/x.npy --ref imax=$k/argmax-inputs/imax.npy --ref imin=$k/argmax-inputs/imin.npy --ref cmax=$k/argmax-inputs/cmax.npy --ref cmin=$k/argmax-inputs/cmin.npy
     # Atomics: 1563 programs adding into 8 bins and one element.
