@@ -153,6 +153,22 @@ std::optional<AffineIndex> analyze(Value value, int depth) {
 
 } // namespace
 
+Value AffineIndex::emitUniformPart(OpBuilder &builder, Location loc,
+                                   function_ref<Value(Value)> valueOf) const {
+  Type i32 = builder.getI32Type();
+  Value sum = arith::ConstantIntOp::create(builder, loc, i32,
+                                           int32_t(uint32_t(constant)));
+  for (auto [scalar, factor] : scalars) {
+    Value term = valueOf ? valueOf(scalar) : scalar;
+    if (factor != 1)
+      term = arith::MulIOp::create(
+          builder, loc, term,
+          arith::ConstantIntOp::create(builder, loc, i32, int32_t(factor)));
+    sum = arith::AddIOp::create(builder, loc, sum, term);
+  }
+  return sum;
+}
+
 int64_t AffineIndex::coordinatePart(ArrayRef<int64_t> coords) const {
   int64_t part = 0;
   for (auto [coefficient, coord] : llvm::zip(coefficients, coords))

@@ -190,19 +190,9 @@ public:
 
 private:
   Value emitAt(const AffineIndex &index, Value iv) {
-    Location loc = loop.getLoc();
-    Type i32 = builder.getI32Type();
-    Value sum = arith::ConstantIntOp::create(builder, loc, i32,
-                                             int32_t(uint32_t(index.constant)));
-    for (auto [scalar, factor] : index.scalars) {
-      Value term = scalars.evaluateAt(builder, scalar, iv);
-      if (factor != 1)
-        term = arith::MulIOp::create(
-            builder, loc, term,
-            arith::ConstantIntOp::create(builder, loc, i32, int32_t(factor)));
-      sum = arith::AddIOp::create(builder, loc, sum, term);
-    }
-    return sum;
+    return index.emitUniformPart(builder, loop.getLoc(), [&](Value scalar) {
+      return scalars.evaluateAt(builder, scalar, iv);
+    });
   }
 
   OpBuilder &builder;

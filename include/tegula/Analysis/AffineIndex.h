@@ -13,7 +13,9 @@
 #ifndef TEGULA_ANALYSIS_AFFINEINDEX_H
 #define TEGULA_ANALYSIS_AFFINEINDEX_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -37,6 +39,12 @@ struct AffineIndex {
   /// The coordinate part at block coordinates `coords` (a register's offset
   /// in its layout: the constant it adds to its thread's value).
   int64_t coordinatePart(llvm::ArrayRef<int64_t> coords) const;
+  /// The uniform part as i32 IR at the builder's point, each scalar taken
+  /// as `valueOf(scalar)` (the scalar itself by default; a loop's value at
+  /// another iteration for loop versioning). Wraps as the tile does.
+  mlir::Value emitUniformPart(
+      mlir::OpBuilder &builder, mlir::Location loc,
+      llvm::function_ref<mlir::Value(mlir::Value)> valueOf = nullptr) const;
 };
 
 /// The split of the i32 index tile `tile`, looked through splats, aranges,

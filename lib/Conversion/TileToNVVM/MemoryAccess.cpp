@@ -159,20 +159,6 @@ bool registerOffsetsAdd(const LinearLayout &layout) {
   return true;
 }
 
-/// The i32 sum of an affine index's uniform terms.
-Value emitUniformPart(OpBuilder &builder, Location loc,
-                      const AffineIndex &index) {
-  Value sum = i32Const(builder, loc, int32_t(uint32_t(index.constant)));
-  for (auto [scalar, factor] : index.scalars) {
-    Value term = scalar;
-    if (factor != 1)
-      term = arith::MulIOp::create(builder, loc, scalar,
-                                   i32Const(builder, loc, int32_t(factor)));
-    sum = arith::AddIOp::create(builder, loc, sum, term);
-  }
-  return sum;
-}
-
 /// Sum of value_j * weight_j in the type of the values; weights constant.
 Value emitWeightedSum(OpBuilder &builder, Location loc, Type type,
                       ArrayRef<Value> values, ArrayRef<int64_t> weights) {
@@ -355,7 +341,7 @@ std::optional<AccessPlan> planAffine(OpBuilder &builder, Location loc,
   SmallVector<DimensionCheck> checks;
   SmallVector<const AffineIndex *> checkedIndices;
   for (auto [dim, index] : llvm::enumerate(indices)) {
-    Value uniform = emitUniformPart(builder, loc, index);
+    Value uniform = index.emitUniformPart(builder, loc);
     if (!access.inside && needsBoundsCheck(access, dim, index)) {
       checks.push_back(
           {uniform,
