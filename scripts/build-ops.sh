@@ -172,5 +172,33 @@ done
 # 300 independent compiles: one per core at a time (xargs fails if any does).
 xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$gla_queue"
 
+# Paged decode (kernels/attention_paged.tile: by page, flat, split-KV) at
+# _prebuilt.py's DECODE_HEAD_DIMS and PAGES, and the split's merge
+# (attention_combine of attention_gqa.tile) at each head size.
+decode_queue=$(mktemp)
+trap 'rm -f "$gla_queue" "$decode_queue"' EXIT
+for target in sm_80 sm_90a; do
+  for d in 64 128; do
+    for dt in bf16 f16; do
+      sfx=$([ $dt = f16 ] && echo -f16 || true)
+      dir=$out/$target/attention-combine-d$d$sfx
+      mkdir -p "$dir"
+      echo "$tilec" "$root/kernels/attention_gqa.tile" -k attention_combine \
+        --target $target -o "$dir" -D D=$d -D DT=$dt >>"$decode_queue"
+      for page in 16 64 256; do
+        for kernel in attention_paged attention_paged_flat \
+          attention_paged_split; do
+          dir=$out/$target/${kernel//_/-}-d$d-p$page$sfx
+          mkdir -p "$dir"
+          echo "$tilec" "$root/kernels/attention_paged.tile" -k $kernel \
+            --target $target -o "$dir" -D D=$d -D PAGE=$page -D DT=$dt \
+            >>"$decode_queue"
+        done
+      done
+    done
+  done
+done
+xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$decode_queue"
+
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"
 echo "tegula.ops: $(find "$out" -name '*.json' ! -name '*.tuning.json' | wc -l) bundles in $out ($(du -sh "$out" | cut -f1)), libtegula_rt.so in $lib_out"

@@ -109,6 +109,22 @@ def gla_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,
         ("-f16" if f16 else "")
 
 
+# The paged decode builds: head sizes and page sizes (kernels/
+# attention_paged.tile; attention_combine of attention_gqa.tile at each D).
+DECODE_HEAD_DIMS = (64, 128)
+PAGES = (16, 64, 256)
+
+
+def decode_bundle(kernel: str, head_dim: int, page: int, f16: bool) -> str:
+    """The bundle of a paged-decode kernel at head size D and page size
+    PAGE (attention_combine has one build per D)."""
+    if kernel == "attention_combine":
+        name = f"attention-combine-d{head_dim}"
+    else:
+        name = f"{kernel.replace('_', '-')}-d{head_dim}-p{page}"
+    return name + ("-f16" if f16 else "")
+
+
 # The rotary builds scripts/build-ops.sh makes: (D, R) pairs.
 ROTARY_DIMS = ((64, 64), (64, 32), (128, 128), (128, 64))
 

@@ -297,6 +297,89 @@ def check_compile_and_graph():
            else "replay differs from eager")
 
 
+def decode_reference(q, k_cache, v_cache, table, lens, scale):
+    """float64 softmax(scale q k^T) v of each sequence's one query over its
+    keys gathered from the pages (zeros for an empty sequence)."""
+    b, h, d = q.shape
+    page, hkv = k_cache.shape[1], k_cache.shape[2]
+    out = torch.zeros(b, h, d, dtype=torch.float64, device=q.device)
+    for i, n in enumerate(lens):
+        if n == 0:
+            continue
+        rows = torch.arange(n, device=q.device)
+        slots = table[i, rows // page].long() * page + rows % page
+        k = k_cache.reshape(-1, hkv, d)[slots].double()   # [n, HKV, D]
+        v = v_cache.reshape(-1, hkv, d)[slots].double()
+        k = k.repeat_interleave(h // hkv, 1).transpose(0, 1)  # [H, n, D]
+        v = v.repeat_interleave(h // hkv, 1).transpose(0, 1)
+        p = torch.softmax(scale * (q[i].double()[:, None] @
+                                   k.transpose(1, 2)), -1)
+        out[i] = (p @ v)[:, 0]
+    return out
+
+
+def check_decode(lens, h, hkv, d, page, dtype, splits, layout4=False):
+    """attention_decode against float64: pages scattered at random."""
+    b = len(lens)
+    used = [-(-n // page) for n in lens]
+    pages = sum(used) + 3
+    perm = torch.randperm(pages, device="cuda")
+    table = torch.zeros(b, max(max(used), 1) + 1, dtype=torch.int32,
+                        device="cuda")
+    at = 0
+    for i, n in enumerate(used):
+        table[i, :n] = perm[at:at + n].int()
+        at += n
+    q = torch.randn(b, h, d, device="cuda").to(dtype)
+    k_cache, v_cache = (torch.randn(pages, page, hkv, d, device="cuda")
+                        .to(dtype) for _ in range(2))
+    seq_lens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    poison()
+    o = tegula.ops.attention_decode(q[:, None] if layout4 else q, k_cache,
+                                    v_cache, table, seq_lens, splits=splits)
+    want = decode_reference(q, k_cache, v_cache, table, lens, d ** -0.5)
+    got = o[:, 0] if layout4 else o
+    err = rel_l2(got, want)
+    chosen = splits or tegula.ops._decode.splits_for(q, k_cache, table)
+    report(err <= 1e-2 and torch.isfinite(o).all().item() and
+           got.shape == want.shape,
+           f"attention_decode lens {lens[:4]}{'...' if b > 4 else ''} "
+           f"H={h} HKV={hkv} D={d} PAGE={page} {str(dtype)[6:]} "
+           f"splits={splits} (ran {chosen}){' [B, 1, H, D]' if layout4 else ''}",
+           f"o rel L2 {err:.2e} (tol 0.01)")
+
+
+def check_decodes():
+    ragged = [1, 0, 333, 17, 1000, 64]
+    for d in (64, 128):
+        for page in (16, 64, 256):
+            check_decode(ragged, 8, 2, d, page, torch.bfloat16, 1)
+            check_decode(ragged, 8, 2, d, page, torch.bfloat16, 5)
+    check_decode([4000, 77], 32, 8, 128, 16, torch.bfloat16, None)
+    check_decode([300] * 40, 32, 8, 128, 64, torch.float16, None)
+    check_decode([129, 2], 4, 4, 64, 256, torch.float16, 16, layout4=True)
+    check_decode([50, 0, 7], 16, 1, 128, 16, torch.bfloat16, 3)
+    q = torch.randn(2, 4, 128, device="cuda", dtype=torch.bfloat16)
+    cache = torch.randn(3, 32, 2, 128, device="cuda", dtype=torch.bfloat16)
+    table = torch.zeros(2, 2, dtype=torch.int32, device="cuda")
+    lens = torch.ones(2, dtype=torch.int32, device="cuda")
+    for label, call, text in (
+            ("PAGE = 32", lambda: tegula.ops.attention_decode(
+                q, cache, cache, table, lens), "PAGE = 32"),
+            ("int64 lengths", lambda: tegula.ops.attention_decode(
+                q, cache[:, :16], cache[:, :16], table, lens.long()),
+             "argument 'seq_lens'"),
+            ("heads", lambda: tegula.ops.attention_decode(
+                q[:, :3], cache[:, :16], cache[:, :16], table, lens),
+             "HKV must divide H")):
+        try:
+            call()
+            report(False, f"error attention_decode {label}", "no LaunchError")
+        except tegula.LaunchError as error:
+            report(text in str(error), f"error attention_decode {label}",
+                   str(error))
+
+
 def check_two_devices():
     """The runtime loads each kernel's module once per CUDA context: calls
     alternating between two GPUs of one process each run on their own
@@ -390,6 +473,7 @@ def main():
         check_cross_entropy(37, 32003, torch.bfloat16, reduction)
     check_cross_entropy(64, 128256, torch.bfloat16, "mean")
     check_cross_entropy(16, 32000, torch.float16, "mean")
+    check_decodes()
     check_errors()
     check_opcheck()
     check_compile_and_graph()

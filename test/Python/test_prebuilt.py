@@ -143,8 +143,37 @@ def test_every_gla_kernel_is_built(target):
         assert meta["spill_bytes"] == 0, name
 
 
+DECODE = ("attention_paged", "attention_paged_flat", "attention_paged_split",
+          "attention_combine")
+
+
+def every_decode():
+    return itertools.product(DECODE, _prebuilt.DECODE_HEAD_DIMS,
+                             _prebuilt.PAGES, (False, True))
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_every_decode_kernel_is_built(target):
+    """attention_decode's kernels at every shipped D, PAGE and dtype, with
+    those template values, spill-free."""
+    capability = (9, 0) if target == "sm_90a" else (8, 0)
+    for kernel, d, page, f16 in every_decode():
+        name = _prebuilt.decode_bundle(kernel, d, page, f16)
+        built = _prebuilt.kernel(name, kernel, capability)
+        dtype = "f16" if f16 else "bf16"
+        assert (f"o: mut {dtype}[Z, H, M, {d}]" if kernel == "attention_combine"
+                else f"q: {dtype}[B, H, {d}]") in built.signature, name
+        with open(os.path.join(ROOT, target, name, kernel + ".json")) as f:
+            meta = json.load(f)
+        assert meta["template"]["D"] == d, name
+        if kernel != "attention_combine":
+            assert meta["template"]["PAGE"] == page, name
+        assert meta["spill_bytes"] == 0, name
+
+
 def test_no_stray_bundles():
     names = {_prebuilt.bundle_name(*b) for b in every_bundle()}
+    names |= {_prebuilt.decode_bundle(*c) for c in every_decode()}
     names |= {_prebuilt.gla_bundle(*g) for g in every_gla()}
     names |= {_prebuilt.rotary_bundle(*r) for r in every_rotary()}
     names |= {f(f16) for f in (_prebuilt.norm_bundle, _prebuilt.loss_bundle)

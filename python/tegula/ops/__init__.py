@@ -18,6 +18,7 @@ except ImportError as error:  # pragma: no cover - depends on the machine
                       "tegula.load() and tegula.compile() do not") from error
 
 from ._attention import attention
+from ._decode import attention_decode
 from ._gla import chunk_gla, fused_recurrent_gla
 from ._linear_attention import (chunk_linear_attention,
                                 fused_recurrent_linear_attention)
@@ -25,6 +26,6 @@ from ._loss import cross_entropy
 from ._norm import rms_norm
 from ._rotary import rotary
 
-__all__ = ["attention", "chunk_gla", "chunk_linear_attention", "cross_entropy",
+__all__ = ["attention", "attention_decode", "chunk_gla", "chunk_linear_attention", "cross_entropy",
            "fused_recurrent_gla", "fused_recurrent_linear_attention",
            "rms_norm", "rotary"]
