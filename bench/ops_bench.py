@@ -70,7 +70,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ops_report import CALLS, TITLES, plot, render, shape_text  # noqa: E402
+from ops_report import CALLS, plot, render, shape_text  # noqa: E402
 ROOT = os.path.dirname(HERE)
 
 SECTIONS = ("attention", "rms_norm", "cross_entropy", "rotary", "gla",
