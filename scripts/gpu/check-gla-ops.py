@@ -279,7 +279,7 @@ def check_variants(roots):
         _prebuilt._libraries.clear()
         _gla.BWD_CHUNK = chunk
         name = os.path.basename(path.rstrip("/"))
-        check_gla((2, 150, 2, 64), 128, torch.bfloat16, None)
+        check_gla((2, 150, 2, 64), 128, torch.bfloat16, None, final=False)
         for d in (64, 128, 256):
             b, t, h = 8, 2048, 2048 // d
             q, k, v = (torch.randn(b, t, h, d, device="cuda",
