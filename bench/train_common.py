@@ -76,3 +76,29 @@ def compare(paths, tol, plot, title):
         fig.tight_layout()
         fig.savefig(plot, dpi=120)
     return ok
+
+
+def add_run_arguments(p, lr_warmup, data):
+    """The arguments both training comparisons share: batch shape, data,
+    schedule, seed, output and --compare. lr_warmup and data are the
+    script's defaults (the Llama run keeps its first ones)."""
+    p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--vocab", type=int, default=32000)
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--warmup", type=int, default=10,
+                   help="first steps left out of tokens per second")
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--lr-warmup", type=int, default=lr_warmup,
+                   help="steps of linear learning-rate warm-up")
+    p.add_argument("--data", choices=("markov", "zipf"), default=data,
+                   help="markov: 4 equally likely successors a token (the "
+                   "loss falls in one drop); zipf: 64 Zipf-weighted "
+                   "successors of Zipf-popular tokens (a gradual fall)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out")
+    p.add_argument("--compare", nargs="+")
+    p.add_argument("--tol", type=float, default=0.05,
+                   help="with --compare: the largest loss gap to the first "
+                   "run allowed over the second half of the steps")
+    p.add_argument("--plot")

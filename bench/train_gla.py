@@ -49,7 +49,8 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_common import compare as compare_runs, markov_batches  # noqa: E402
+from train_common import (add_run_arguments, compare as compare_runs,  # noqa: E402
+                          markov_batches)
 
 IMPLS = ("tegula", "fla", "naive")
 
@@ -365,26 +366,7 @@ def main(argv=None):
                    help="value dimension / hidden (head V: 128 by default)")
     p.add_argument("--norm-eps", type=float, default=1e-6)
     p.add_argument("--initializer-range", type=float, default=0.02)
-    p.add_argument("--seq", type=int, default=2048)
-    p.add_argument("--batch", type=int, default=4)
-    p.add_argument("--vocab", type=int, default=32000)
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--warmup", type=int, default=10,
-                   help="first steps left out of tokens per second")
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--lr-warmup", type=int, default=50,
-                   help="steps of linear learning-rate warm-up")
-    p.add_argument("--data", choices=("markov", "zipf"), default="zipf",
-                   help="markov: 4 equally likely successors a token (the "
-                   "loss falls in one drop); zipf: 64 Zipf-weighted "
-                   "successors of Zipf-popular tokens (a gradual fall)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out")
-    p.add_argument("--compare", nargs="+")
-    p.add_argument("--tol", type=float, default=0.05,
-                   help="with --compare: the largest loss gap to the first "
-                   "run allowed over the second half of the steps")
-    p.add_argument("--plot")
+    add_run_arguments(p, lr_warmup=50, data="zipf")
     args = p.parse_args(argv)
     if args.compare:
         return 0 if compare(args.compare, args.tol, args.plot) else 1

@@ -29,7 +29,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_common import compare as compare_runs, markov_batches  # noqa: E402
+from train_common import (add_run_arguments, compare as compare_runs,  # noqa: E402
+                          markov_batches)
 
 IMPLS = ("tegula", "sdpa-cudnn", "sdpa-flash", "sdpa-math")
 
@@ -292,23 +293,7 @@ def main():
     p.add_argument("--intermediate", type=int, default=5632)
     p.add_argument("--heads", type=int, default=16)
     p.add_argument("--kv-heads", type=int, default=4)
-    p.add_argument("--seq", type=int, default=2048)
-    p.add_argument("--batch", type=int, default=4)
-    p.add_argument("--vocab", type=int, default=32000)
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--lr-warmup", type=int, default=0,
-                   help="steps of linear learning-rate warm-up")
-    p.add_argument("--data", choices=("markov", "zipf"), default="markov",
-                   help="markov: 4 equally likely successors a token (the "
-                   "loss falls in one drop); zipf: 64 Zipf-weighted "
-                   "successors of Zipf-popular tokens (a gradual fall)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out")
-    p.add_argument("--compare", nargs="+")
-    p.add_argument("--tol", type=float, default=0.05)
-    p.add_argument("--plot")
+    add_run_arguments(p, lr_warmup=0, data="markov")
     p.add_argument("--ddp", action="store_true",
                    help="DistributedDataParallel over NCCL, one process per "
                    "GPU (torchrun --nproc-per-node N); --batch is global")
