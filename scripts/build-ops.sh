@@ -115,6 +115,12 @@ for target in sm_80 sm_90a; do
     done
   done
 done
+# RMSNorm in f32 too: an autocast model's residual stream and weights.
+for target in sm_80 sm_90a; do
+  mkdir -p "$out/$target/rmsnorm-f32"
+  "$tilec" "$root/kernels/rmsnorm.tile" --target $target \
+    -o "$out/$target/rmsnorm-f32" -D DT=f32 >/dev/null
+done
 
 # GLA (kernels/gla.tile forward, kernels/gla_bwd.tile backward) at the
 # (K, V) head sizes of python/tegula/_prebuilt.py's GLA_DIMS: per size and

@@ -61,9 +61,10 @@ def rotary_bundle(head_dim: int, rotary_dim: int, interleaved: bool,
         ("-f16" if f16 else "")
 
 
-def norm_bundle(f16: bool) -> str:
-    """kernels/rmsnorm.tile's bundle (rmsnorm_fwd and its backward)."""
-    return "rmsnorm" + ("-f16" if f16 else "")
+def norm_bundle(dtype: str) -> str:
+    """kernels/rmsnorm.tile's bundle (rmsnorm_fwd and its backward) for x
+    and w of `dtype`: "bf16", "f16" or "f32" (autocast's f32 residuals)."""
+    return "rmsnorm" + ("" if dtype == "bf16" else f"-{dtype}")
 
 
 def loss_bundle(f16: bool) -> str:

@@ -80,9 +80,8 @@ def test_every_rotary_is_built(target):
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
 def test_norm_and_loss_kernels_are_built(target):
     capability = (9, 0) if target == "sm_90a" else (8, 0)
-    for f16 in (False, True):
-        dtype = "f16" if f16 else "bf16"
-        norm = _prebuilt.norm_bundle(f16)
+    for dtype in ("bf16", "f16", "f32"):
+        norm = _prebuilt.norm_bundle(dtype)
         assert _prebuilt.kernel(norm, "rmsnorm_fwd", capability).signature \
             .startswith(f"rmsnorm_fwd(x: {dtype}[R, C], w: {dtype}[C], "
                         f"y: mut {dtype}[R, C], rstd: mut f32[R]")
@@ -91,6 +90,8 @@ def test_norm_and_loss_kernels_are_built(target):
         assert _prebuilt.kernel(norm, "rmsnorm_bwd_dw", capability) \
             .signature.startswith("rmsnorm_bwd_dw(dw_part: f32[G, C], "
                                   f"dw: mut {dtype}[C]")
+    for f16 in (False, True):
+        dtype = "f16" if f16 else "bf16"
         loss = _prebuilt.loss_bundle(f16)
         assert _prebuilt.kernel(loss, "cross_entropy", capability) \
             .signature.startswith(f"cross_entropy(logits: {dtype}[R, V], "
@@ -176,8 +177,8 @@ def test_no_stray_bundles():
     names |= {_prebuilt.decode_bundle(*c) for c in every_decode()}
     names |= {_prebuilt.gla_bundle(*g) for g in every_gla()}
     names |= {_prebuilt.rotary_bundle(*r) for r in every_rotary()}
-    names |= {f(f16) for f in (_prebuilt.norm_bundle, _prebuilt.loss_bundle)
-              for f16 in (False, True)}
+    names |= {_prebuilt.loss_bundle(f16) for f16 in (False, True)}
+    names |= {_prebuilt.norm_bundle(d) for d in ("bf16", "f16", "f32")}
     for target in ("sm_80", "sm_90a"):
         assert set(os.listdir(os.path.join(ROOT, target))) == names
 

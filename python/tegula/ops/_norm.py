@@ -17,7 +17,7 @@ from .._errors import LaunchError
 from .. import _prebuilt
 from . import _common
 
-DTYPES = (torch.bfloat16, torch.float16)
+DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
 # Row groups of the backward: programs per column block, each looping over
 # the rows r with r % G == g; enough to fill the GPU, few enough that the
 # dw partials [G, C] stay small.
@@ -25,7 +25,7 @@ _ROW_GROUPS = 256
 
 
 def _kernel(entry: str, x: Tensor):
-    return _common.kernel(_prebuilt.norm_bundle(x.dtype == torch.float16),
+    return _common.kernel(_prebuilt.norm_bundle(DTYPES[x.dtype]),
                           entry, x)
 
 
@@ -77,15 +77,16 @@ _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
 
 def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
     """x / sqrt(mean(x^2, -1) + eps) * w over the last dimension, f32
-    inside, differentiable in x and w. x: [..., C] bf16/f16 on CUDA; w: [C]
-    of x's dtype. Deterministic backward."""
+    inside, differentiable in x and w. x: [..., C] bf16, f16 or f32 (an
+    autocast model's f32 residual stream) on CUDA; w: [C] of x's dtype.
+    Deterministic backward."""
     if x.dim() < 1 or w.dim() != 1 or w.shape[0] != x.shape[-1]:
         raise LaunchError(f"rms_norm: argument 'w' has shape {list(w.shape)} "
                           f"but x has {list(x.shape)}: w must be [C] with x's "
                           f"last extent", "w")
     if x.dtype not in DTYPES or x.device.type != "cuda":
         raise LaunchError(f"rms_norm: argument 'x' is {x.dtype} on {x.device}"
-                          f": expected a bf16 or f16 CUDA tensor", "x")
+                          f": expected a bf16, f16 or f32 CUDA tensor", "x")
     if w.dtype != x.dtype or w.device != x.device:
         raise LaunchError(f"rms_norm: argument 'w' is {w.dtype} on "
                           f"{w.device} but x is {x.dtype} on {x.device}", "w")
