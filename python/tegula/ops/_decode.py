@@ -144,8 +144,8 @@ def attention_decode(q: Tensor, k_cache: Tensor, v_cache: Tensor,
     scale: None means D ** -0.5. splits: None picks split-KV by shape
     (attention_decode.splits_for); an int from 1 to 16 forces it. bf16 or
     f16; D = 64 or 128; PAGE = 16, 64 or 256."""
-    shape = q.shape
-    if isinstance(q, Tensor) and q.dim() == 4 and q.shape[1] == 1:
+    layout4 = isinstance(q, Tensor) and q.dim() == 4 and q.shape[1] == 1
+    if layout4:
         q = q[:, 0]
     _check(q, k_cache, v_cache, block_table, seq_lens)
     if splits is None:
@@ -159,4 +159,4 @@ def attention_decode(q: Tensor, k_cache: Tensor, v_cache: Tensor,
         q.contiguous(), k_cache.contiguous(), v_cache.contiguous(),
         block_table.contiguous(), seq_lens.contiguous(), float(scale),
         int(splits))
-    return o.view(shape)
+    return o[:, None] if layout4 else o
