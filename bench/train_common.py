@@ -1,6 +1,6 @@
 """What bench/train_llama.py and bench/train_gla.py share: the synthetic
-token batches (no download) and the loss-curve comparison with its stated
-tolerance and plot."""
+token batches (no download), the run arguments, the result's report and
+the loss-curve comparison with its stated tolerance and plot."""
 
 from __future__ import annotations
 
@@ -102,3 +102,13 @@ def add_run_arguments(p, lr_warmup, data):
                    help="with --compare: the largest loss gap to the first "
                    "run allowed over the second half of the steps")
     p.add_argument("--plot")
+
+
+def report_run(args, result):
+    """Writes a run's result to --out (when given) and prints its last loss
+    and tokens per second."""
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f)
+    print(f"{args.impl}: final loss {result['losses'][-1]:.4f}, "
+          f"{result['tokens_per_s']:.0f} tokens/s", flush=True)

@@ -38,7 +38,6 @@ norm weights 1.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -50,7 +49,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_common import (add_run_arguments, compare as compare_runs,  # noqa: E402
-                          markov_batches)
+                          markov_batches, report_run)
 
 IMPLS = ("tegula", "fla", "naive")
 
@@ -373,11 +372,7 @@ def main(argv=None):
     if args.intermediate is None:
         args.intermediate = default_intermediate(args.hidden)
     result = train(args)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f)
-    print(f"{args.impl}: final loss {result['losses'][-1]:.4f}, "
-          f"{result['tokens_per_s']:.0f} tokens/s", flush=True)
+    report_run(args, result)
     return 0
 
 

@@ -21,7 +21,6 @@ of every step and the tokens per second (after warm-up) as JSON.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -30,7 +29,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_common import (add_run_arguments, compare as compare_runs,  # noqa: E402
-                          markov_batches)
+                          markov_batches, report_run)
 
 IMPLS = ("tegula", "sdpa-cudnn", "sdpa-flash", "sdpa-math")
 
@@ -239,10 +238,8 @@ def graph_check(args, steps=2):
     saved = [t.clone() for t in state]
     graph = torch.cuda.CUDAGraph()
     optimizer.zero_grad(set_to_none=True)
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph):  # records the step, runs none of it
         static_loss = step()
-    for t, s in zip(state, saved):  # capture ran nothing, but be exact
-        t.copy_(s)
     replayed = []
     for tokens in batches[3:]:
         static.copy_(tokens)
@@ -313,11 +310,7 @@ def main():
         dist.destroy_process_group()
         if rank:
             return 0
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f)
-    print(f"{args.impl}: final loss {result['losses'][-1]:.4f}, "
-          f"{result['tokens_per_s']:.0f} tokens/s", flush=True)
+    report_run(args, result)
     return 0
 
 

@@ -26,6 +26,10 @@ ops_sweeps='^attn-(fwd-lse|bwd-dkdv|bwd-dkdv-grouped|bwd-dq)-d(64|128)(-causal)?
 
 rm -rf "$out"
 mkdir -p "$out"
+# Compiles queued (one command a line, every argument one word) for the
+# parallel run near the end.
+queue=$(mktemp)
+trap 'rm -f "$queue"' EXIT
 
 # first_config DEFINES...: the defines with each comma list cut to its
 # first value.
@@ -131,8 +135,6 @@ done
 # (GLA_BWD_CHUNK); at K = 256 the chunked forward needs BLOCK_V = 16.
 # gla TARGET NAME FILE KERNEL... -- DEFINES...: queues the builds (one
 # tilec a kernel) for the parallel run below; every argument is one word.
-gla_queue=$(mktemp)
-trap 'rm -f "$gla_queue"' EXIT
 gla() {
   local target=$1 name=$2 file=$3 kernels=() k
   shift 3
@@ -141,7 +143,7 @@ gla() {
   mkdir -p "$out/$target/$name"
   for k in "${kernels[@]}"; do
     echo "$tilec" "$root/kernels/$file" -k "$k" --target "$target" \
-      -o "$out/$target/$name" "$@" >>"$gla_queue"
+      -o "$out/$target/$name" "$@" >>"$queue"
   done
 }
 for target in sm_80 sm_90a; do
@@ -175,14 +177,10 @@ for target in sm_80 sm_90a; do
     done
   done
 done
-# 300 independent compiles: one per core at a time (xargs fails if any does).
-xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$gla_queue"
 
 # Paged decode (kernels/attention_paged.tile: by page, flat, split-KV) at
 # _prebuilt.py's DECODE_HEAD_DIMS and PAGES, and the split's merge
 # (attention_combine of attention_gqa.tile) at each head size.
-decode_queue=$(mktemp)
-trap 'rm -f "$gla_queue" "$decode_queue"' EXIT
 for target in sm_80 sm_90a; do
   for d in 64 128; do
     for dt in bf16 f16; do
@@ -190,21 +188,26 @@ for target in sm_80 sm_90a; do
       dir=$out/$target/attention-combine-d$d$sfx
       mkdir -p "$dir"
       echo "$tilec" "$root/kernels/attention_gqa.tile" -k attention_combine \
-        --target $target -o "$dir" -D D=$d -D DT=$dt >>"$decode_queue"
+        --target $target -o "$dir" -D D=$d -D DT=$dt >>"$queue"
       for page in 16 64 256; do
-        for kernel in attention_paged attention_paged_flat \
-          attention_paged_split; do
+        kernels=(attention_paged_flat attention_paged_split)
+        # By page only where the op reads it so: pages of at least
+        # _prebuilt.PAGED_MIN_PAGE (64).
+        [ $page -ge 64 ] && kernels+=(attention_paged)
+        for kernel in "${kernels[@]}"; do
           dir=$out/$target/${kernel//_/-}-d$d-p$page$sfx
           mkdir -p "$dir"
           echo "$tilec" "$root/kernels/attention_paged.tile" -k $kernel \
             --target $target -o "$dir" -D D=$d -D PAGE=$page -D DT=$dt \
-            >>"$decode_queue"
+            >>"$queue"
         done
       done
     done
   done
 done
-xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$decode_queue"
+# The queued compiles (GLA, decode), independent: one per core at a time
+# (xargs fails if any does).
+xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$queue"
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"
 echo "tegula.ops: $(find "$out" -name '*.json' ! -name '*.tuning.json' | wc -l) bundles in $out ($(du -sh "$out" | cut -f1)), libtegula_rt.so in $lib_out"

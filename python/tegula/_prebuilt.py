@@ -114,6 +114,9 @@ def gla_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,
 # attention_paged.tile; attention_combine of attention_gqa.tile at each D).
 DECODE_HEAD_DIMS = (64, 128)
 PAGES = (16, 64, 256)
+# attention_paged (a block per page read) is built and used for pages of at
+# least this many keys; smaller pages go through attention_paged_flat.
+PAGED_MIN_PAGE = 64
 
 
 def decode_bundle(kernel: str, head_dim: int, page: int, f16: bool) -> str:

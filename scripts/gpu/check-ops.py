@@ -200,8 +200,8 @@ def check_errors():
     for label, call, text in (
             ("rms_norm w", lambda: tegula.ops.rms_norm(x, x[0, 0, 0, :64]),
              "argument 'w'"),
-            ("rms_norm f32", lambda: tegula.ops.rms_norm(
-                x.float(), x[0, 0, 0].float()), "argument 'x'"),
+            ("rms_norm f64", lambda: tegula.ops.rms_norm(
+                x.double(), x[0, 0, 0].double()), "argument 'x'"),
             ("cross_entropy target", lambda: tegula.ops.cross_entropy(
                 x[0, 0], torch.zeros(3, dtype=torch.long, device="cuda")),
              "expected [R, V] and [R]"),

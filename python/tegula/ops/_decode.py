@@ -43,7 +43,7 @@ def splits_for(q: Tensor, k_cache: Tensor, block_table: Tensor) -> int:
     the GPU or the longest possible sequence is short."""
     b, hkv = q.shape[0], k_cache.shape[2]
     longest = block_table.shape[1] * k_cache.shape[1]
-    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    sms = _common.multiprocessors(q)
     if b * hkv >= _SPLIT_BELOW * sms or longest < 1024:
         return 1
     return max(2, min(MAX_SPLITS, 4 * sms // (b * hkv)))
@@ -55,7 +55,7 @@ def _decode(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
     b, h, d = q.shape
     pages, page, hkv, _ = k_cache.shape
     o = torch.empty_like(q)
-    if splits == 1 and page >= 64:
+    if splits == 1 and page >= _prebuilt.PAGED_MIN_PAGE:
         _kernel("attention_paged", q, page)(
             q, k_cache, v_cache, block_table, seq_lens, o=o, scale=scale)
         return o

@@ -52,7 +52,7 @@ def _two_launch(q: Tensor, v: Tensor) -> bool:
     b, t, h, kd = q.shape
     block_v = 16 if kd == 256 or v.shape[-1] <= 16 else 64
     programs = b * h * -(-v.shape[-1] // block_v)
-    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    sms = _common.multiprocessors(q)
     return programs < _TWO_LAUNCH_BELOW * sms and t > _prebuilt.GLA_FWD_CHUNK
 
 
