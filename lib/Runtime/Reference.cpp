@@ -173,6 +173,9 @@ const std::pair<const char *, ReferenceFn> kReferences[] = {
     {"chunk_gla_fwd", glaForwardRef},
     {"chunk_gla_states", glaForwardRef},
     {"chunk_gla_chunks", glaForwardRef},
+    {"chunk_gla_cumsum", glaCumsumRef},
+    {"chunk_gla_intra", glaIntraRef},
+    {"chunk_gla_output", glaOutputRef},
     {"recurrent_gla_fwd", glaForwardRef},
     {"chunk_gla_bwd_dh", glaBackwardRef},
     {"chunk_gla_bwd_dqkg", glaBackwardRef},
@@ -245,7 +248,9 @@ bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
     ok = deriveCrossEntropyInputs(c, host, fromFiles);
   else if (const auto *entry = findReference(name);
            entry &&
-           (entry->second == glaForwardRef || entry->second == glaBackwardRef))
+           (entry->second == glaForwardRef || entry->second == glaBackwardRef ||
+            entry->second == glaIntraRef || entry->second == glaOutputRef ||
+            entry->second == glaCumsumRef))
     ok = deriveGlaInputs(c, host, fromFiles);
   if (!ok)
     error = c.error;

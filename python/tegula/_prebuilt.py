@@ -78,16 +78,19 @@ GLA_DIMS = ((8, 16), (64, 64), (64, 128), (128, 128), (256, 256))
 # The chunk of the backward's recomputed states (-D CHUNK of gla-fwd's
 # chunk_gla_states and of every gla_bwd.tile build).
 GLA_BWD_CHUNK = 16
-# The chunk of the two-launch forward (gla-fwd2, gla-chunks).
+# The chunk of the chunked forward (gla-fwd2, gla-chunks).
 GLA_FWD_CHUNK = 64
 # gla.tile's and gla_bwd.tile's kernels by bundle: a build per (K, V), its
 # optional-tensor flags ("-h0", "-dht") where the kernel has them, dtype.
 _GLA_BUNDLES = {
     "chunk_gla_fwd": "gla-fwd",
     "chunk_gla_states": "gla-fwd",
-    # The two-launch forward: states at CHUNK = GLA_FWD_CHUNK, then chunks.
+    # The chunked forward: states at CHUNK = GLA_FWD_CHUNK, then each
+    # chunk's scores and outputs.
     "chunk_gla_states_fwd": "gla-fwd2",
-    "chunk_gla_chunks": "gla-chunks",
+    "chunk_gla_cumsum": "gla-chunks",
+    "chunk_gla_intra": "gla-chunks",
+    "chunk_gla_output": "gla-chunks",
     "recurrent_gla_fwd": "gla-fwd",
     "chunk_gla_bwd_dh": "gla-bwd-dh",
     "chunk_gla_bwd_dqkg": "gla-bwd",

@@ -81,10 +81,10 @@ for target in sm_80 sm_90a; do
   compile linattn-$target linear_attention.tile $target -D D=128
   compile linattn-states-$target linear_attention_states.tile $target -D D=64
   compile linattn-recurrent-$target linear_attention_recurrent.tile $target -D D=64 --reference linear_attention
-  # GLA: each kernel is named for its float64 reference. gla.tile's four
+  # GLA: each kernel is named for its float64 reference. gla.tile's kernels
   # at K = 64, V = 128 with h0 and per-chunk states; K = 8 (padded to 16);
   # K = 256 (BLOCK_V = 16: wider blocks spill); f16 with CHUNK = 32.
-  # gla_bwd.tile's three at CHUNK = 16 with h0 and dht; K = 8 at CHUNK = 32;
+  # gla_bwd.tile's at CHUNK = 16 with h0 and dht; K = 8 at CHUNK = 32;
   # f16.
   compile gla-k64-v128-$target gla.tile $target -D K=64 -D V=128 -D USE_H0=true -D STORE_STATES=true
   compile gla-k8-v16-$target gla.tile $target -D K=8 -D V=16 -D BLOCK_V=16

@@ -107,6 +107,16 @@ void glaForward(const GlaSizes &n, const double *q, const double *k,
                 const double *hsIn, double scale, double *o, double *ht,
                 double *hs);
 
+/// chunk_gla_cumsum's gc [B, T, H, K]: the sum of g over the rows up to t
+/// of t's chunk of n.chunk rows.
+void glaChunkCumsum(const GlaSizes &n, const double *g, double *gc);
+
+/// chunk_gla_intra's scores: a[b, t, h, j] = sum_d q[t, d] k[j', d]
+/// exp(gc[t, d] - gc[j', d]) for j' = (t / chunk) * chunk + j <= t, else 0;
+/// gc glaChunkCumsum's. a is [B, T, H, chunk].
+void glaIntraScores(const GlaSizes &n, const double *q, const double *k,
+                    const double *gc, double *a);
+
 /// The gradients of glaForward's L = sum(o dout) + sum(ht dht) (dht null:
 /// 0) through its adjoint: with Ga_t = dL/dS_t through positions after t
 /// (dht at t = T - 1) and G_t = Ga_t + scale q_t^T dout_t,

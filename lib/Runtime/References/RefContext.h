@@ -218,6 +218,15 @@ bool glaForwardRef(RefContext &c,
                    std::map<std::string, std::vector<double>> &outputs);
 bool glaBackwardRef(RefContext &c,
                     std::map<std::string, std::vector<double>> &outputs);
+/// chunk_gla_intra's scores (glaIntraScores), and chunk_gla_output's o
+/// from the scores and states it is given (exact for any).
+bool glaIntraRef(RefContext &c,
+                 std::map<std::string, std::vector<double>> &outputs);
+bool glaOutputRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs);
+/// chunk_gla_cumsum's chunk cumulative sums (glaChunkCumsum).
+bool glaCumsumRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs);
 
 /// The inputs the backward references need from the forward, derived in
 /// float64 into `host` where the kernel reads them and no --in file in
