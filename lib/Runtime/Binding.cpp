@@ -310,10 +310,9 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
     if (it == p.env.end()) {
       error =
           "size variable '" + var + "' has no value: " +
-          (tileRun
-               ? "pass --dims " + var + "=VALUE or an --in file for a tensor"
-               : "pass dims={'" + var +
-                     "': VALUE} (tegula_rt_binding_set_dim) or a tensor") +
+          (tileRun ? "pass --dims " + var + "=VALUE or an --in file for a tensor"
+                   : "pass dims={'" + var +
+                         "': VALUE} (tegula_rt_binding_set_dim) or a tensor") +
           " with " + var + " in its shape";
       return false;
     }
