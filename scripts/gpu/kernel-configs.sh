@@ -147,6 +147,10 @@ for_each_kernel_run() {
     $fn strided-gemm-t-$target $k/strided-$target/gemm.json --check --dims M=333,K=256,N=130 --stride a=1,333 --stride b=136,1 --seed 51
     $fn strided-scale-$target $k/strided-$target/scale2.json --check --in x=$k/strided-inputs/x.npy --stride x=80,1 --stride y=1,7 --ref y=$k/strided-inputs/y.npy
     $fn strided-bcast-$target $k/strided-$target/scale2.json --check --in x=$k/strided-inputs/bx.npy --stride x=0,1 --ref y=$k/strided-inputs/by.npy
+    # Sizes of 16 and unit-stride views run div16_unit (16-byte cp.async:
+    # A a row slice at a 16-byte row pitch); a transposed B runs div16.
+    $fn strided-gemm-unit-$target $k/strided-$target/gemm.json --check --dims M=192,K=160,N=96 --stride a=168,1 --seed 52
+    $fn strided-gemm-div16-$target $k/strided-$target/gemm.json --check --dims M=192,K=160,N=96 --stride a=168,1 --stride b=1,160 --seed 53
     # 2-D gathers, against numpy.
     $fn gather2-$target $k/gather-$target/gather2.json --check --in x=$k/gather-inputs/x.npy --in idx=$k/gather-inputs/idx.npy --ref y=$k/gather-inputs/y.npy
     $fn gather-emb-$target $k/gather-$target/emb.json --check --in w=$k/gather-inputs/w.npy --in idx=$k/gather-inputs/ids.npy --ref y=$k/gather-inputs/e.npy
