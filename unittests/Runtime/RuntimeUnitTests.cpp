@@ -666,6 +666,7 @@ int main() {
   testLayerNorm();
   testTraining();
   testGla();
+  testVarlenAttention();
   testCompare();
   testPtxParams();
   testPtxComments();
