@@ -175,6 +175,19 @@ def test_every_decode_kernel_is_built(target):
         assert meta["spill_bytes"] == 0, name
 
 
+# The varlen kernels' parameters in order, as the op passes them and
+# test_varlen_op.py's emulated kernels take them.
+VARLEN_PARAMS = {
+    "attention_varlen_fwd": "q k v o lse cu_seqlens_q cu_seqlens_k "
+                            "max_seqlen_q scale",
+    "attention_varlen_bwd_preprocess": "o do delta",
+    "attention_varlen_bwd_dkdv": "q k v do lse delta dk dv cu_seqlens_q "
+                                 "cu_seqlens_k max_seqlen_k scale",
+    "attention_varlen_bwd_dq": "q k v do lse delta dq cu_seqlens_q "
+                               "cu_seqlens_k max_seqlen_q scale",
+}
+
+
 def every_varlen():
     for kernel, d, causal, f16 in itertools.product(
             _prebuilt.VARLEN_KERNELS, _prebuilt.VARLEN_HEAD_DIMS,
@@ -194,6 +207,8 @@ def test_every_varlen_kernel_is_built(target):
         built = _prebuilt.kernel(name, entry, capability)
         dtype = "f16" if f16 else "bf16"
         preprocess = entry == "attention_varlen_bwd_preprocess"
+        assert [p.name for p in built.params] == \
+            VARLEN_PARAMS[entry].split(), name
         assert (f"{'o' if preprocess else 'q'}: {dtype}[TQ, H, {d}]"
                 in built.signature), name
         if not preprocess:
