@@ -221,10 +221,10 @@ for target in sm_80 sm_90a; do
         -D D=$d -D DT=$dt >>"$queue"
       for causal in false true; do
         csfx=$([ $causal = true ] && echo -causal || true)
-        for build in fwd:attention_varlen.tile bwd-dq:attention_varlen_bwd.tile \
+        for spec in fwd:attention_varlen.tile bwd-dq:attention_varlen_bwd.tile \
             bwd-dkdv:attention_varlen_bwd.tile \
             bwd-dkdv-grouped:attention_varlen_bwd.tile; do
-          role=${build%:*} file=${build#*:}
+          role=${spec%:*} file=${spec#*:}
           kernel=attention_varlen_${role//-/_}
           grouped=()
           if [ "$role" = bwd-dkdv-grouped ]; then
@@ -240,8 +240,8 @@ for target in sm_80 sm_90a; do
     done
   done
 done
-# The queued compiles (GLA, decode, varlen), independent: one per core at a time
-# (xargs fails if any does).
+# The queued compiles (GLA, decode, varlen), independent: one per core at
+# a time (xargs fails if any does).
 xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$queue"
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"

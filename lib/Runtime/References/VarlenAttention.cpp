@@ -234,8 +234,6 @@ struct VarlenTensors {
     return true;
   }
 
-  bool isOutput(const RefContext &c, int i) const { return c.isOutput(i); }
-
   /// Fails naming the first of `roles` the kernel lacks.
   bool require(RefContext &c, std::initializer_list<const char *> roles) {
     for (const char *role : roles)
