@@ -220,8 +220,43 @@ for target in sm_80 sm_90a; do
     done
   done
 done
-# The queued compiles (GLA, decode), independent: one per core at a time
-# (xargs fails if any does).
+# Varlen attention (kernels/attention_varlen.tile's attention_varlen_fwd,
+# attention_varlen_bwd.tile's preprocess, dK/dV and dQ) at
+# _prebuilt.VARLEN_HEAD_DIMS, causal and not (the preprocess has no mask),
+# dK/dV also GROUPED; default blocks on both targets. Bundle names are
+# _prebuilt.varlen_bundle's.
+for target in sm_80 sm_90a; do
+  for d in 64 128; do
+    for dt in bf16 f16; do
+      sfx=$([ $dt = f16 ] && echo -f16 || true)
+      dir=$out/$target/attention-varlen-bwd-preprocess-d$d$sfx
+      mkdir -p "$dir"
+      echo "$tilec" "$root/kernels/attention_varlen_bwd.tile" \
+        -k attention_varlen_bwd_preprocess --target $target -o "$dir" \
+        -D D=$d -D DT=$dt >>"$queue"
+      for causal in false true; do
+        csfx=$([ $causal = true ] && echo -causal || true)
+        for spec in fwd:attention_varlen.tile bwd-dq:attention_varlen_bwd.tile \
+            bwd-dkdv:attention_varlen_bwd.tile \
+            bwd-dkdv-grouped:attention_varlen_bwd.tile; do
+          role=${spec%:*} file=${spec#*:}
+          kernel=attention_varlen_${role//-/_}
+          grouped=()
+          if [ "$role" = bwd-dkdv-grouped ]; then
+            kernel=attention_varlen_bwd_dkdv grouped=(-D GROUPED=true)
+          fi
+          dir=$out/$target/attention-varlen-$role-d$d$csfx$sfx
+          mkdir -p "$dir"
+          echo "$tilec" "$root/kernels/$file" -k $kernel --target $target \
+            -o "$dir" -D D=$d -D DT=$dt -D CAUSAL=$causal "${grouped[@]}" \
+            >>"$queue"
+        done
+      done
+    done
+  done
+done
+# The queued compiles (GLA, decode, varlen), independent: one per core at
+# a time (xargs fails if any does).
 xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$queue"
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"

@@ -132,6 +132,27 @@ def decode_bundle(kernel: str, head_dim: int, page: int, f16: bool) -> str:
     return name + ("-f16" if f16 else "")
 
 
+# attention_varlen's builds (kernels/attention_varlen.tile's
+# attention_varlen_fwd and attention_varlen_bwd.tile's kernels), at their
+# default blocks: per head size, mask (not the preprocess) and dtype; dK/dV
+# also as GROUPED ("_grouped"), for K/V heads shared by query heads.
+VARLEN_HEAD_DIMS = (64, 128)
+VARLEN_KERNELS = ("attention_varlen_fwd", "attention_varlen_bwd_preprocess",
+                  "attention_varlen_bwd_dkdv",
+                  "attention_varlen_bwd_dkdv_grouped",
+                  "attention_varlen_bwd_dq")
+
+
+def varlen_bundle(kernel: str, head_dim: int, causal: bool, f16: bool) -> str:
+    """The bundle of a varlen attention kernel (or its "_grouped" build) at
+    one head size, mask and dtype."""
+    name = kernel.replace("attention_", "attention-").replace("_", "-") + \
+        f"-d{head_dim}"
+    if causal and kernel != "attention_varlen_bwd_preprocess":
+        name += "-causal"
+    return name + ("-f16" if f16 else "")
+
+
 # The rotary builds scripts/build-ops.sh makes: (D, R) pairs.
 ROTARY_DIMS = ((64, 64), (64, 32), (128, 128), (128, 64))
 

@@ -59,6 +59,28 @@ for_each_kernel_run() {
     $fn attn-paged-flat-p256-$target $k/attn-paged-flat-p256-$target/attention_paged_flat.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 38
     $fn attn-paged-split-p16-$target $k/attn-paged-split-p16-$target/attention_paged_split.json --check --dims B=6,H=32,HKV=8,SLOTS=2880,MAX_PAGES=64,SPLITS=4 --in block_table=$k/attn-inputs/table-p16-gpu.npy --in seq_lens=$k/attn-inputs/lens-p16-gpu.npy --scalar scale=0.088 --seed 42
     $fn attn-paged-split-p256-$target $k/attn-paged-split-p256-$target/attention_paged_split.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8,SPLITS=7 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 43
+    # Varlen training: attention_varlen_fwd and its backward over queries
+    # cu-3000 and keys cu-k-3171 (Inputs/attention_inputs.py: sequences
+    # with more keys than queries, fewer, none), multi-head, and grouped on
+    # cu-203 / cu-k-137 (an empty query sequence too); with --check
+    # tile-run derives the forward's lse and delta for the backward.
+    local cfg b name scale
+    local v="--in cu_seqlens_q=$k/attn-inputs/cu-3000.npy --in cu_seqlens_k=$k/attn-inputs/cu-k-3171.npy"
+    local vs="--in cu_seqlens_q=$k/attn-inputs/cu-203.npy --in cu_seqlens_k=$k/attn-inputs/cu-k-137.npy"
+    for cfg in d64:0.125 d64-causal:-0.125 d128:0.088 d128-causal:0.088 \
+               d64-causal-f16:0.125; do
+      IFS=: read -r name scale <<<"$cfg"
+      b=$k/attn-varlen-train-$name-$target
+      $fn attn-varlen-fwd-$name-$target $b/attention_varlen_fwd.json --check --dims TQ=3000,TK=3171,H=4,HKV=4,S=8 $v --scalar max_seqlen_q=1000 --scalar scale=$scale --seed 60
+      $fn attn-varlen-fwd-gqa-$name-$target $b/attention_varlen_fwd.json --check --dims TQ=203,TK=137,H=8,HKV=2,S=6 $vs --scalar max_seqlen_q=74 --scalar scale=$scale --seed 61
+      $fn attn-varlen-delta-$name-$target $b/attention_varlen_bwd_preprocess.json --check --dims TQ=3000,H=4 --seed 62
+      $fn attn-varlen-dkdv-$name-$target $b/attention_varlen_bwd_dkdv.json --check --dims TQ=3000,TK=3171,H=4,HKV=4,S=8 $v --scalar max_seqlen_k=1000 --scalar scale=$scale --seed 63
+      $fn attn-varlen-dq-$name-$target $b/attention_varlen_bwd_dq.json --check --dims TQ=3000,TK=3171,H=4,HKV=4,S=8 $v --scalar max_seqlen_q=1000 --scalar scale=$scale --seed 64
+      $fn attn-varlen-dq-gqa-$name-$target $b/attention_varlen_bwd_dq.json --check --dims TQ=203,TK=137,H=8,HKV=2,S=6 $vs --scalar max_seqlen_q=74 --scalar scale=$scale --seed 65
+      [ -d $k/attn-varlen-train-grouped-$name-$target ] || continue
+      $fn attn-varlen-dkdv-gqa-$name-$target $k/attn-varlen-train-grouped-$name-$target/attention_varlen_bwd_dkdv.json --check --dims TQ=203,TK=137,H=8,HKV=2,S=6 $vs --scalar max_seqlen_k=74 --scalar scale=$scale --seed 66
+      $fn attn-varlen-dkdv-mqa-$name-$target $k/attn-varlen-train-grouped-$name-$target/attention_varlen_bwd_dkdv.json --check --dims TQ=3000,TK=3171,H=4,HKV=1,S=8 $v --scalar max_seqlen_k=1000 --scalar scale=$scale --seed 67
+    done
     # Attention backward: the preprocess, dK/dV and dQ, each against the
     # float64 gradients; with --check tile-run derives the forward's o, lse
     # and delta from the random q, k, v, do. Ragged N, and a multiple of 16

@@ -742,6 +742,7 @@ int main() {
   testLayerNorm();
   testTraining();
   testGla();
+  testVarlenAttention();
   testCompare();
   testPtxParams();
   testPtxComments();

@@ -59,6 +59,8 @@ void testLayerNorm();
 void testTraining();
 /// GlaTests.cpp: the GLA forward and backward references.
 void testGla();
+/// VarlenTests.cpp: the varlen attention references.
+void testVarlenAttention();
 } // namespace tegula::unittest
 
 #define EXPECT(cond) ::tegula::unittest::expect((cond), #cond, __LINE__)
