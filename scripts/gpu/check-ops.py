@@ -385,38 +385,7 @@ def check_varlen_compile_and_graph():
         return tegula.ops.attention_varlen(q, k, v, cu_q, cu_k, 233, 250,
                                            causal=True)
 
-    eager_o = fn(q, k, v).detach()
-    eager = grads(fn, q, k, v, do)
-    try:
-        compiled = torch.compile(fn, fullgraph=True)
-        o = compiled(q, k, v).detach()
-        same = torch.equal(o, eager_o) and all(
-            torch.equal(a, b) for a, b in zip(grads(compiled, q, k, v, do),
-                                              eager))
-        report(same, "varlen torch.compile(fullgraph=True)",
-               "bit-identical to eager" if same else "differs from eager")
-    except Exception as error:  # noqa: BLE001
-        report(False, "varlen torch.compile(fullgraph=True)",
-               repr(error)[:400])
-    sq, sk, sv = (t.detach().clone().requires_grad_() for t in (q, k, v))
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(2):
-            grads(fn, sq, sk, sv, do)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    for t in (sq, sk, sv):
-        t.grad = None
-    with torch.cuda.graph(graph):
-        out = fn(sq, sk, sv)
-        out.backward(do)
-    graph.replay()
-    torch.cuda.synchronize()
-    same = torch.equal(out.detach(), eager_o) and all(
-        torch.equal(t.grad, e) for t, e in zip((sq, sk, sv), eager))
-    report(same, "varlen CUDA graph", "replay bit-identical to eager" if same
-           else "replay differs from eager")
+    check_compiled_and_graphed(fn, q, k, v, do, label="varlen ")
 
 
 def check_opcheck():
@@ -450,15 +419,10 @@ def grads(fn, q, k, v, do):
     return [t.grad.clone() for t in (q, k, v)]
 
 
-def check_compile_and_graph():
-    shape = (2, 4, 300, 128)
-    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16,
-                           requires_grad=True) for _ in range(3))
-    do = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
-
-    def fn(q, k, v):
-        return tegula.ops.attention(q, k, v, causal=True)
-
+def check_compiled_and_graphed(fn, q, k, v, do, label=""):
+    """fn (an op call on q, k, v) under torch.compile(fullgraph=True) and one
+    forward + backward captured in a CUDA graph: both bit-identical to eager.
+    `label` prefixes the report lines."""
     eager_o = fn(q, k, v).detach()
     eager = grads(fn, q, k, v, do)
     try:
@@ -467,11 +431,12 @@ def check_compile_and_graph():
         got = grads(compiled, q, k, v, do)
         same = torch.equal(o, eager_o) and all(
             torch.equal(a, b) for a, b in zip(got, eager))
-        report(same, "torch.compile(fullgraph=True)",
+        report(same, f"{label}torch.compile(fullgraph=True)",
                "forward and backward bit-identical to eager" if same else
                "differs from eager")
     except Exception as error:  # noqa: BLE001
-        report(False, "torch.compile(fullgraph=True)", repr(error)[:400])
+        report(False, f"{label}torch.compile(fullgraph=True)",
+               repr(error)[:400])
 
     # One training-like step captured in a CUDA graph, replayed.
     sq, sk, sv = (t.detach().clone().requires_grad_() for t in (q, k, v))
@@ -491,8 +456,20 @@ def check_compile_and_graph():
     torch.cuda.synchronize()
     same = torch.equal(out.detach(), eager_o) and all(
         torch.equal(t.grad, e) for t, e in zip((sq, sk, sv), eager))
-    report(same, "CUDA graph", "replay bit-identical to eager" if same
+    report(same, f"{label}CUDA graph", "replay bit-identical to eager" if same
            else "replay differs from eager")
+
+
+def check_compile_and_graph():
+    shape = (2, 4, 300, 128)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16,
+                           requires_grad=True) for _ in range(3))
+    do = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+
+    def fn(q, k, v):
+        return tegula.ops.attention(q, k, v, causal=True)
+
+    check_compiled_and_graphed(fn, q, k, v, do)
 
 
 def decode_reference(q, k_cache, v_cache, table, lens, scale):

@@ -403,8 +403,6 @@ bool intraSizes(RefContext &c, int a, GlaSizes &n) {
   int q = c.tensor("q", 4), k = c.index("k"), g = c.tensor("gc", 4);
   if (q < 0 || g < 0 || a < 0)
     return false;
-  if (c.shape(a).size() != 4)
-    return c.fail("tensor '" + c.param(a) + "' must have rank 4");
   const std::vector<int64_t> &s = c.shape(q);
   n.B = s[0], n.T = s[1], n.H = s[2], n.K = s[3], n.chunk = c.shape(a)[3];
   for (int i : {k, g})
@@ -476,18 +474,33 @@ bool glaOutputRef(RefContext &c,
   return true;
 }
 
-bool glaCumsumRef(RefContext &c,
-                  std::map<std::string, std::vector<double>> &outputs) {
-  int g = c.tensor("g", 4), gc = c.tensor("gc", 4);
-  if (g < 0 || gc < 0 || !c.same(g, 0, gc, 0) || !c.same(g, 1, gc, 1) ||
-      !c.same(g, 2, gc, 2) || !c.same(g, 3, gc, 3))
-    return false;
-  GlaSizes n;
-  const std::vector<int64_t> &s = c.shape(g);
+namespace {
+/// Gate tensor `gates` [B, T, H, K]'s sizes and the chunk of the cumulative
+/// sums (option or CHUNK); false (c failed) without a chunk.
+bool cumsumSizes(RefContext &c, int gates, GlaSizes &n) {
+  const std::vector<int64_t> &s = c.shape(gates);
   n.B = s[0], n.T = s[1], n.H = s[2], n.K = s[3], n.chunk = chunkOf(c);
   if (n.chunk < 1)
     return c.fail("the cumulative sums need the chunk length: a positive "
                   "integer \"chunk\" option or template parameter CHUNK");
+  return true;
+}
+
+/// tile-run's uniform u in [-1, 1] made forget gates logsigmoid(4 + 4u)
+/// (the header says why).
+void drawForgetGates(std::vector<double> &values) {
+  for (double &x : values)
+    x = -std::log1p(std::exp(-(4 + 4 * x)));
+}
+} // namespace
+
+bool glaCumsumRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs) {
+  int g = c.tensor("g", 4), gc = c.tensor("gc", 4);
+  GlaSizes n;
+  if (g < 0 || gc < 0 || !c.same(g, 0, gc, 0) || !c.same(g, 1, gc, 1) ||
+      !c.same(g, 2, gc, 2) || !c.same(g, 3, gc, 3) || !cumsumSizes(c, g, n))
+    return false;
   std::vector<double> sums(size_t(n.B * n.T * n.H * n.K));
   glaChunkCumsum(n, c.values(g).data(), sums.data());
   outputs[c.param(gc)] = std::move(sums);
@@ -503,16 +516,11 @@ bool deriveChunkCumsums(RefContext &c, std::vector<HostTensor> &host,
   int gc = c.index("gc");
   if (gc < 0 || c.isOutput(gc) || fromFiles.count(c.param(gc)))
     return true;
-  if (c.shape(gc).size() != 4)
-    return c.fail("tensor '" + c.param(gc) + "' must have rank 4");
   GlaSizes n;
-  const std::vector<int64_t> &s = c.shape(gc);
-  n.B = s[0], n.T = s[1], n.H = s[2], n.K = s[3], n.chunk = chunkOf(c);
-  if (n.chunk < 1)
-    return c.fail("the cumulative sums need the template parameter CHUNK");
+  if (c.tensor("gc", 4) < 0 || !cumsumSizes(c, gc, n))
+    return false;
   std::vector<double> gates = c.values(gc), sums(gates.size());
-  for (double &x : gates)
-    x = -std::log1p(std::exp(-(4 + 4 * x)));
+  drawForgetGates(gates);
   glaChunkCumsum(n, gates.data(), sums.data());
   c.derive(gc, sums, host, fromFiles);
   return true;
@@ -526,8 +534,7 @@ bool deriveGlaInputs(RefContext &c, std::vector<HostTensor> &host,
     return deriveChunkCumsums(c, host, fromFiles);
   std::vector<double> gates = c.values(g);
   if (!fromFiles.count(c.param(g)) && !c.isOutput(g)) {
-    for (double &x : gates)
-      x = -std::log1p(std::exp(-(4 + 4 * x)));
+    drawForgetGates(gates);
     c.derive(g, gates, host, fromFiles);
   }
   return true;
