@@ -59,6 +59,8 @@ void testLayerNorm();
 void testTraining();
 /// GlaTests.cpp: the GLA forward and backward references.
 void testGla();
+/// AttentionTests.cpp: the attention references with M queries != N keys.
+void testAttentionCross();
 } // namespace tegula::unittest
 
 #define EXPECT(cond) ::tegula::unittest::expect((cond), #cond, __LINE__)
