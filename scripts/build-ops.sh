@@ -129,7 +129,8 @@ done
 # GLA (kernels/gla.tile forward, kernels/gla_bwd.tile backward) at the
 # (K, V) head sizes of python/tegula/_prebuilt.py's GLA_DIMS: per size and
 # dtype, the forward with and without an initial state (-h0) in one
-# launch and in two (states, then chunks of 64: gla-fwd2, gla-chunks), the
+# launch and in three (states, then each chunk's scores and outputs, chunks
+# of 64: gla-fwd2, gla-chunks), the
 # backward's dS walk with each of its optional tensors (-h0, -dht) and its
 # dq/dk/dg and dv kernels. CHUNK is the backward's recomputed chunk
 # (GLA_BWD_CHUNK); at K = 256 the chunked forward needs BLOCK_V = 16.
@@ -152,18 +153,29 @@ for target in sm_80 sm_90a; do
     block_v=()
     [ "$k" = 256 ] && block_v=(-D BLOCK_V=16)
     [ "$v" = 16 ] && block_v=(-D BLOCK_V=16)
+    # chunk_gla_output's value blocks: at K = 256, 128 values on 8 warps
+    # (0.27 ms against 0.41 for 64 on 4, H200, [8, 2048, 8, 256]).
+    chunk_v=()
+    [ "$v" = 16 ] && chunk_v=(-D BLOCK_V=16)
+    out_v=("${chunk_v[@]}")
+    [ "$k" = 256 ] && out_v=(-D BLOCK_V=128 -D WARPS=8)
     for dt in bf16 f16; do
       sfx=$([ $dt = f16 ] && echo -f16 || true)
       common=(-D K="$k" -D V="$v" -D DT=$dt -D CHUNK=16)
       for h0 in false true; do
         f=$([ $h0 = true ] && echo -h0 || true)
         gla $target "gla-fwd-k$k-v$v$f$sfx" gla.tile chunk_gla_fwd \
-          chunk_gla_states recurrent_gla_fwd -- "${common[@]}" \
-          "${block_v[@]}" -D USE_H0=$h0
-        # The forward in two launches, parallel over chunks of 64.
+          recurrent_gla_fwd -- "${common[@]}" "${block_v[@]}" -D USE_H0=$h0
+        # The backward's states: programs over blocks of 64 keys (at
+        # K = 256, 16 values with all of K in a program took 2.2 ms on an
+        # H200 at [8, 2048, 8, 256]).
+        gla $target "gla-fwd-k$k-v$v$f$sfx" gla.tile chunk_gla_states -- \
+          "${common[@]}" -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0
+        # The chunked forward's states: chunks of 64, in blocks of 64
+        # keys (programs independent over K).
         gla $target "gla-fwd2-k$k-v$v$f$sfx" gla.tile chunk_gla_states \
-          -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 "${block_v[@]}" \
-          -D USE_H0=$h0
+          -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D BLOCK_T=64 \
+          -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0
         for dht in false true; do
           f2=$f$([ $dht = true ] && echo -dht || true)
           gla $target "gla-bwd-dh-k$k-v$v$f2$sfx" gla_bwd.tile \
@@ -172,8 +184,11 @@ for target in sm_80 sm_90a; do
       done
       gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_dqkg \
         chunk_gla_bwd_dv -- "${common[@]}"
-      gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_chunks -- \
-        -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 "${block_v[@]}"
+      # The chunked forward's gate sums, scores and outputs, per chunk of 64.
+      gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_cumsum \
+        chunk_gla_intra -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64
+      gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_output -- \
+        -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 "${out_v[@]}"
     done
   done
 done
@@ -205,8 +220,43 @@ for target in sm_80 sm_90a; do
     done
   done
 done
-# The queued compiles (GLA, decode), independent: one per core at a time
-# (xargs fails if any does).
+# Varlen attention (kernels/attention_varlen.tile's attention_varlen_fwd,
+# attention_varlen_bwd.tile's preprocess, dK/dV and dQ) at
+# _prebuilt.VARLEN_HEAD_DIMS, causal and not (the preprocess has no mask),
+# dK/dV also GROUPED; default blocks on both targets. Bundle names are
+# _prebuilt.varlen_bundle's.
+for target in sm_80 sm_90a; do
+  for d in 64 128; do
+    for dt in bf16 f16; do
+      sfx=$([ $dt = f16 ] && echo -f16 || true)
+      dir=$out/$target/attention-varlen-bwd-preprocess-d$d$sfx
+      mkdir -p "$dir"
+      echo "$tilec" "$root/kernels/attention_varlen_bwd.tile" \
+        -k attention_varlen_bwd_preprocess --target $target -o "$dir" \
+        -D D=$d -D DT=$dt >>"$queue"
+      for causal in false true; do
+        csfx=$([ $causal = true ] && echo -causal || true)
+        for spec in fwd:attention_varlen.tile bwd-dq:attention_varlen_bwd.tile \
+            bwd-dkdv:attention_varlen_bwd.tile \
+            bwd-dkdv-grouped:attention_varlen_bwd.tile; do
+          role=${spec%:*} file=${spec#*:}
+          kernel=attention_varlen_${role//-/_}
+          grouped=()
+          if [ "$role" = bwd-dkdv-grouped ]; then
+            kernel=attention_varlen_bwd_dkdv grouped=(-D GROUPED=true)
+          fi
+          dir=$out/$target/attention-varlen-$role-d$d$csfx$sfx
+          mkdir -p "$dir"
+          echo "$tilec" "$root/kernels/$file" -k $kernel --target $target \
+            -o "$dir" -D D=$d -D DT=$dt -D CAUSAL=$causal "${grouped[@]}" \
+            >>"$queue"
+        done
+      done
+    done
+  done
+done
+# The queued compiles (GLA, decode, varlen), independent: one per core at
+# a time (xargs fails if any does).
 xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$queue"
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"

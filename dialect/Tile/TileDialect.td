@@ -98,6 +98,16 @@ def Tile_Dialect : Dialect {
     /// launcher picks only when it holds.
     static constexpr ::llvm::StringLiteral kDivisibilityAttrName =
         "tile.divisibility";
+    /// An integer argument a specialized variant assumes equal to this
+    /// value (a strided tensor's last stride: 1); the launcher picks it only
+    /// when it is, and the variant's uses of it are the constant.
+    static constexpr ::llvm::StringLiteral kKnownValueAttrName =
+        "tile.known_value";
+    /// A power of two (bytes) a `!tile.ptr` argument's address is a
+    /// multiple of: assumed by a variant for a strided tensor, which may
+    /// otherwise start at any element (contiguous tensors: 16 by the ABI).
+    static constexpr ::llvm::StringLiteral kAlignmentAttrName =
+        "tile.alignment";
   }];
 }
 

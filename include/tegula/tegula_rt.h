@@ -187,7 +187,8 @@ int tegula_rt_binding_set_scalar_float(tegula_rt_binding *binding,
                                        const char *name, double value);
 /* Every check that needs no device pointers: dtypes, contiguity, the
  * alignment of the pointers given, then tile-run's binding (size variables,
- * shapes, ranks, scalars, requires, grid) and the variant. */
+ * shapes, ranks, scalars, requires, grid) and the variant (for the strides
+ * and pointers given; a pack chooses again with its pointers). */
 int tegula_rt_binding_check(tegula_rt_binding *binding);
 /* After a successful check: tensor `param`'s shape (rank returned; at most
  * `capacity` dims written), the grid, and the variant that will run (-1:
@@ -207,8 +208,11 @@ const char *tegula_rt_binding_config(const tegula_rt_binding *binding);
 const char *tegula_rt_binding_config_source(const tegula_rt_binding *binding);
 const char *tegula_rt_binding_variant_name(const tegula_rt_binding *binding);
 /* Checks if needed, then packs the kernel arguments: every tensor must
- * have a 16-byte aligned pointer, non-null unless the tensor is empty.
- * Still no driver call. */
+ * have an aligned pointer (16 bytes; a strided view's element size),
+ * non-null unless the tensor is empty. The variant is chosen again with the
+ * pointers packed: a variant that assumes a strided view 16-byte aligned
+ * (align(x) in its conditions) does not run on one that is not. Still no
+ * driver call. */
 int tegula_rt_binding_pack(tegula_rt_binding *binding);
 
 /*--- Launching -----------------------------------------------------------*/

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 
 #include <algorithm>
 
@@ -231,6 +232,30 @@ int64_t extentDivisor(Value tensor, unsigned dim) {
       llvm::count_if(extents.take_front(dim), ShapedType::isDynamic);
   return scalarDivisor(make.getDynamicDims()[dynamicIndex]);
 }
+
+/// For a strided tensor: a power of two, in elements, dividing the start of
+/// every row (its base and each stride but the last) when its last stride is
+/// the constant 1 (a variant's assumption, Variants.cpp); 1 otherwise, as
+/// its elements need not be consecutive.
+int64_t stridedRowDivisor(Value tensor, int64_t bytes) {
+  auto make = tensor.getDefiningOp<MakeTensorOp>();
+  if (!make || make.getStrides().empty())
+    return 1;
+  OperandRange strides = make.getStrides();
+  APInt last;
+  if (!matchPattern(strides.back(), m_ConstantInt(&last)) || !last.isOne())
+    return 1;
+  int64_t alignment = 1;
+  if (auto arg = dyn_cast<BlockArgument>(make.getBase()))
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      if (auto attr = func.getArgAttrOfType<IntegerAttr>(
+              arg.getArgNumber(), TileDialect::kAlignmentAttrName))
+        alignment = attr.getInt();
+  int64_t divisor = std::max<int64_t>(1, alignment / bytes);
+  for (Value stride : strides.drop_back())
+    divisor = std::min(divisor, scalarDivisor(stride));
+  return divisor;
+}
 } // namespace
 
 AxisFacts tegula::tile::getAxisFacts(Value tile) { return analyze(tile); }
@@ -243,9 +268,7 @@ unsigned tegula::tile::getAccessVectorWidth(Value tensor, ValueRange indices,
                                             Value mask,
                                             RankedTensorType blockType) {
   auto tensorType = cast<GlobalTensorType>(tensor.getType());
-  // A strided tensor's elements are consecutive only if its last stride is
-  // 1, which is known at launch, not here.
-  if (indices.empty() || tensorType.getIsStrided())
+  if (indices.empty())
     return 1;
   auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(blockType.getEncoding());
   if (!blocked)
@@ -275,6 +298,10 @@ unsigned tegula::tile::getAccessVectorWidth(Value tensor, ValueRange indices,
   // aligned, and so must the first index of each group: narrower vectors
   // where they only allow that (all are powers of two).
   width = std::min(width, extentDivisor(tensor, last));
+  // A strided view's rows start where its base and strides put them; its
+  // elements are consecutive only where its last stride is known to be 1.
+  if (tensorType.getIsStrided())
+    width = std::min(width, stridedRowDivisor(tensor, bytes));
   for (auto [dim, index] : llvm::enumerate(indices)) {
     AxisFacts facts = analyze(index);
     int64_t step = facts.steps[fastest];

@@ -73,6 +73,30 @@ bool Machine::checkSupported(Operation *root) {
   return ok;
 }
 
+/// What a specialized variant assumes of an integer argument (divisible,
+/// or equal to a value) must hold for the values it runs on: the launcher
+/// picks a variant only where its conditions say so, and this catches a
+/// condition that says less than the IR assumes. An address's alignment
+/// (tile.alignment) has no meaning here: tensors are host buffers.
+static bool checkAssumptions(func::FuncOp kernel, unsigned a, int64_t value,
+                             std::string &error) {
+  auto divisor = kernel.getArgAttrOfType<IntegerAttr>(
+      a, tile::TileDialect::kDivisibilityAttrName);
+  auto known = kernel.getArgAttrOfType<IntegerAttr>(
+      a, tile::TileDialect::kKnownValueAttrName);
+  std::string what;
+  if (divisor && value % divisor.getInt() != 0)
+    what = "a multiple of " + std::to_string(divisor.getInt());
+  else if (known && value != known.getInt())
+    what = std::to_string(known.getInt());
+  if (what.empty())
+    return true;
+  error = "kernel '" + kernel.getSymName().str() + "' assumes argument " +
+          std::to_string(a) + " is " + what + ", but it is " +
+          std::to_string(value);
+  return false;
+}
+
 bool Machine::bindArguments() {
   // Function arguments are the bundle's parameters in order, with the size
   // variables (tile.size_var) and strides (tile.stride_of) taken out.
@@ -85,6 +109,8 @@ bool Machine::bindArguments() {
             a, tile::TileDialect::kSizeVarAttrName)) {
       Data d;
       d.i = {wrapInt(plan.env.at(sv.getValue().str()), 32)};
+      if (!checkAssumptions(kernel, a, d.i[0], error))
+        return false;
       setData(arg, std::move(d));
       continue;
     }
@@ -102,6 +128,8 @@ bool Machine::bindArguments() {
       const auto &strides = plan.strides[size_t(p - bundle.params.data())];
       Data d;
       d.i = {dim < strides.size() ? strides[dim] : 0};
+      if (!checkAssumptions(kernel, a, d.i[0], error))
+        return false;
       setData(arg, std::move(d));
       continue;
     }

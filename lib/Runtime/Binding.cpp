@@ -194,10 +194,59 @@ bool bindStrides(const Bundle &bundle, const BindingInputs &inputs,
                                                  : rowMajorStrides(p.shapes[i]);
     if (!checkView(param, p.shapes[i], p.strides[i], error))
       return false;
+    // What a variant's conditions may ask of the view (Expr.h); the
+    // address until the launcher knows it is assumed aligned (bindAddress).
+    for (size_t d = 0; d < p.strides[i].size(); ++d)
+      p.env[strideName(param.name, int64_t(d))] = p.strides[i][d];
+    auto address = inputs.addresses.find(param.name);
+    bindAddress(param, address == inputs.addresses.end() ? 0 : address->second,
+                p);
   }
   return true;
 }
+
+/// The first variant of `config` whose conditions all hold under `env`, or
+/// -1; one that fails to evaluate is skipped (the general code always
+/// applies).
+int chooseVariant(const Config &config, const Env &env) {
+  for (size_t i = 0; i < config.variants.size(); ++i) {
+    bool holds = true;
+    for (const Expr &when : config.variants[i].when) {
+      int64_t v;
+      std::string err;
+      holds = holds && when.eval(env, v, err) && v != 0;
+    }
+    if (holds)
+      return int(i);
+  }
+  return -1;
+}
 } // namespace
+
+void bindAddress(const Param &param, uint64_t address, LaunchPlan &plan) {
+  if (!param.strided)
+    return;
+  int64_t align = kMaxAlign;
+  while (address % uint64_t(align) != 0)
+    align /= 2;
+  plan.env[alignName(param.name)] = align;
+}
+
+bool bindAddresses(const Bundle &bundle,
+                   const std::vector<unsigned long long> &pointers,
+                   LaunchPlan &plan) {
+  bool strided = false;
+  for (size_t i = 0; i < bundle.params.size() && i < pointers.size(); ++i) {
+    strided = strided || bundle.params[i].strided;
+    bindAddress(bundle.params[i], pointers[i], plan);
+  }
+  // Only a view's address can change the choice.
+  if (!strided)
+    return true;
+  int before = plan.variant;
+  plan.variant = chooseVariant(bundle.configs[size_t(plan.config)], plan.env);
+  return plan.variant == before;
+}
 
 bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
                   LaunchPlan &plan, std::string &error) {
@@ -410,19 +459,7 @@ bool applyConfig(const Bundle &bundle, int index, LaunchPlan &p,
     }
   }
 
-  p.variant = -1;
-  // The first variant whose conditions all hold; any that fails to
-  // evaluate is skipped (the general code always applies).
-  for (size_t i = 0; i < config.variants.size() && p.variant < 0; ++i) {
-    bool holds = true;
-    for (const Expr &when : config.variants[i].when) {
-      int64_t v;
-      std::string err;
-      holds = holds && when.eval(p.env, v, err) && v != 0;
-    }
-    if (holds)
-      p.variant = int(i);
-  }
+  p.variant = chooseVariant(config, p.env);
   return true;
 }
 

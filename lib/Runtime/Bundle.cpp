@@ -201,13 +201,31 @@ bool isPlainFileName(const std::string &name) {
 }
 
 /// grid, requires, flops, bytes and `when` may use size variables and
-/// integer scalars.
+/// integer scalars; `when` also a strided tensor's stride(x, d) and
+/// align(x) (`views`).
 void checkNames(const Bundle &b, Validator &v, const Expr &e,
-                const std::string &what) {
+                const std::string &what, bool views = false) {
   for (const std::string &n : e.names()) {
     const Param *p = b.findParam(n);
     if (b.isSizeVar(n) || (p && !p->isTensor && p->dtype != DType::F32))
       continue;
+    std::string tensor;
+    int64_t dim;
+    if (parseViewName(n, tensor, dim)) {
+      const Param *t = b.findParam(tensor);
+      if (views && t && t->isTensor && t->strided &&
+          dim < int64_t(t->dims.size()))
+        continue;
+      v.fail(what + " '" + abbreviate(e.text()) + "' uses '" + abbreviate(n) +
+             "'" +
+             (!views ? ": only a variant's conditions name a view's values"
+              : !t || !t->isTensor || !t->strided
+                  ? ", but '" + abbreviate(tensor) +
+                        "' is not a strided tensor parameter"
+                  : ", but '" + tensor + "' has " +
+                        std::to_string(t->dims.size()) + " dimensions"));
+      continue;
+    }
     v.fail(what + " '" + abbreviate(e.text()) + "' uses '" + abbreviate(n) +
            "', which is neither a size variable nor an integer scalar "
            "parameter");
@@ -313,7 +331,7 @@ void parseCode(const Bundle &b, Validator &v, const json &obj,
         Expr e;
         std::string whenWhat = what + " when[" + std::to_string(w) + "]";
         if (v.getExpr((*when)[w], whenWhat, e))
-          checkNames(b, v, e, whenWhat);
+          checkNames(b, v, e, whenWhat, /*views=*/true);
         variant.when.push_back(std::move(e));
       }
     }

@@ -585,6 +585,7 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
     binding->inputs.caller = BindingInputs::Caller::CApi;
     binding->inputs.fileShapes.clear();
     binding->inputs.strides.clear();
+    binding->inputs.addresses.clear();
     for (size_t i = 0; i < b.params.size(); ++i) {
       const tegula_rt_binding::Tensor &t = binding->tensors[i];
       if (!t.given)
@@ -594,6 +595,9 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
       binding->inputs.fileShapes[b.params[i].name] = t.shape;
       if (b.params[i].strided && !t.strides.empty())
         binding->inputs.strides[b.params[i].name] = t.strides;
+      // The variant the check reports is the one these pointers get.
+      if (b.params[i].strided)
+        binding->inputs.addresses[b.params[i].name] = t.pointer;
     }
     if (!bindAndCheck(b, binding->inputs, binding->plan, error) ||
         !checkAllocations(*binding, nullptr, error))
@@ -683,6 +687,9 @@ int tegula_rt_binding_pack(tegula_rt_binding *binding) {
                           "argument '" + b.params[i].name +
                               "' has no device pointer");
     }
+    // A strided view's address may rule a variant out (align(x)): the
+    // pointers packed choose, as those given at the check did.
+    bindAddresses(b, pointers, binding->plan);
     // LoadedKernel::pack reads only the bundle and the plan: a kernel that
     // is not loaded packs without the driver. Every pack checks the
     // pointers it packs against their allocations.

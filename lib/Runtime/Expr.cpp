@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
+#include <optional>
 
 namespace tegula::rt {
 
@@ -222,6 +224,9 @@ private:
       ++pos;
     std::string name(text.substr(start, pos - start));
     skipSpace();
+    if (pos < text.size() && text[pos] == '(' &&
+        (name == "stride" || name == "align"))
+      return viewName(name, wantOperand);
     if (pos < text.size() && text[pos] == '(') {
       Op op = name == "cdiv"  ? Op::CDiv
               : name == "min" ? Op::Min
@@ -230,7 +235,7 @@ private:
       if (op == Op::Push) {
         pos = start;
         return fail("unknown function '" + name +
-                    "' (expected cdiv, min or max)");
+                    "' (expected cdiv, min, max, stride or align)");
       }
       ++pos;
       stack.push_back({Pending::Call, op, 0, 1});
@@ -241,10 +246,61 @@ private:
       out.push_back({Op::Push, name == "true"});
       return true;
     }
+    load(name);
+    return true;
+  }
+
+  void load(const std::string &name) {
     auto [it, added] = nameIndex.try_emplace(name, names.size());
     if (added)
       names.push_back(name);
     out.push_back({Op::Load, int64_t(it->second)});
+  }
+
+  /// Reads an identifier at `pos` into `ident`.
+  bool identifier(std::string &ident) {
+    skipSpace();
+    size_t start = pos;
+    if (pos < text.size() &&
+        (std::isalpha((unsigned char)text[pos]) || text[pos] == '_'))
+      while (pos < text.size() &&
+             (std::isalnum((unsigned char)text[pos]) || text[pos] == '_'))
+        ++pos;
+    ident = std::string(text.substr(start, pos - start));
+    return !ident.empty() || fail("expected a tensor name");
+  }
+
+  /// `stride(x, d)` or `align(x)` (at the '('): a value of tensor x's view
+  /// that the launcher binds, loaded under its canonical spelling
+  /// (strideName, alignName) so that every launcher's environment names it
+  /// alike.
+  bool viewName(const std::string &function, bool &wantOperand) {
+    ++pos;
+    std::string tensor;
+    if (!identifier(tensor))
+      return false;
+    std::optional<int64_t> dim;
+    skipSpace();
+    if (function == "stride") {
+      if (pos == text.size() || text[pos] != ',')
+        return fail("expected ',' and a dimension");
+      ++pos;
+      skipSpace();
+      int64_t value = 0;
+      size_t digits = pos;
+      while (pos < text.size() && std::isdigit((unsigned char)text[pos]) &&
+             value < 1000)
+        value = value * 10 + (text[pos++] - '0');
+      if (pos == digits || value >= 1000)
+        return fail("expected a dimension (an integer below 1000)");
+      dim = value;
+      skipSpace();
+    }
+    if (pos == text.size() || text[pos] != ')')
+      return fail("expected ')'");
+    ++pos;
+    load(dim ? strideName(tensor, *dim) : alignName(tensor));
+    wantOperand = false;
     return true;
   }
 
@@ -425,6 +481,38 @@ bool Expr::isLiteral(int64_t *value) const {
     return false;
   if (value)
     *value = code->instrs[0].value;
+  return true;
+}
+
+std::string strideName(const std::string &tensor, int64_t dim) {
+  return "stride(" + tensor + ", " + std::to_string(dim) + ")";
+}
+
+std::string alignName(const std::string &tensor) {
+  return "align(" + tensor + ")";
+}
+
+bool parseViewName(const std::string &name, std::string &tensor, int64_t &dim) {
+  size_t open = name.find('(');
+  if (open == std::string::npos || name.back() != ')')
+    return false;
+  std::string function = name.substr(0, open);
+  std::string inside = name.substr(open + 1, name.size() - open - 2);
+  size_t comma = inside.find(", ");
+  if (function == "align" && comma == std::string::npos) {
+    tensor = inside;
+    dim = -1;
+    return true;
+  }
+  if (function != "stride" || comma == std::string::npos)
+    return false;
+  tensor = inside.substr(0, comma);
+  std::string digits = inside.substr(comma + 2);
+  if (digits.empty() || digits.size() > 3 ||
+      !std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return std::isdigit((unsigned char)c); }))
+    return false;
+  dim = std::atoi(digits.c_str());
   return true;
 }
 

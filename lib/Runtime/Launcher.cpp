@@ -47,6 +47,14 @@ bool Launcher::upload(const std::vector<HostTensor> &tensors,
                  "cuMemcpyHtoD", error))
       return false;
   }
+  // The variant was chosen assuming views aligned (align(x)); cuMemAlloc's
+  // addresses are, but a choice the addresses would change must not run.
+  LaunchPlan packed = plan;
+  if (!bindAddresses(bundle, buffers, packed)) {
+    error = "internal error: the buffers' addresses rule out variant '" +
+            bundle.variantName(plan.config, plan.variant) + "'";
+    return false;
+  }
   return kernel.pack(plan, buffers, args, error);
 }
 

@@ -157,6 +157,10 @@ const std::pair<const char *, ReferenceFn> kReferences[] = {
     {"attention_paged", nullptr},
     {"attention_paged_split", nullptr},
     {"attention_bwd", attentionBackwardRef},
+    {"attention_varlen_fwd", varlenForwardRef},
+    {"attention_varlen_bwd_preprocess", varlenBackwardRef},
+    {"attention_varlen_bwd_dkdv", varlenBackwardRef},
+    {"attention_varlen_bwd_dq", varlenBackwardRef},
     {"linear_attention", linearAttentionRef},
     {"rotary", rotaryRef},
     {"matmul", matmulRef},
@@ -173,6 +177,9 @@ const std::pair<const char *, ReferenceFn> kReferences[] = {
     {"chunk_gla_fwd", glaForwardRef},
     {"chunk_gla_states", glaForwardRef},
     {"chunk_gla_chunks", glaForwardRef},
+    {"chunk_gla_cumsum", glaCumsumRef},
+    {"chunk_gla_intra", glaIntraRef},
+    {"chunk_gla_output", glaOutputRef},
     {"recurrent_gla_fwd", glaForwardRef},
     {"chunk_gla_bwd_dh", glaBackwardRef},
     {"chunk_gla_bwd_dqkg", glaBackwardRef},
@@ -237,6 +244,9 @@ bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
   bool ok = true;
   if (name == "attention_bwd")
     ok = deriveAttentionBackwardInputs(c, host, fromFiles);
+  else if (const auto *entry = findReference(name);
+           entry && entry->second == varlenBackwardRef)
+    ok = deriveVarlenInputs(c, host, fromFiles);
   else if (name == "layer_norm_bwd_dx")
     ok = deriveLayerNormInputs(c, host, fromFiles);
   else if (name == "rmsnorm_bwd_dx")
@@ -245,7 +255,9 @@ bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
     ok = deriveCrossEntropyInputs(c, host, fromFiles);
   else if (const auto *entry = findReference(name);
            entry &&
-           (entry->second == glaForwardRef || entry->second == glaBackwardRef))
+           (entry->second == glaForwardRef || entry->second == glaBackwardRef ||
+            entry->second == glaIntraRef || entry->second == glaOutputRef ||
+            entry->second == glaCumsumRef))
     ok = deriveGlaInputs(c, host, fromFiles);
   if (!ok)
     error = c.error;

@@ -78,16 +78,19 @@ GLA_DIMS = ((8, 16), (64, 64), (64, 128), (128, 128), (256, 256))
 # The chunk of the backward's recomputed states (-D CHUNK of gla-fwd's
 # chunk_gla_states and of every gla_bwd.tile build).
 GLA_BWD_CHUNK = 16
-# The chunk of the two-launch forward (gla-fwd2, gla-chunks).
+# The chunk of the chunked forward (gla-fwd2, gla-chunks).
 GLA_FWD_CHUNK = 64
 # gla.tile's and gla_bwd.tile's kernels by bundle: a build per (K, V), its
 # optional-tensor flags ("-h0", "-dht") where the kernel has them, dtype.
 _GLA_BUNDLES = {
     "chunk_gla_fwd": "gla-fwd",
     "chunk_gla_states": "gla-fwd",
-    # The two-launch forward: states at CHUNK = GLA_FWD_CHUNK, then chunks.
+    # The chunked forward: states at CHUNK = GLA_FWD_CHUNK, then each
+    # chunk's scores and outputs.
     "chunk_gla_states_fwd": "gla-fwd2",
-    "chunk_gla_chunks": "gla-chunks",
+    "chunk_gla_cumsum": "gla-chunks",
+    "chunk_gla_intra": "gla-chunks",
+    "chunk_gla_output": "gla-chunks",
     "recurrent_gla_fwd": "gla-fwd",
     "chunk_gla_bwd_dh": "gla-bwd-dh",
     "chunk_gla_bwd_dqkg": "gla-bwd",
@@ -126,6 +129,27 @@ def decode_bundle(kernel: str, head_dim: int, page: int, f16: bool) -> str:
         name = f"attention-combine-d{head_dim}"
     else:
         name = f"{kernel.replace('_', '-')}-d{head_dim}-p{page}"
+    return name + ("-f16" if f16 else "")
+
+
+# attention_varlen's builds (kernels/attention_varlen.tile's
+# attention_varlen_fwd and attention_varlen_bwd.tile's kernels), at their
+# default blocks: per head size, mask (not the preprocess) and dtype; dK/dV
+# also as GROUPED ("_grouped"), for K/V heads shared by query heads.
+VARLEN_HEAD_DIMS = (64, 128)
+VARLEN_KERNELS = ("attention_varlen_fwd", "attention_varlen_bwd_preprocess",
+                  "attention_varlen_bwd_dkdv",
+                  "attention_varlen_bwd_dkdv_grouped",
+                  "attention_varlen_bwd_dq")
+
+
+def varlen_bundle(kernel: str, head_dim: int, causal: bool, f16: bool) -> str:
+    """The bundle of a varlen attention kernel (or its "_grouped" build) at
+    one head size, mask and dtype."""
+    name = kernel.replace("attention_", "attention-").replace("_", "-") + \
+        f"-d{head_dim}"
+    if causal and kernel != "attention_varlen_bwd_preprocess":
+        name += "-causal"
     return name + ("-f16" if f16 else "")
 
 

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """tegula.ops.chunk_gla and fused_recurrent_gla on the GPU (needs torch; no
 tilec). As check-ops.py: python3 scripts/gpu/check-gla-ops.py [--installed]
-[--speed | --speed-only] [--variants ROOT...] after scripts/build-ops.sh
-here (and scripts/gpu/stage-gla-variants.sh for --variants, last).
+[--speed | --speed-only] after scripts/build-ops.sh here.
 
 Forward and backward (q, k, v, g and the initial state) against the float64
 step recurrence and its PyTorch autograd, on fresh random inputs (the seed
@@ -237,13 +236,13 @@ def check_speed():
         do = torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16)
         row = {}
         impls = [("tegula", tegula.ops.chunk_gla, None),
-                 ("tegula 1-launch", tegula.ops.chunk_gla, False),
-                 ("tegula 2-launch", tegula.ops.chunk_gla, True),
+                 ("tegula chunk_gla_fwd", tegula.ops.chunk_gla, False),
+                 ("tegula chunked", tegula.ops.chunk_gla, True),
                  ("fla", fla_chunk_gla, None)]
         for label, fn, form in impls:
             if fn is None:
                 continue
-            _gla.FORWARD_TWO_LAUNCH = form
+            _gla.FORWARD_CHUNKED = form
 
             def fwd(fn=fn):
                 with torch.no_grad():
@@ -255,7 +254,7 @@ def check_speed():
 
             row[label] = (sorted(time_of(fwd) for _ in range(3))[1],
                           sorted(time_of(fwd_bwd) for _ in range(3))[1])
-        _gla.FORWARD_TWO_LAUNCH = None
+        _gla.FORWARD_CHUNKED = None
         text = "; ".join(f"{n} fwd {a:.3f} ms fwd+bwd {c:.3f} ms"
                          for n, (a, c) in row.items())
         if "fla" in row:
@@ -265,37 +264,6 @@ def check_speed():
         report(None, f"kernels chunk_gla [{b}, {t}, {h}, {d}] fwd+bwd",
                kernel_times(lambda: torch.autograd.grad(
                    tegula.ops.chunk_gla(q, k, v, g)[0], (q, k, v, g), do)))
-
-
-def check_variants(roots):
-    """chunk_gla's fwd+bwd with each variant root of
-    scripts/gpu/stage-gla-variants.sh (the backward's chunk and blocks),
-    after a float64 check at a ragged size, at the speed sizes."""
-    from tegula import _prebuilt
-    for path in roots:
-        with open(os.path.join(path, "CHUNK")) as f:
-            chunk = int(f.read())
-        os.environ["TEGULA_OPS_BUNDLES"] = path
-        _prebuilt._libraries.clear()
-        _gla.BWD_CHUNK = chunk
-        name = os.path.basename(path.rstrip("/"))
-        check_gla((2, 150, 2, 64), 128, torch.bfloat16, None, final=False)
-        for d in (64, 128, 256):
-            b, t, h = 8, 2048, 2048 // d
-            q, k, v = (torch.randn(b, t, h, d, device="cuda",
-                                   dtype=torch.bfloat16, requires_grad=True)
-                       for _ in range(3))
-            g = F.logsigmoid(torch.randn(b, t, h, d, device="cuda")) \
-                .requires_grad_()
-            do = torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16)
-
-            def fwd_bwd():
-                o, _ = tegula.ops.chunk_gla(q, k, v, g)
-                torch.autograd.grad(o, (q, k, v, g), do)
-
-            ms = sorted(time_of(fwd_bwd) for _ in range(3))[1]
-            report(None, f"variant {name} (CHUNK {chunk}) [{b}, {t}, {h}, "
-                   f"{d}]", f"fwd+bwd {ms:.3f} ms; " + kernel_times(fwd_bwd))
 
 
 def kernel_times(fn):
@@ -326,13 +294,13 @@ def check_values():
                   recurrent=True)
     check_gla((3, 1, 2, 64), 64, torch.float16, None, use_h0=True,
               recurrent=True)
-    # The forward in two launches (states, then chunks of 64), forced.
-    _gla.FORWARD_TWO_LAUNCH = True
+    # The chunked forward (states, gate sums, scores, outputs), forced.
+    _gla.FORWARD_CHUNKED = True
     for kd, vd in ((64, 64), (64, 128), (128, 128), (256, 256), (8, 16)):
         check_gla((2, 150, 2, kd), vd, torch.bfloat16, -0.2, use_h0=True)
     check_gla((1, 64, 2, 64), 128, torch.float16, None, gate="strong")
     check_gla((1, 1, 2, 64), 128, torch.bfloat16, None, use_h0=True)
-    _gla.FORWARD_TWO_LAUNCH = None
+    _gla.FORWARD_CHUNKED = None
     for kd, vd in ((64, 128), (128, 128)):
         check_gla((2, 90, 2, kd), vd, torch.bfloat16, None, use_h0=True,
                   linear=True)
@@ -352,8 +320,6 @@ def main():
     check_opcheck_compile_graph()
     if "--speed" in sys.argv or "--speed-only" in sys.argv:
         check_speed()
-    if "--variants" in sys.argv:
-        check_variants(sys.argv[sys.argv.index("--variants") + 1:])
     print(f"check-gla-ops: {ops_report.failures} failed", flush=True)
     return 1 if ops_report.failures else 0
 

@@ -16,6 +16,7 @@ CUDA graph replay bit-identical to eager. One PASS/FAIL/INFO line per
 check; exits non-zero on any failure.
 """
 
+import itertools
 import os
 import sys
 
@@ -99,6 +100,107 @@ def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
     report(finite and worst <= tol, name,
            " ".join(f"{key} {err:.2e}" for key, err in errors.items()) +
            f" (rel L2, tol {tol:g})" + ("" if finite else " NOT FINITE"))
+
+
+def varlen_reference(q, k, v, cu_q, cu_k, causal, scale):
+    """attention_varlen in float64, one sequence at a time: o [TQ, H, D]
+    (0 where a row sees no key or lies in no sequence) and lse [H, TQ]
+    (-inf there). Rows without keys are kept off the logsumexp, so autograd
+    gives them (and their keys) exact zeros, as the op documents."""
+    group = q.shape[1] // k.shape[1]
+    o = q.new_zeros(q.shape)
+    lse = q.new_full((q.shape[1], q.shape[0]), float("-inf"))
+    bounds_q, bounds_k = cu_q.tolist(), cu_k.tolist()
+    for b in range(len(bounds_q) - 1):
+        q0, q1, k0, k1 = bounds_q[b], bounds_q[b + 1], bounds_k[b], \
+            bounds_k[b + 1]
+        qb = q[q0:q1].transpose(0, 1)
+        kb, vb = (t[k0:k1].transpose(0, 1).repeat_interleave(group, 0)
+                  for t in (k, v))
+        s = scale * (qb @ kb.transpose(-1, -2))
+        i = torch.arange(q1 - q0, device=q.device)[:, None]
+        j = torch.arange(k1 - k0, device=q.device)[None, :]
+        keep = (j <= i + (k1 - k0) - (q1 - q0)) if causal else \
+            torch.ones_like(i + j, dtype=torch.bool)
+        sees = keep.any(-1)
+        s = s.masked_fill(~keep, float("-inf"))
+        s_safe = torch.where(sees[:, None], s, 0.0)
+        l_safe = torch.logsumexp(s_safe, dim=-1) if k1 > k0 else \
+            s_safe.new_zeros(s_safe.shape[:-1])
+        p = torch.where(sees[:, None], torch.exp(s - l_safe[..., None]), 0.0)
+        o = o.index_copy(0, torch.arange(q0, q1, device=q.device),
+                         (p @ vb).transpose(0, 1))
+        lse = lse.index_copy(1, torch.arange(q0, q1, device=q.device),
+                             torch.where(sees, l_safe, float("-inf")))
+    return o, lse
+
+
+def check_attention_varlen(lens_q, lens_k, h, hkv, d, dtype, causal, scale,
+                           pad=0, tol=1e-2):
+    """Forward and backward of one call over sequences of lens_q queries
+    and lens_k keys (pad more rows of each in no sequence), against
+    varlen_reference with autograd; the loss reads o and the finite lse."""
+    name = (f"attention_varlen q{lens_q} k{lens_k} H={h} HKV={hkv} D={d} "
+            f"{str(dtype)[6:]} {'causal ' if causal else ''}scale={scale}"
+            f"{f' pad={pad}' if pad else ''}")
+    cu_q, cu_k = (torch.tensor([0, *itertools.accumulate(n)],
+                               dtype=torch.int32, device="cuda")
+                  for n in (lens_q, lens_k))
+    tq, tk = sum(lens_q) + pad, sum(lens_k) + pad
+    q = torch.randn(tq, h, d, device="cuda").to(dtype).requires_grad_()
+    k, v = (torch.randn(tk, hkv, d, device="cuda").to(dtype).requires_grad_()
+            for _ in range(2))
+    do = torch.randn(tq, h, d, device="cuda").to(dtype)
+    dlse = torch.randn(h, tq, device="cuda")
+    poison()
+    o, lse = tegula.ops.attention_varlen(
+        q, k, v, cu_q, cu_k, max(lens_q), max(lens_k), causal=causal,
+        scale=scale, return_lse=True)
+    finite = torch.isfinite(lse)
+    loss = (torch.where(finite, lse, 0.0) * dlse).sum() + \
+        (o.float() * do.float()).sum()
+    loss.backward()
+    q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
+    c = d ** -0.5 if scale is None else scale
+    o64, lse64 = varlen_reference(q64, k64, v64, cu_q, cu_k, causal, c)
+    finite64 = torch.isfinite(lse64)
+    loss64 = (torch.where(finite64, lse64, 0.0) * dlse.double()).sum() + \
+        (o64 * do.double()).sum()
+    loss64.backward()
+    errors = {"o": rel_l2(o, o64),
+              "lse": rel_l2(lse[finite64], lse64[finite64]),
+              "dq": rel_l2(q.grad, q64.grad), "dk": rel_l2(k.grad, k64.grad),
+              "dv": rel_l2(v.grad, v64.grad)}
+    # -inf exactly where the reference has it; everything else finite.
+    same_inf = torch.equal(finite, finite64)
+    ok = all(torch.isfinite(t).all().item()
+             for t in (o, q.grad, k.grad, v.grad))
+    worst = max(errors.values())
+    report(ok and same_inf and worst <= tol, name,
+           " ".join(f"{key} {err:.2e}" for key, err in errors.items()) +
+           f" (rel L2, tol {tol:g})" + ("" if ok else " NOT FINITE") +
+           ("" if same_inf else " lse -inf rows differ"))
+
+
+def check_attention_varlens():
+    """Ragged lengths with empty sequences of each side, len_q != len_k
+    (causal rows that see no key), GQA and MQA, both dtypes and head
+    sizes, zero and negative scales, rows in no sequence."""
+    lens_q, lens_k = [1, 300, 0, 129, 77, 64], [3, 250, 40, 129, 0, 200]
+    for d in (64, 128):
+        for dtype in (torch.bfloat16, torch.float16):
+            for causal in (False, True):
+                check_attention_varlen(lens_q, lens_k, 4, 4, d, dtype, causal,
+                                       None)
+                check_attention_varlen(lens_q, lens_k, 8, 2, d, dtype, causal,
+                                       None)
+    check_attention_varlen([500, 33], [17, 700], 4, 1, 128, torch.bfloat16,
+                           True, None, pad=5)
+    check_attention_varlen([1], [1], 2, 2, 64, torch.float16, True, -0.3)
+    check_attention_varlen([200, 7], [190, 9], 2, 1, 64, torch.bfloat16, True,
+                           0.0)
+    check_attention_varlen([0, 0], [5, 0], 2, 2, 64, torch.bfloat16, False,
+                           None)
 
 
 def rotary_reference(x, cos, sin, interleaved):
@@ -235,6 +337,102 @@ def check_errors():
             report(text in str(error), f"error {label}", str(error))
         else:
             report(False, f"error {label}", "no LaunchError")
+
+
+def check_varlen_errors():
+    """attention_varlen's LaunchErrors, raised before any launch."""
+    q = torch.randn(10, 4, 64, device="cuda", dtype=torch.bfloat16)
+    kv = torch.randn(12, 2, 64, device="cuda", dtype=torch.bfloat16)
+    cu = torch.tensor([0, 4, 10], dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0, 5, 12], dtype=torch.int32, device="cuda")
+    wide = torch.randn(10, 4, 96, device="cuda", dtype=torch.bfloat16)
+    cases = [
+        ("D = 96", (wide, wide[:, :2], wide[:, :2], cu, cu_k, 6, 7),
+         "D = 96"),
+        ("k's D", (q, kv[..., :32], kv, cu, cu_k, 6, 7), "argument 'k'"),
+        ("v's heads", (q, kv, kv[:, :1].expand(12, 3, 64), cu, cu_k, 6, 7),
+         "argument 'v'"),
+        ("f32", (q.float(), kv.float(), kv.float(), cu, cu_k, 6, 7),
+         "float32"),
+        ("CPU", (q.cpu(), kv.cpu(), kv.cpu(), cu, cu_k, 6, 7), "cpu"),
+        ("rank 4", (q[None], kv, kv, cu, cu_k, 6, 7), "[total_q, H, D]"),
+        ("cu int64", (q, kv, kv, cu.long(), cu_k, 6, 7),
+         "argument 'cu_seqlens_q' is torch.int64: expected torch.int32"),
+        ("cu length", (q, kv, kv, cu, cu_k[:2], 6, 7),
+         "argument 'cu_seqlens_k' has shape [2] but cu_seqlens_q has [3]"),
+        ("cu rank", (q, kv, kv, cu[None], cu_k, 6, 7),
+         "argument 'cu_seqlens_q' has shape [1, 3]: expected [B + 1]"),
+        ("cu on CPU", (q, kv, kv, cu, cu_k.cpu(), 6, 7),
+         "argument 'cu_seqlens_k' is on cpu"),
+        ("max_seqlen tensor", (q, kv, kv, cu, cu_k, torch.tensor(6), 7),
+         "argument 'max_seqlen_q'"),
+        ("max_seqlen negative", (q, kv, kv, cu, cu_k, 6, -1),
+         "argument 'max_seqlen_k' is -1"),
+    ]
+    for label, args, text in cases:
+        try:
+            tegula.ops.attention_varlen(*args)
+        except tegula.LaunchError as error:
+            report(text in str(error), f"error varlen {label}", str(error))
+        else:
+            report(False, f"error varlen {label}", "no LaunchError")
+
+
+def check_varlen_compile_and_graph():
+    """opcheck of the forward op; torch.compile(fullgraph=True) and a CUDA
+    graph replay of forward and backward, bit-identical to eager (no
+    device sync: max_seqlen_* are Python ints)."""
+    cu_q = torch.tensor([0, 100, 100, 333], dtype=torch.int32, device="cuda")
+    cu_k = torch.tensor([0, 80, 150, 400], dtype=torch.int32, device="cuda")
+    q = torch.randn(333, 4, 128, device="cuda", dtype=torch.bfloat16,
+                    requires_grad=True)
+    k, v = (torch.randn(400, 2, 128, device="cuda", dtype=torch.bfloat16,
+                        requires_grad=True) for _ in range(2))
+    do = torch.randn(333, 4, 128, device="cuda", dtype=torch.bfloat16)
+    try:
+        torch.library.opcheck(torch.ops.tegula.attention_varlen_forward,
+                              (q, k, v, cu_q, cu_k, 233, 250, True, 0.1))
+        report(True, "opcheck attention_varlen_forward", "schema, fake, "
+               "autograd, aot_dispatch_dynamic")
+    except Exception as error:  # noqa: BLE001 - reported, not raised
+        report(False, "opcheck attention_varlen_forward", repr(error)[:400])
+
+    def fn(q, k, v):
+        return tegula.ops.attention_varlen(q, k, v, cu_q, cu_k, 233, 250,
+                                           causal=True)
+
+    eager_o = fn(q, k, v).detach()
+    eager = grads(fn, q, k, v, do)
+    try:
+        compiled = torch.compile(fn, fullgraph=True)
+        o = compiled(q, k, v).detach()
+        same = torch.equal(o, eager_o) and all(
+            torch.equal(a, b) for a, b in zip(grads(compiled, q, k, v, do),
+                                              eager))
+        report(same, "varlen torch.compile(fullgraph=True)",
+               "bit-identical to eager" if same else "differs from eager")
+    except Exception as error:  # noqa: BLE001
+        report(False, "varlen torch.compile(fullgraph=True)",
+               repr(error)[:400])
+    sq, sk, sv = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            grads(fn, sq, sk, sv, do)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    for t in (sq, sk, sv):
+        t.grad = None
+    with torch.cuda.graph(graph):
+        out = fn(sq, sk, sv)
+        out.backward(do)
+    graph.replay()
+    torch.cuda.synchronize()
+    same = torch.equal(out.detach(), eager_o) and all(
+        torch.equal(t.grad, e) for t, e in zip((sq, sk, sv), eager))
+    report(same, "varlen CUDA graph", "replay bit-identical to eager" if same
+           else "replay differs from eager")
 
 
 def check_opcheck():
@@ -517,9 +715,12 @@ def main():
     check_cross_entropy(64, 128256, torch.bfloat16, "mean")
     check_cross_entropy(16, 32000, torch.float16, "mean")
     check_decodes()
+    check_attention_varlens()
     check_errors()
+    check_varlen_errors()
     check_opcheck()
     check_compile_and_graph()
+    check_varlen_compile_and_graph()
     check_two_devices()
     check_speed()
     print(f"check-ops: {ops_report.failures} failed", flush=True)

@@ -67,6 +67,28 @@ for_each_kernel_run() {
     $fn attn-paged-flat-p256-$target $k/attn-paged-flat-p256-$target/attention_paged_flat.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 38
     $fn attn-paged-split-p16-$target $k/attn-paged-split-p16-$target/attention_paged_split.json --check --dims B=6,H=32,HKV=8,SLOTS=2880,MAX_PAGES=64,SPLITS=4 --in block_table=$k/attn-inputs/table-p16-gpu.npy --in seq_lens=$k/attn-inputs/lens-p16-gpu.npy --scalar scale=0.088 --seed 42
     $fn attn-paged-split-p256-$target $k/attn-paged-split-p256-$target/attention_paged_split.json --check --dims B=4,H=8,HKV=1,SLOTS=5376,MAX_PAGES=8,SPLITS=7 --in block_table=$k/attn-inputs/table-p256.npy --in seq_lens=$k/attn-inputs/lens-p256.npy --scalar scale=0.088 --seed 43
+    # Varlen training: attention_varlen_fwd and its backward over queries
+    # cu-3000 and keys cu-k-3171 (Inputs/attention_inputs.py: sequences
+    # with more keys than queries, fewer, none), multi-head, and grouped on
+    # cu-203 / cu-k-137 (an empty query sequence too); with --check
+    # tile-run derives the forward's lse and delta for the backward.
+    local cfg b name scale
+    local v="--in cu_seqlens_q=$k/attn-inputs/cu-3000.npy --in cu_seqlens_k=$k/attn-inputs/cu-k-3171.npy"
+    local vs="--in cu_seqlens_q=$k/attn-inputs/cu-203.npy --in cu_seqlens_k=$k/attn-inputs/cu-k-137.npy"
+    for cfg in d64:0.125 d64-causal:-0.125 d128:0.088 d128-causal:0.088 \
+               d64-causal-f16:0.125; do
+      IFS=: read -r name scale <<<"$cfg"
+      b=$k/attn-varlen-train-$name-$target
+      $fn attn-varlen-fwd-$name-$target $b/attention_varlen_fwd.json --check --dims TQ=3000,TK=3171,H=4,HKV=4,S=8 $v --scalar max_seqlen_q=1000 --scalar scale=$scale --seed 60
+      $fn attn-varlen-fwd-gqa-$name-$target $b/attention_varlen_fwd.json --check --dims TQ=203,TK=137,H=8,HKV=2,S=6 $vs --scalar max_seqlen_q=74 --scalar scale=$scale --seed 61
+      $fn attn-varlen-delta-$name-$target $b/attention_varlen_bwd_preprocess.json --check --dims TQ=3000,H=4 --seed 62
+      $fn attn-varlen-dkdv-$name-$target $b/attention_varlen_bwd_dkdv.json --check --dims TQ=3000,TK=3171,H=4,HKV=4,S=8 $v --scalar max_seqlen_k=1000 --scalar scale=$scale --seed 63
+      $fn attn-varlen-dq-$name-$target $b/attention_varlen_bwd_dq.json --check --dims TQ=3000,TK=3171,H=4,HKV=4,S=8 $v --scalar max_seqlen_q=1000 --scalar scale=$scale --seed 64
+      $fn attn-varlen-dq-gqa-$name-$target $b/attention_varlen_bwd_dq.json --check --dims TQ=203,TK=137,H=8,HKV=2,S=6 $vs --scalar max_seqlen_q=74 --scalar scale=$scale --seed 65
+      [ -d $k/attn-varlen-train-grouped-$name-$target ] || continue
+      $fn attn-varlen-dkdv-gqa-$name-$target $k/attn-varlen-train-grouped-$name-$target/attention_varlen_bwd_dkdv.json --check --dims TQ=203,TK=137,H=8,HKV=2,S=6 $vs --scalar max_seqlen_k=74 --scalar scale=$scale --seed 66
+      $fn attn-varlen-dkdv-mqa-$name-$target $k/attn-varlen-train-grouped-$name-$target/attention_varlen_bwd_dkdv.json --check --dims TQ=3000,TK=3171,H=4,HKV=1,S=8 $v --scalar max_seqlen_k=1000 --scalar scale=$scale --seed 67
+    done
     # Attention backward: the preprocess, dK/dV and dQ, each against the
     # float64 gradients; with --check tile-run derives the forward's o, lse
     # and delta from the random q, k, v, do. Ragged N, and a multiple of 16
@@ -132,6 +154,14 @@ for_each_kernel_run() {
     $fn gla-fwd-k64-$target $gla/chunk_gla_fwd.json --check --dims B=2,T=130,H=2,N0=2,NT=3 --scalar scale=0.125 --seed 70
     $fn gla-states-k64-$target $gla/chunk_gla_states.json --check --dims B=1,T=100,H=3,N0=1,NT=2 --seed 71
     $fn gla-chunks-k64-$target $gla/chunk_gla_chunks.json --check --dims B=2,T=100,H=2,NT=2 --scalar scale=-0.3 --seed 72
+    # The chunked forward's gate sums, scores (References: from q, k and
+    # the derived gc) and outputs (from the a and hs given).
+    $fn gla-cumsum-k64-$target $gla/chunk_gla_cumsum.json --check --dims B=2,T=130,H=2 --seed 83
+    $fn gla-intra-k64-$target $gla/chunk_gla_intra.json --check --dims B=2,T=130,H=2 --seed 84
+    $fn gla-output-k64-$target $gla/chunk_gla_output.json --check --dims B=2,T=130,H=2,NT=3 --scalar scale=0.125 --seed 85
+    $fn gla-intra-k256-$target $k/gla-k256-$target/chunk_gla_intra.json --check --dims B=1,T=100,H=2 --seed 86
+    $fn gla-output-k256-$target $k/gla-k256-$target/chunk_gla_output.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=-0.0625 --seed 87
+    $fn gla-intra-f16-$target $k/gla-f16-$target/chunk_gla_intra.json --check --dims B=1,T=100,H=2 --seed 89
     $fn gla-recurrent-k64-$target $gla/recurrent_gla_fwd.json --check --dims B=2,T=37,H=2,N0=2 --scalar scale=0.125 --seed 73
     $fn gla-fwd-k8-$target $k/gla-k8-v16-$target/chunk_gla_fwd.json --check --dims B=2,T=37,H=3,N0=0,NT=0 --scalar scale=0.35 --seed 74
     $fn gla-fwd-k256-$target $k/gla-k256-$target/chunk_gla_fwd.json --check --dims B=1,T=130,H=2,N0=1,NT=0 --scalar scale=0.0625 --seed 75
@@ -157,6 +187,10 @@ for_each_kernel_run() {
     $fn strided-gemm-t-$target $k/strided-$target/gemm.json --check --dims M=333,K=256,N=130 --stride a=1,333 --stride b=136,1 --seed 51
     $fn strided-scale-$target $k/strided-$target/scale2.json --check --in x=$k/strided-inputs/x.npy --stride x=80,1 --stride y=1,7 --ref y=$k/strided-inputs/y.npy
     $fn strided-bcast-$target $k/strided-$target/scale2.json --check --in x=$k/strided-inputs/bx.npy --stride x=0,1 --ref y=$k/strided-inputs/by.npy
+    # Sizes of 16 and unit-stride views run div16_unit (16-byte cp.async:
+    # A a row slice at a 16-byte row pitch); a transposed B runs div16.
+    $fn strided-gemm-unit-$target $k/strided-$target/gemm.json --check --dims M=192,K=160,N=96 --stride a=168,1 --seed 52
+    $fn strided-gemm-div16-$target $k/strided-$target/gemm.json --check --dims M=192,K=160,N=96 --stride a=168,1 --stride b=1,160 --seed 53
     # 2-D gathers, against numpy.
     $fn gather2-$target $k/gather-$target/gather2.json --check --in x=$k/gather-inputs/x.npy --in idx=$k/gather-inputs/idx.npy --ref y=$k/gather-inputs/y.npy
     $fn gather-emb-$target $k/gather-$target/emb.json --check --in w=$k/gather-inputs/w.npy --in idx=$k/gather-inputs/ids.npy --ref y=$k/gather-inputs/e.npy

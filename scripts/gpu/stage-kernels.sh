@@ -42,8 +42,22 @@ for target in sm_80 sm_90a; do
     compile attn-gqa-split$c-$target attention_gqa.tile $target -k attention_gqa_decode_split -D D=128 -D CAUSAL=$causal --reference attention_split
   done
   compile attn-combine-$target attention_gqa.tile $target -k attention_combine -D D=128 --reference attention_combine
-  compile attn-varlen-$target attention_varlen.tile $target -D D=128 --reference attention_varlen
-  compile attn-varlen-causal-$target attention_varlen.tile $target -D D=128 -D CAUSAL=true --reference attention_varlen
+  compile attn-varlen-$target attention_varlen.tile $target -k attention_varlen -D D=128 --reference attention_varlen
+  compile attn-varlen-causal-$target attention_varlen.tile $target -k attention_varlen -D D=128 -D CAUSAL=true --reference attention_varlen
+  # The varlen training kernels (separate query and key bounds):
+  # attention_varlen_fwd and attention_varlen_bwd.tile's three in one
+  # directory, dK/dV's GROUPED build in another; each kernel's reference
+  # is its own name.
+  for d in 64 128; do
+    for causal in false true; do
+      c=$([ $causal = true ] && echo -causal || true)
+      compile attn-varlen-train-d$d$c-$target attention_varlen.tile $target -k attention_varlen_fwd -D D=$d -D CAUSAL=$causal
+      compile attn-varlen-train-d$d$c-$target attention_varlen_bwd.tile $target -D D=$d -D CAUSAL=$causal
+      compile attn-varlen-train-grouped-d$d$c-$target attention_varlen_bwd.tile $target -k attention_varlen_bwd_dkdv -D D=$d -D CAUSAL=$causal -D GROUPED=true
+    done
+  done
+  compile attn-varlen-train-d64-causal-f16-$target attention_varlen.tile $target -k attention_varlen_fwd -D D=64 -D CAUSAL=true -D DT=f16
+  compile attn-varlen-train-d64-causal-f16-$target attention_varlen_bwd.tile $target -D D=64 -D CAUSAL=true -D DT=f16
   for page in 16 64 256; do
     compile attn-paged-p$page-$target attention_paged.tile $target -k attention_paged -D D=128 -D PAGE=$page --reference attention_paged
     compile attn-paged-flat-p$page-$target attention_paged.tile $target -k attention_paged_flat -D D=128 -D PAGE=$page --reference attention_paged
@@ -81,10 +95,10 @@ for target in sm_80 sm_90a; do
   compile linattn-$target linear_attention.tile $target -D D=128
   compile linattn-states-$target linear_attention_states.tile $target -D D=64
   compile linattn-recurrent-$target linear_attention_recurrent.tile $target -D D=64 --reference linear_attention
-  # GLA: each kernel is named for its float64 reference. gla.tile's four
+  # GLA: each kernel is named for its float64 reference. gla.tile's kernels
   # at K = 64, V = 128 with h0 and per-chunk states; K = 8 (padded to 16);
   # K = 256 (BLOCK_V = 16: wider blocks spill); f16 with CHUNK = 32.
-  # gla_bwd.tile's three at CHUNK = 16 with h0 and dht; K = 8 at CHUNK = 32;
+  # gla_bwd.tile's at CHUNK = 16 with h0 and dht; K = 8 at CHUNK = 32;
   # f16.
   compile gla-k64-v128-$target gla.tile $target -D K=64 -D V=128 -D USE_H0=true -D STORE_STATES=true
   compile gla-k8-v16-$target gla.tile $target -D K=8 -D V=16 -D BLOCK_V=16

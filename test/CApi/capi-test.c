@@ -13,6 +13,7 @@
  *                                 scale2 in DIR)
  *   capi-test strided PATH        views of strided tensors (scale2 of
  *                                 test/Frontend/strided.tile)
+ *   capi-test unit PATH           the unit-stride variant chosen by views
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "tegula/tegula_rt.h"
@@ -473,6 +474,55 @@ static int stridedMode(const char *path) {
   return 0;
 }
 
+/* scale2's variants over 16 x 64 f32 views: div16_unit where every view's
+ * last stride is 1, its rows 16-byte multiples apart and its address
+ * 16-byte aligned; the general code otherwise. The pointers a pack takes
+ * choose again. */
+static int unitMode(const char *path) {
+  tegula_rt_library *library = load(path);
+  if (!library)
+    return 1;
+  tegula_rt_binding *binding = NULL;
+  report("create", tegula_rt_binding_create(
+                       tegula_rt_library_find(library, "scale2"), &binding));
+  int64_t shape[2] = {16, 64}, rows[2] = {64, 1}, odd[2] = {66, 1};
+  int64_t broadcast[2] = {0, 1}, transposed[2] = {1, 16};
+  struct {
+    const char *what;
+    const int64_t *strides;
+    uint64_t x;
+  } cases[] = {{"row-major", rows, 0x1000},
+               {"broadcast", broadcast, 0x1000},
+               {"misaligned", rows, 0x1004},
+               {"odd rows", odd, 0x1000},
+               {"transposed", transposed, 0x1000}};
+  tegula_rt_binding_set_tensor(binding, "y", TEGULA_RT_F32, 2, shape, rows,
+                               0x100000);
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 2, shape,
+                                 cases[i].strides, cases[i].x);
+    int status = tegula_rt_binding_check(binding);
+    printf("%s: %d %s\n", cases[i].what, status,
+           tegula_rt_binding_variant_name(binding));
+  }
+  /* Checked aligned, packed at a 4-byte aligned address: the pack's
+   * pointers rule the variant out; aligned again, it is back. */
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 2, shape, rows,
+                               0x1000);
+  tegula_rt_binding_check(binding);
+  tegula_rt_binding_set_pointer(binding, "x", 0x1004);
+  int status = tegula_rt_binding_pack(binding);
+  printf("packed misaligned: %d %s\n", status,
+         tegula_rt_binding_variant_name(binding));
+  tegula_rt_binding_set_pointer(binding, "x", 0x1100);
+  status = tegula_rt_binding_pack(binding);
+  printf("packed aligned: %d %s\n", status,
+         tegula_rt_binding_variant_name(binding));
+  tegula_rt_binding_free(binding);
+  tegula_rt_library_free(library);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   printf("%s, abi %d\n", tegula_rt_version(), tegula_rt_abi_version());
   printf("dtypes: %s %d, %s %d, %s\n", tegula_rt_dtype_name(TEGULA_RT_BF16),
@@ -494,6 +544,8 @@ int main(int argc, char **argv) {
     return absurdMode(argv[2], argv[3]);
   if (argc == 3 && !strcmp(argv[1], "strided"))
     return stridedMode(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "unit"))
+    return unitMode(argv[2]);
   if (argc == 3 && !strcmp(argv[1], "configs"))
     return configsMode(argv[2]);
   if (argc == 5 && !strcmp(argv[1], "cubin"))

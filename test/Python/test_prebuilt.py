@@ -107,7 +107,9 @@ def test_norm_and_loss_kernels_are_built(target):
 # with (tegula/ops/_gla.py picks them by the call's arguments).
 GLA_FLAGS = {"chunk_gla_fwd": ("", "-h0"), "chunk_gla_states": ("", "-h0"),
              "recurrent_gla_fwd": ("", "-h0"),
-             "chunk_gla_states_fwd": ("", "-h0"), "chunk_gla_chunks": ("",),
+             "chunk_gla_states_fwd": ("", "-h0"), "chunk_gla_cumsum": ("",),
+             "chunk_gla_intra": ("",),
+             "chunk_gla_output": ("",),
              "chunk_gla_bwd_dh": ("", "-h0", "-dht", "-h0-dht"),
              "chunk_gla_bwd_dqkg": ("",), "chunk_gla_bwd_dv": ("",)}
 
@@ -129,12 +131,18 @@ def test_every_gla_kernel_is_built(target):
         entry = _prebuilt.gla_entry(kernel)
         built = _prebuilt.kernel(name, entry, capability)
         dtype = "f16" if f16 else "bf16"
-        assert f": {dtype}[B, T, H, {k}]" in built.signature, name
+        # chunk_gla_cumsum reads only the f32 gates.
+        if entry == "chunk_gla_cumsum":
+            first = f"g: f32[B, T, H, {k}]"
+        else:
+            first = f": {dtype}[B, T, H, {k}]"
+        assert first in built.signature, name
         with open(os.path.join(ROOT, target, name, entry + ".json")) as f:
             meta = json.load(f)
         template = meta["template"]
-        assert (template["K"], template["V"]) == (k, v), name
-        two_launch = kernel in ("chunk_gla_states_fwd", "chunk_gla_chunks")
+        assert (template["K"], template.get("V", v)) == (k, v), name
+        two_launch = kernel in ("chunk_gla_states_fwd", "chunk_gla_cumsum",
+                                "chunk_gla_intra", "chunk_gla_output")
         if "CHUNK" in template and kernel != "chunk_gla_fwd":
             assert template["CHUNK"] == (_prebuilt.GLA_FWD_CHUNK if two_launch
                                          else _prebuilt.GLA_BWD_CHUNK), name
@@ -176,9 +184,66 @@ def test_every_decode_kernel_is_built(target):
         assert meta["spill_bytes"] == 0, name
 
 
+# The varlen kernels' parameters in order, as the op passes them and
+# test_varlen_op.py's emulated kernels take them.
+VARLEN_PARAMS = {
+    "attention_varlen_fwd": "q k v o lse cu_seqlens_q cu_seqlens_k "
+                            "max_seqlen_q scale",
+    "attention_varlen_bwd_preprocess": "o do delta",
+    "attention_varlen_bwd_dkdv": "q k v do lse delta dk dv cu_seqlens_q "
+                                 "cu_seqlens_k max_seqlen_k scale",
+    "attention_varlen_bwd_dq": "q k v do lse delta dq cu_seqlens_q "
+                               "cu_seqlens_k max_seqlen_q scale",
+}
+
+
+def every_varlen():
+    for kernel, d, causal, f16 in itertools.product(
+            _prebuilt.VARLEN_KERNELS, _prebuilt.VARLEN_HEAD_DIMS,
+            (False, True), (False, True)):
+        if not (causal and kernel == "attention_varlen_bwd_preprocess"):
+            yield kernel, d, causal, f16
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_every_varlen_kernel_is_built(target):
+    """attention_varlen's kernels at every shipped D, mask and dtype (dK/dV
+    also GROUPED), with those template values, spill-free."""
+    capability = (9, 0) if target == "sm_90a" else (8, 0)
+    for kernel, d, causal, f16 in every_varlen():
+        name = _prebuilt.varlen_bundle(kernel, d, causal, f16)
+        entry = kernel.replace("_grouped", "")
+        built = _prebuilt.kernel(name, entry, capability)
+        dtype = "f16" if f16 else "bf16"
+        preprocess = entry == "attention_varlen_bwd_preprocess"
+        assert [p.name for p in built.params] == \
+            VARLEN_PARAMS[entry].split(), name
+        assert (f"{'o' if preprocess else 'q'}: {dtype}[TQ, H, {d}]"
+                in built.signature), name
+        if not preprocess:
+            assert f"k: {dtype}[TK, HKV, {d}]" in built.signature, name
+            assert "cu_seqlens_k: i32[S]" in built.signature, name
+        with open(os.path.join(ROOT, target, name, entry + ".json")) as f:
+            meta = json.load(f)
+        assert meta["template"]["D"] == d, name
+        if not preprocess:
+            assert meta["template"]["CAUSAL"] is causal, name
+        if entry == "attention_varlen_bwd_dkdv":
+            assert meta["template"].get("GROUPED", False) is kernel.endswith(
+                "_grouped"), name
+        assert meta["spill_bytes"] == 0, name
+
+
+def test_varlen_preprocess_has_no_causal_build():
+    assert (_prebuilt.varlen_bundle("attention_varlen_bwd_preprocess", 128,
+                                    True, True)
+            == "attention-varlen-bwd-preprocess-d128-f16")
+
+
 def test_no_stray_bundles():
     names = {_prebuilt.bundle_name(*b) for b in every_bundle()}
     names |= {_prebuilt.decode_bundle(*c) for c in every_decode()}
+    names |= {_prebuilt.varlen_bundle(*c) for c in every_varlen()}
     names |= {_prebuilt.gla_bundle(*g) for g in every_gla()}
     names |= {_prebuilt.rotary_bundle(*r) for r in every_rotary()}
     names |= {_prebuilt.loss_bundle(f16) for f16 in (False, True)}

@@ -496,3 +496,25 @@ def test_strided_views():
     error = launch_error(scale2.bind, Fake((4, 8), "<f4", 0x100002,
                                            strides=(64, 4)), y)
     assert "not 4-byte aligned (0x100002)" in str(error)
+
+
+def test_strided_variants():
+    scale2 = tegula.load(os.path.join(BUNDLES, "strided")).scale2
+    # div16 would be the general code: only the unit-stride variant.
+    assert scale2.variants == ("div16_unit",)
+    y = Fake((16, 64), "<f4", 0x200000)
+
+    def variant(ptr=0x100000, strides=None, shape=(16, 64), out=y):
+        return scale2.bind(Fake(shape, "<f4", ptr, strides=strides),
+                           out).variant
+    # Unit last stride, rows 16 bytes apart, a 16-byte aligned address: the
+    # variant, as for row-major views and broadcast rows.
+    assert variant() == "div16_unit"
+    assert variant(strides=(320, 4)) == "div16_unit"
+    assert variant(strides=(0, 4)) == "div16_unit"
+    # Otherwise the general code: a slice starting mid-vector, rows 8 bytes
+    # off 16, a transposed view, sizes off 16.
+    assert variant(ptr=0x100000 + 12, strides=(320, 4)) == "general"
+    assert variant(strides=(264, 4)) == "general"
+    assert variant(strides=(4, 64)) == "general"
+    assert variant(shape=(12, 64), out=Fake((12, 64), "<f4")) == "general"

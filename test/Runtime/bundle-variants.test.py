@@ -32,3 +32,11 @@ write("abi", [dict(good, ptx="short.ptx")])
 write("type", {"name": "div16"})
 write("order", [dict(good, name="first", when=["M / (N - N) == 1"]),
                 dict(good, name="second", when=["M % 16 == 0"])])
+# A view's values: only in `when`, only of a strided tensor (copy's x is
+# not one), and within its rank.
+write("view", [dict(good, when=["stride(x, 1) == 1"])])
+write("viewgrid", [good])
+grid = json.load(open(os.path.join(out, "viewgrid.json")))
+grid["grid"][2] = "align(x)"
+with open(os.path.join(out, "viewgrid.json"), "w") as f:
+    json.dump(grid, f)

@@ -108,12 +108,9 @@ std::map<std::string, int64_t> sharedBytesOf(mlir::ModuleOp module) {
   return sharedBytes;
 }
 
-/// The variant `variant` of a kernel whose general code is `code`, or none
-/// when its PTX came out the same (then it is not worth a choice).
+/// Adds the variant `variant` to a kernel whose general code is `code`.
 bool addVariant(const target::KernelVariant &variant, std::string ptx,
                 int64_t sharedBytes, rt::Config &code) {
-  if (ptx == code.ptx)
-    return true;
   rt::Variant built;
   built.name = variant.name;
   built.ptx = std::move(ptx);
@@ -129,9 +126,10 @@ bool addVariant(const target::KernelVariant &variant, std::string ptx,
   return true;
 }
 
-/// Lowers `module` to PTX, every kernel and its div16 variant (left out
-/// when its PTX comes out the same): one described bundle per kernel, its
-/// one config holding the code. False after an error, printed.
+/// Lowers `module` to PTX, every kernel and its variants (div16_unit,
+/// div16; each left out when its PTX comes out the same as a less
+/// specialized build's): one described bundle per kernel, its one config
+/// holding the code. False after an error, printed.
 bool buildKernels(mlir::ModuleOp module, const std::string &reference,
                   std::vector<rt::Bundle> &kernels) {
   std::string error;
@@ -139,8 +137,9 @@ bool buildKernels(mlir::ModuleOp module, const std::string &reference,
       target::describeKernels(module, reference, error);
   if (!described)
     return fail(error), false;
-  // A bundle carries, beside each kernel's general code, a build that
-  // assumes its sizes are multiples of 16 (chosen at launch when they are).
+  // A bundle carries, beside each kernel's general code, builds that assume
+  // its sizes are multiples of 16, and its strided views unit-stride and
+  // aligned (chosen at launch when they are).
   std::vector<target::KernelVariant> variants =
       target::addDivisibilityVariants(module);
   if (failed(target::lowerToGPU(module)))
@@ -161,13 +160,26 @@ bool buildKernels(mlir::ModuleOp module, const std::string &reference,
     if (!ptx)
       return false;
     code.ptx = std::move(*ptx);
+    // The kernel's ladder, most specialized first: a variant whose PTX
+    // comes out the same as a less specialized one's (or the general
+    // code's) is not worth a choice.
+    std::vector<std::pair<const target::KernelVariant *, std::string>> ladder;
     for (const target::KernelVariant &variant : variants) {
       if (variant.kernel != name)
         continue;
       std::optional<std::string> variantPtx =
           emitKernel(splitter, *targetInfo, variant.function, name);
-      if (!variantPtx || !addVariant(variant, std::move(*variantPtx),
-                                     sharedBytes[variant.function], code))
+      if (!variantPtx)
+        return false;
+      ladder.emplace_back(&variant, std::move(*variantPtx));
+    }
+    for (size_t i = 0; i < ladder.size(); ++i) {
+      auto &[variant, variantPtx] = ladder[i];
+      bool same = variantPtx == code.ptx;
+      for (size_t j = i + 1; j < ladder.size(); ++j)
+        same = same || variantPtx == ladder[j].second;
+      if (!same && !addVariant(*variant, std::move(variantPtx),
+                               sharedBytes[variant->function], code))
         return false;
     }
     kernels.push_back(std::move(kernel));

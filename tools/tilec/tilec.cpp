@@ -2,7 +2,7 @@
 //
 // tilec FILE.tile [-k KERNEL] [-D NAME=VALUE]... [--target TARGET]
 //       [--emit ast|tile|gpu|llvm|ptx|bundle] [-o PATH] [--reference REF] [-g]
-//       [--run [tile-run's options]]
+//       [--variant NAME] [--run [tile-run's options]]
 //
 // The options, then one chain of stages: the source checked and compiled
 // to tile IR, then (kStages) laid out and lowered to NVVM-level MLIR
@@ -20,6 +20,7 @@
 #include "tegula/Interpreter/Interpreter.h"
 #include "tegula/Target/KernelDescription.h"
 #include "tegula/Target/Target.h"
+#include "tegula/Target/Variants.h"
 
 #include "Tile/TileOps.h"
 
@@ -45,7 +46,7 @@ namespace {
 
 /// tilec's command line.
 struct Options {
-  std::string input, kernel, emit = "bundle", output;
+  std::string input, kernel, emit = "bundle", output, variant;
   std::string target = TargetInfo::defaultTarget().chip.str();
   std::vector<std::string> defines;
   bool run = false, noCubin = false, debug = false;
@@ -170,6 +171,10 @@ std::optional<int> parseOptions(int argc, char **argv, Options &options) {
                "reports its message, block and thread and fails the launch; "
                "without -g it is left out, and the interpreter checks it "
                "either way)");
+  app.add_option("--variant", options.variant,
+                 "take a specialized variant of the one kernel (div16, "
+                 "div16_unit) through --emit's stages or --run, in place of "
+                 "its general code (docs/runtime.md)");
   app.add_flag("--run", options.run,
                "run the kernel in the tile-IR interpreter instead of "
                "compiling it for the GPU");
@@ -216,10 +221,49 @@ int runInInterpreter(mlir::ModuleOp module, const Options &options) {
   }
 }
 
+/// Makes the variant `name` of the module's one kernel the kernel
+/// (--variant): its function takes the kernel's name and the general code's
+/// place, so that every stage and the interpreter see it.
+bool selectVariant(mlir::ModuleOp module, const std::string &name) {
+  std::vector<mlir::func::FuncOp> kernels;
+  module.walk([&](mlir::func::FuncOp func) {
+    if (func->hasAttr(tile::TileDialect::kKernelAttrName))
+      kernels.push_back(func);
+  });
+  if (kernels.size() != 1)
+    return fail("--variant needs exactly one kernel; pick one with -k"), false;
+  std::string kernel = kernels[0].getSymName().str(), names;
+  std::vector<target::KernelVariant> variants =
+      target::addDivisibilityVariants(module);
+  mlir::func::FuncOp chosen;
+  for (const target::KernelVariant &variant : variants) {
+    names += (names.empty() ? "" : ", ") + variant.name;
+    auto func = module.lookupSymbol<mlir::func::FuncOp>(variant.function);
+    if (variant.name == name)
+      chosen = func;
+    else
+      func.erase();
+  }
+  if (!chosen)
+    return fail("kernel '" + kernel + "' has no variant '" + name + "' (" +
+                (names.empty() ? "it has none" : "variants: " + names) + ")"),
+           false;
+  kernels[0].erase();
+  chosen.setSymName(kernel);
+  return true;
+}
+
 /// The chain after the front end: --run, the stages up to --emit, or the
 /// bundle stage.
 int runStages(Compilation &c, BundleRequest request) {
   const Options &options = c.options;
+  if (!options.variant.empty()) {
+    if (!options.run && options.emit == "bundle")
+      return fail("--variant takes a variant through --emit's stages or "
+                  "--run; a bundle carries every variant");
+    if (!selectVariant(c.module, options.variant))
+      return 1;
+  }
   if (options.run)
     return runInInterpreter(c.module, options);
   if (options.emit == "bundle")

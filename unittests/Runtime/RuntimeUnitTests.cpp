@@ -11,6 +11,7 @@
 
 #include "UnitTest.h"
 
+#include "tegula/Runtime/Binding.h"
 #include "tegula/Runtime/Bundle.h"
 #include "tegula/Runtime/Chip.h"
 #include "tegula/Runtime/DType.h"
@@ -521,6 +522,81 @@ void testPtxComments() {
          int64_t(1) << 40);
 }
 
+/// stride(x, d) and align(x): names of a view's values, in one spelling.
+void testViewNames() {
+  Env env = {{"stride(x, 1)", 1}, {"stride(x, 0)", 24}, {"align(x)", 16}};
+  EXPECT_VALUE("stride( x ,1 ) == 1 && stride(x, 0) % 8 == 0", 1, env);
+  EXPECT_VALUE("align(x) >= 16", 1, env);
+  EXPECT_ERROR("stride(y, 0)", "'stride(y, 0)' has no value", env);
+  EXPECT_ERROR("stride(x)", "expected ',' and a dimension at column 9");
+  EXPECT_ERROR("stride(x, d)", "expected a dimension (an integer below 1000)");
+  EXPECT_ERROR("stride(1, 0)", "expected a tensor name at column 8");
+  EXPECT_ERROR("align(x, 0)", "expected ')' at column 8");
+  EXPECT_ERROR("strides(x, 0)", "(expected cdiv, min, max, stride or align)");
+  Expr e;
+  std::string error, tensor;
+  int64_t dim = 0;
+  EXPECT(Expr::parse("stride(qkv, 12) + align(qkv)", e, error) &&
+         e.names() ==
+             std::vector<std::string>({"stride(qkv, 12)", "align(qkv)"}));
+  EXPECT(parseViewName("stride(qkv, 12)", tensor, dim) && tensor == "qkv" &&
+         dim == 12);
+  EXPECT(parseViewName("align(qkv)", tensor, dim) && dim == -1);
+  EXPECT(!parseViewName("N", tensor, dim) &&
+         !parseViewName("stride(x, y)", tensor, dim));
+}
+
+/// A variant over a view is chosen by its strides at binding and by its
+/// address when known; packed pointers choose again (bindAddresses).
+void testViewVariants() {
+  auto bundleWith = [](const std::string &when, Bundle &b, std::string &error) {
+    std::string text = R"({"kernel": "k", "entry": "k", "target": "sm_90a",
+      "grid": ["1", "1", "1"], "threads": 128, "shared_bytes": 0,
+      "size_vars": ["N"], "requires": [], "template": {},
+      "params": [{"name": "x", "kind": "tensor", "dtype": "bf16",
+                  "access": "read", "dims": ["N", "N"], "strided": true}],
+      "variants": [{"name": "unit", "ptx": "k.unit.ptx", "shared_bytes": 0,
+                    "when": [)" +
+                       when + "]}]}";
+    return parseBundleJson(text, "k.json", b, error);
+  };
+  Bundle b;
+  std::string error;
+  EXPECT(bundleWith(R"("stride(x, 0) % 8 == 0", "stride(x, 1) == 1",
+                       "align(x) >= 16")",
+                    b, error));
+  EXPECT(!bundleWith(R"("stride(x, 2) == 1")", b, error) &&
+         error.find("uses 'stride(x, 2)', but 'x' has 2 dimensions") !=
+             std::string::npos);
+  EXPECT(!bundleWith(R"("align(N) >= 16")", b, error) &&
+         error.find("but 'N' is not a strided tensor parameter") !=
+             std::string::npos);
+  EXPECT(bundleWith(R"("stride(x, 0) % 8 == 0", "stride(x, 1) == 1",
+                       "align(x) >= 16")",
+                    b, error));
+  BindingInputs in;
+  in.dims = {{"N", 8}};
+  LaunchPlan plan;
+  // Row-major by default (rows 16 bytes apart), address not known yet: the
+  // variant.
+  EXPECT(bindAndCheck(b, in, plan, error) && plan.variant == 0 &&
+         plan.env.at("align(x)") == kMaxAlign);
+  in.strides["x"] = {1, 8}; // transposed
+  EXPECT(bindAndCheck(b, in, plan, error) && plan.variant == -1);
+  in.strides["x"] = {12, 1}; // rows 24 bytes apart
+  EXPECT(bindAndCheck(b, in, plan, error) && plan.variant == -1);
+  in.strides["x"] = {24, 1};
+  in.addresses["x"] = 0x1008; // 8-byte aligned
+  EXPECT(bindAndCheck(b, in, plan, error) && plan.variant == -1 &&
+         plan.env.at("align(x)") == 8);
+  in.addresses["x"] = 0x1010;
+  EXPECT(bindAndCheck(b, in, plan, error) && plan.variant == 0);
+  EXPECT(!bindAddresses(b, {0x2002}, plan) && plan.variant == -1);
+  EXPECT(!bindAddresses(b, {0x2100}, plan) && plan.variant == 0 &&
+         plan.env.at("align(x)") == kMaxAlign);
+  EXPECT(bindAddresses(b, {0x2030}, plan) && plan.variant == 0);
+}
+
 void testStrides() {
   EXPECT(rowMajorStrides({3, 4, 5}) == std::vector<int64_t>({20, 5, 1}));
   EXPECT(viewSpan({3, 4}, {10, 2}) == 2 * 10 + 3 * 2 + 1);
@@ -667,10 +743,13 @@ int main() {
   testLayerNorm();
   testTraining();
   testGla();
+  testVarlenAttention();
   testCompare();
   testPtxParams();
   testPtxComments();
   testStrides();
+  testViewNames();
+  testViewVariants();
   testHostSession();
   testBundleRoundTrip();
   testChips();

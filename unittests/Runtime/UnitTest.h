@@ -61,6 +61,8 @@ void testTraining();
 void testGla();
 /// AttentionTests.cpp: the attention references with M queries != N keys.
 void testAttentionCross();
+/// VarlenTests.cpp: the varlen attention references.
+void testVarlenAttention();
 } // namespace tegula::unittest
 
 #define EXPECT(cond) ::tegula::unittest::expect((cond), #cond, __LINE__)

@@ -62,6 +62,10 @@ struct BindingInputs {
   std::map<std::string, std::vector<int64_t>> fileShapes;
   /// Strides of strided tensors by parameter name (others: row-major).
   std::map<std::string, std::vector<int64_t>> strides;
+  /// Device addresses of strided tensors where the caller knows them
+  /// already (the C ABI): `align(x)` of a variant's conditions. Others are
+  /// bound when the launcher packs its pointers (bindAddresses).
+  std::map<std::string, uint64_t> addresses;
   /// Whose arguments these are, for the hint of a missing value: tile-run's
   /// flags, or the C ABI's calls (and the Python keyword over them).
   enum class Caller { TileRun, CApi } caller = Caller::TileRun;
@@ -88,6 +92,16 @@ bool bindAndCheck(const Bundle &bundle, const BindingInputs &inputs,
 /// limits) and the first of its variants whose conditions hold.
 bool applyConfig(const Bundle &bundle, int config, LaunchPlan &plan,
                  std::string &error);
+
+/// Binds `align(x)` of strided tensor `param` at device address `address`
+/// (0: not known yet, assumed aligned) into the plan's environment.
+void bindAddress(const Param &param, uint64_t address, LaunchPlan &plan);
+/// Binds the addresses a launch packs (one per parameter) and chooses the
+/// plan's variant again: a variant that assumes a strided view 16-byte
+/// aligned must not run on one that is not. False when the choice changed.
+bool bindAddresses(const Bundle &bundle,
+                   const std::vector<unsigned long long> &pointers,
+                   LaunchPlan &plan);
 
 } // namespace tegula::rt
 

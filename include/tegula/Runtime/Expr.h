@@ -5,6 +5,11 @@
 // minus, cdiv, min and max, evaluated in 64 bits with `/` and `%`
 // truncating toward zero. Overflow and division by zero are errors.
 //
+// Two forms name a value of a strided tensor's view that the launcher
+// binds: `stride(x, d)`, x's stride along dimension d in elements, and
+// `align(x)`, the largest power of two (at most kMaxAlign) that divides
+// x's device address. A variant's conditions use them (docs/runtime.md).
+//
 // An expression is kept as postfix code, parsed and evaluated with explicit
 // stacks: no step recurses, so a bundle's 30,000-term chain or 50,000
 // nested brackets cost memory in proportion to their length, never the
@@ -52,6 +57,16 @@ private:
   // Immutable after parsing, so copies share it.
   std::shared_ptr<const Code> code;
 };
+
+/// The environment's names of `stride(x, d)` and `align(x)`, as
+/// Expr::names() lists them.
+std::string strideName(const std::string &tensor, int64_t dim);
+std::string alignName(const std::string &tensor);
+/// Splits such a name: dim is -1 for align(x). False for any other name.
+bool parseViewName(const std::string &name, std::string &tensor, int64_t &dim);
+/// The largest align(x): an address that is a multiple of it, or none yet
+/// (0), is aligned enough for any access.
+constexpr int64_t kMaxAlign = 256;
 
 /// Parses and evaluates in one step (for tests and --eval).
 bool evalExpr(std::string_view text, const Env &env, int64_t &result,

@@ -93,6 +93,38 @@ void linearAttention(const double *q, const double *k, const double *v,
                      int64_t B, int64_t T, int64_t H, int64_t D, int64_t Dv,
                      double scale, double *o);
 
+/// Packed variable-length attention's sizes (flash-attn's varlen layout):
+/// q, o, dq [TQ, H, D]; k, v, dk, dv [TK, HKV, D]; lse, delta [H, TQ]
+/// (head-major). B sequences: b is q rows cuQ[b] .. cuQ[b+1] - 1 and k rows
+/// cuK[b] .. cuK[b+1] - 1 (cuQ, cuK of B + 1 non-decreasing bounds).
+struct VarlenSizes {
+  int64_t TQ = 0, TK = 0, H = 0, HKV = 1, D = 0, B = 0;
+};
+
+/// The forward of each sequence by the definition (References/
+/// VarlenAttention.cpp): query head h reads K/V head h / (H / HKV); with
+/// `causal` query i of a sequence sees key j iff j <= i + len_k - len_q
+/// (bottom-right). A row that sees no key gets o = 0 and lse = -inf; rows
+/// in no sequence are NaN in o and lse (nullable: natural log).
+void varlenAttentionForward(const VarlenSizes &n, const double *q,
+                            const double *k, const double *v,
+                            const int64_t *cuQ, const int64_t *cuK,
+                            bool causal, double scale, double *o,
+                            double *lse);
+
+/// Its backward for the output gradient `dout` [TQ, H, D] and, when
+/// non-null, an lse gradient `dlse` [H, TQ]: dq, dk, dv; rows in no
+/// sequence are NaN, keys no query sees 0. Also the forward's o, lse and
+/// delta = rowsum(dout o) [H, TQ] (every row; 0 in no sequence) where
+/// non-null.
+void varlenAttentionBackward(const VarlenSizes &n, const double *q,
+                             const double *k, const double *v,
+                             const double *dout, const double *dlse,
+                             const int64_t *cuQ, const int64_t *cuK,
+                             bool causal, double scale, double *dq, double *dk,
+                             double *dv, double *o, double *lse,
+                             double *delta);
+
 /// Gated linear attention's sizes: q, k, g [B, T, H, K]; v, o [B, T, H, V];
 /// states h0, ht, dht, dh0 [B, H, K, V]; per-chunk states hs, dhs
 /// [B, NT, H, K, V] with NT = cdiv(T, chunk).
@@ -110,6 +142,16 @@ void glaForward(const GlaSizes &n, const double *q, const double *k,
                 const double *v, const double *g, const double *h0,
                 const double *hsIn, double scale, double *o, double *ht,
                 double *hs);
+
+/// chunk_gla_cumsum's gc [B, T, H, K]: the sum of g over the rows up to t
+/// of t's chunk of n.chunk rows.
+void glaChunkCumsum(const GlaSizes &n, const double *g, double *gc);
+
+/// chunk_gla_intra's scores: a[b, t, h, j] = sum_d q[t, d] k[j', d]
+/// exp(gc[t, d] - gc[j', d]) for j' = (t / chunk) * chunk + j <= t, else 0;
+/// gc glaChunkCumsum's. a is [B, T, H, chunk].
+void glaIntraScores(const GlaSizes &n, const double *q, const double *k,
+                    const double *gc, double *a);
 
 /// The gradients of glaForward's L = sum(o dout) + sum(ht dht) (dht null:
 /// 0) through its adjoint: with Ga_t = dL/dS_t through positions after t

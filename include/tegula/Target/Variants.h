@@ -1,10 +1,13 @@
 //===- Variants.h - Specialized builds a bundle carries ---------*- C++ -*-===//
 //
-// A kernel over runtime sizes is compiled twice: the general code, and a
-// variant that assumes every size variable is a multiple of 16, so that its
-// accesses move 16 bytes where the general code cannot prove alignment.
-// The bundle lists the variant with the conditions it assumes; launchers
-// check them and pick it when they hold (docs/runtime.md).
+// A kernel over runtime sizes is compiled more than once: the general
+// code, and variants whose accesses move 16 bytes where the general code
+// cannot prove alignment. "div16" assumes every size variable is a
+// multiple of 16; for a kernel with strided tensors, "div16_unit" assumes
+// that too and, of every strided view, a last stride of 1, the other
+// strides multiples of 16 bytes and a 16-byte aligned base. The bundle
+// lists them, most specialized first, with the conditions they assume;
+// launchers pick the first whose conditions hold (docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +28,11 @@ struct KernelVariant {
   std::vector<std::string> when; ///< conditions over size variables
 };
 
-/// Adds to a tile-level module, for each kernel with a size variable not
-/// already known to be a multiple of 16, a copy that assumes every one is.
+/// Adds to a tile-level module, for each kernel with strided tensors, a
+/// copy that assumes its sizes divisible and its views unit-stride
+/// ("div16_unit"), and for each kernel with a size variable not already
+/// known to be a multiple of 16, a copy that assumes every one is
+/// ("div16"); in that order, per kernel.
 std::vector<KernelVariant> addDivisibilityVariants(mlir::ModuleOp tileModule);
 
 } // namespace tegula::target

@@ -52,6 +52,7 @@ struct AtomicLowering : public StatefulPattern<AtomicRMWOp> {
     GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
                         op.getIndices(), adaptor.getIndices(),
                         adaptor.getMask()};
+    access.tileTensor = op.getTensor();
     AccessPlan plan = planAccess(rewriter, op, access, element, 1);
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
     ElementOwners owners = findElementOwners(getLinearLayout(valueType));

@@ -50,8 +50,10 @@ struct TensorView {
   SmallVector<std::optional<int64_t>> staticStrides;
 };
 
-TensorView unpackTensor(OpBuilder &builder, Location loc, GlobalTensorType type,
-                        Value tensor) {
+TensorView unpackTensor(OpBuilder &builder, Location loc,
+                        const GlobalAccess &access) {
+  GlobalTensorType type = access.type;
+  Value tensor = access.tensor;
   unsigned rank = type.getRank();
   TensorView view;
   view.base = LLVM::ExtractValueOp::create(builder, loc, tensor, 0);
@@ -61,9 +63,22 @@ TensorView unpackTensor(OpBuilder &builder, Location loc, GlobalTensorType type,
     view.extents.push_back(LLVM::ExtractValueOp::create(
         builder, loc, tensor, ArrayRef<int64_t>{dim + 1}));
   if (type.getIsStrided()) {
-    for (unsigned dim = 0; dim < rank; ++dim)
+    // A constant stride (a variant's unit last stride) is static, as a
+    // contiguous tensor's: its register offsets become immediates.
+    auto make = access.tileTensor
+                    ? access.tileTensor.getDefiningOp<MakeTensorOp>()
+                    : MakeTensorOp();
+    for (unsigned dim = 0; dim < rank; ++dim) {
+      APInt constant;
+      if (make &&
+          matchPattern(make.getStrides()[dim], m_ConstantInt(&constant))) {
+        view.staticStrides[dim] = constant.getSExtValue();
+        view.strides[dim] = i64Const(builder, loc, constant.getSExtValue());
+        continue;
+      }
       view.strides[dim] = LLVM::ExtractValueOp::create(
           builder, loc, tensor, ArrayRef<int64_t>{1 + rank + dim});
+    }
     return view;
   }
   Value stride = i64Const(builder, loc, 1);
@@ -434,7 +449,7 @@ AccessPlan tegula::tile::planAccess(OpBuilder &builder, Operation *anchor,
                                     const GlobalAccess &access, Type storedType,
                                     unsigned width) {
   Location loc = anchor->getLoc();
-  TensorView view = unpackTensor(builder, loc, access.type, access.tensor);
+  TensorView view = unpackTensor(builder, loc, access);
   if (std::optional<AccessPlan> plan =
           planAffine(builder, loc, anchor, access, view, storedType, width))
     return std::move(*plan);

@@ -27,6 +27,9 @@ struct GlobalAccess {
   /// Every element the mask allows lies within the tensor (a push of a
   /// versioned loop, VersionLoops.cpp): no bounds checks.
   bool inside = false;
+  /// The tile IR's tensor, whose make_tensor may give a strided view
+  /// constant strides (null: not known).
+  mlir::Value tileTensor = nullptr;
 };
 
 /// Addresses and masks of an access to a global tensor, one per group of

@@ -29,6 +29,7 @@ struct LoadLowering : public StatefulPattern<LoadOp> {
     GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
                         op.getIndices(),          adaptor.getIndices(),
                         adaptor.getMask(),        op.getMask()};
+    access.tileTensor = op.getTensor();
     SmallVector<Value> values =
         emitMaskedLoad(rewriter, op, access, adaptor.getOther(),
                        state.vectorWidths.lookup(op));
@@ -54,6 +55,7 @@ struct StoreLowering : public StatefulPattern<StoreOp> {
     GlobalAccess access{op.getTensor().getType(), adaptor.getTensor(),
                         op.getIndices(),          adaptor.getIndices(),
                         adaptor.getMask(),        op.getMask()};
+    access.tileTensor = op.getTensor();
     AccessPlan plan = planAccess(rewriter, op, access, storedType, width);
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
     unsigned alignment = plan.width * getStoredBytes(storedType);

@@ -148,6 +148,7 @@ struct PipelinePushLowering : public StatefulPattern<PipelinePushOp> {
                         adaptor.getMask(),
                         op.getMask(),
                         op.getInside()};
+    access.tileTensor = op.getTensor();
     auto loadBlock = [&](function_ref<void(int64_t, Value)> consume) {
       return emitMaskedLoad(rewriter, op, access, adaptor.getOther(), width,
                             consume);

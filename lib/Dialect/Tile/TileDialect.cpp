@@ -419,12 +419,18 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
                              << " must be a string";
     return success();
   }
-  if (name == kDivisibilityAttrName) {
+  if (name == kDivisibilityAttrName || name == kAlignmentAttrName) {
     auto divisor = dyn_cast<IntegerAttr>(value);
     if (!divisor || divisor.getInt() < 1 ||
         !llvm::isPowerOf2_64(divisor.getInt()))
       return op->emitError() << "'" << name << "' of argument " << argIndex
                              << " must be a power of two";
+    return success();
+  }
+  if (name == kKnownValueAttrName) {
+    if (!isa<IntegerAttr>(value))
+      return op->emitError() << "'" << name << "' of argument " << argIndex
+                             << " must be an integer";
     return success();
   }
   if (name == kArgAccessAttrName) {

@@ -100,6 +100,39 @@ void glaForward(const GlaSizes &n, const double *q, const double *k,
     }
 }
 
+void glaChunkCumsum(const GlaSizes &n, const double *g, double *gc) {
+  GlaIndex at{n, chunkCount(n)};
+  for (int64_t b = 0; b < n.B; ++b)
+    for (int64_t h = 0; h < n.H; ++h)
+      for (int64_t t = 0; t < n.T; ++t) {
+        size_t row = at.row(b, t, h, n.K), prev = at.row(b, t - 1, h, n.K);
+        for (int64_t d = 0; d < n.K; ++d)
+          gc[row + size_t(d)] =
+              g[row + size_t(d)] + (t % n.chunk ? gc[prev + size_t(d)] : 0.0);
+      }
+}
+
+void glaIntraScores(const GlaSizes &n, const double *q, const double *k,
+                    const double *gc, double *a) {
+  GlaIndex at{n, chunkCount(n)};
+  for (int64_t b = 0; b < n.B; ++b)
+    for (int64_t h = 0; h < n.H; ++h)
+      for (int64_t t = 0; t < n.T; ++t) {
+        int64_t c0 = t - t % n.chunk;
+        double *out = a + at.row(b, t, h, n.chunk);
+        std::fill(out, out + n.chunk, 0.0);
+        size_t rt = at.row(b, t, h, n.K);
+        for (int64_t j = c0; j <= t; ++j) {
+          size_t rj = at.row(b, j, h, n.K);
+          double acc = 0;
+          for (int64_t d = 0; d < n.K; ++d)
+            acc += q[rt + size_t(d)] * k[rj + size_t(d)] *
+                   std::exp(gc[rt + size_t(d)] - gc[rj + size_t(d)]);
+          out[j - c0] = acc;
+        }
+      }
+}
+
 void glaBackward(const GlaSizes &n, const double *q, const double *k,
                  const double *v, const double *g, const double *dout,
                  const double *h0, const double *hsIn, const double *dht,
@@ -362,15 +395,141 @@ bool glaBackwardRef(RefContext &c,
   return true;
 }
 
+namespace {
+/// The sizes of chunk_gla_intra's scores `a` [B, T, H, CHUNK] against q, gc
+/// (and k if the kernel has it) [B, T, H, K]; false (c failed) when a
+/// tensor is missing or misshapen.
+bool intraSizes(RefContext &c, int a, GlaSizes &n) {
+  int q = c.tensor("q", 4), k = c.index("k"), g = c.tensor("gc", 4);
+  if (q < 0 || g < 0 || a < 0)
+    return false;
+  if (c.shape(a).size() != 4)
+    return c.fail("tensor '" + c.param(a) + "' must have rank 4");
+  const std::vector<int64_t> &s = c.shape(q);
+  n.B = s[0], n.T = s[1], n.H = s[2], n.K = s[3], n.chunk = c.shape(a)[3];
+  for (int i : {k, g})
+    if (i >= 0 && c.shape(i) != s)
+      return c.fail("tensor '" + c.param(i) + "' " + formatShape(c.shape(i)) +
+                    " must be q's shape " + formatShape(s));
+  std::vector<int64_t> want = {n.B, n.T, n.H, n.chunk};
+  if (c.shape(a) != want || n.chunk < 1)
+    return c.fail("tensor '" + c.param(a) + "' " + formatShape(c.shape(a)) +
+                  " must be [B, T, H, CHUNK] with q's B, T, H");
+  return true;
+}
+} // namespace
+
+bool glaIntraRef(RefContext &c,
+                 std::map<std::string, std::vector<double>> &outputs) {
+  GlaSizes n;
+  int a = c.tensor("a", 4);
+  if (c.tensor("k", 4) < 0 || !intraSizes(c, a, n))
+    return false;
+  std::vector<double> scores(size_t(n.B * n.T * n.H * n.chunk));
+  glaIntraScores(n, c.values(c.index("q")).data(),
+                 c.values(c.index("k")).data(), c.values(c.index("gc")).data(),
+                 scores.data());
+  outputs[c.param(a)] = std::move(scores);
+  return true;
+}
+
+bool glaOutputRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs) {
+  GlaSizes n;
+  int a = c.tensor("a", 4), v = c.tensor("v", 4), hs = c.tensor("hs", 5),
+      o = c.tensor("o", 4);
+  if (!intraSizes(c, a, n) || v < 0 || hs < 0 || o < 0)
+    return false;
+  n.V = c.shape(v)[3];
+  GlaIndex at{n, chunkCount(n)};
+  std::vector<int64_t> rowsV = {n.B, n.T, n.H, n.V},
+                       chunks = {n.B, at.NT, n.H, n.K, n.V};
+  if (c.shape(v) != rowsV || c.shape(o) != rowsV || c.shape(hs) != chunks)
+    return c.fail("v and o must be [B, T, H, V] and hs [B, cdiv(T, CHUNK), "
+                  "H, K, V] with q's B, T, H, K and a's CHUNK");
+  double scale;
+  if (!c.scale(n.K, scale))
+    return false;
+  std::vector<double> q = c.values(c.index("q")), gc = c.values(c.index("gc")),
+                      scores = c.values(a), vals = c.values(v),
+                      states = c.values(hs), out(vals.size());
+  std::vector<double> qg(size_t(n.K));
+  for (int64_t b = 0; b < n.B; ++b)
+    for (int64_t h = 0; h < n.H; ++h)
+      for (int64_t t = 0; t < n.T; ++t) {
+        int64_t c0 = t - t % n.chunk;
+        size_t rt = at.row(b, t, h, n.K);
+        for (int64_t d = 0; d < n.K; ++d)
+          qg[size_t(d)] = q[rt + size_t(d)] * std::exp(gc[rt + size_t(d)]);
+        const double *st = states.data() + at.chunk(b, c0 / n.chunk, h);
+        const double *at_t = scores.data() + at.row(b, t, h, n.chunk);
+        for (int64_t j = 0; j < n.V; ++j) {
+          double acc = 0;
+          for (int64_t d = 0; d < n.K; ++d)
+            acc += qg[size_t(d)] * st[d * n.V + j];
+          for (int64_t i = 0; i < n.chunk && c0 + i < n.T; ++i)
+            acc += at_t[i] * vals[at.row(b, c0 + i, h, n.V) + size_t(j)];
+          out[at.row(b, t, h, n.V) + size_t(j)] = scale * acc;
+        }
+      }
+  outputs[c.param(o)] = std::move(out);
+  return true;
+}
+
+bool glaCumsumRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs) {
+  int g = c.tensor("g", 4), gc = c.tensor("gc", 4);
+  if (g < 0 || gc < 0 || !c.same(g, 0, gc, 0) || !c.same(g, 1, gc, 1) ||
+      !c.same(g, 2, gc, 2) || !c.same(g, 3, gc, 3))
+    return false;
+  GlaSizes n;
+  const std::vector<int64_t> &s = c.shape(g);
+  n.B = s[0], n.T = s[1], n.H = s[2], n.K = s[3], n.chunk = chunkOf(c);
+  if (n.chunk < 1)
+    return c.fail("the cumulative sums need the chunk length: a positive "
+                  "integer \"chunk\" option or template parameter CHUNK");
+  std::vector<double> sums(size_t(n.B * n.T * n.H * n.K));
+  glaChunkCumsum(n, c.values(g).data(), sums.data());
+  outputs[c.param(gc)] = std::move(sums);
+  return true;
+}
+
+namespace {
+/// chunk_gla_intra's and chunk_gla_output's gc, when the kernel reads it:
+/// the chunk cumulative sums of forget gates (deriveGlaInputs' draw), as
+/// chunk_gla_cumsum writes them.
+bool deriveChunkCumsums(RefContext &c, std::vector<HostTensor> &host,
+                        const std::set<std::string> &fromFiles) {
+  int gc = c.index("gc");
+  if (gc < 0 || c.isOutput(gc) || fromFiles.count(c.param(gc)))
+    return true;
+  if (c.shape(gc).size() != 4)
+    return c.fail("tensor '" + c.param(gc) + "' must have rank 4");
+  GlaSizes n;
+  const std::vector<int64_t> &s = c.shape(gc);
+  n.B = s[0], n.T = s[1], n.H = s[2], n.K = s[3], n.chunk = chunkOf(c);
+  if (n.chunk < 1)
+    return c.fail("the cumulative sums need the template parameter CHUNK");
+  std::vector<double> gates = c.values(gc), sums(gates.size());
+  for (double &x : gates)
+    x = -std::log1p(std::exp(-(4 + 4 * x)));
+  glaChunkCumsum(n, gates.data(), sums.data());
+  c.derive(gc, sums, host, fromFiles);
+  return true;
+}
+} // namespace
+
 bool deriveGlaInputs(RefContext &c, std::vector<HostTensor> &host,
                      const std::set<std::string> &fromFiles) {
   int g = c.index("g");
   if (g < 0)
-    return true;
+    return deriveChunkCumsums(c, host, fromFiles);
   std::vector<double> gates = c.values(g);
-  for (double &x : gates)
-    x = -std::log1p(std::exp(-(4 + 4 * x)));
-  c.derive(g, gates, host, fromFiles);
+  if (!fromFiles.count(c.param(g)) && !c.isOutput(g)) {
+    for (double &x : gates)
+      x = -std::log1p(std::exp(-(4 + 4 * x)));
+    c.derive(g, gates, host, fromFiles);
+  }
   return true;
 }
 

@@ -192,6 +192,14 @@ inline std::vector<double> sumPartialRows(const std::vector<double> &rows,
 bool attentionBackwardRef(RefContext &c,
                           std::map<std::string, std::vector<double>> &outputs);
 
+/// kernels/attention_varlen.tile's attention_varlen_fwd and
+/// attention_varlen_bwd.tile's kernels (References/VarlenAttention.cpp):
+/// whichever of o, lse, delta, dq, dk, dv the kernel writes.
+bool varlenForwardRef(RefContext &c,
+                      std::map<std::string, std::vector<double>> &outputs);
+bool varlenBackwardRef(RefContext &c,
+                       std::map<std::string, std::vector<double>> &outputs);
+
 /// kernels/layer_norm.tile's references (References/LayerNorm.cpp).
 bool layerNormForwardRef(RefContext &c,
                          std::map<std::string, std::vector<double>> &outputs);
@@ -218,6 +226,15 @@ bool glaForwardRef(RefContext &c,
                    std::map<std::string, std::vector<double>> &outputs);
 bool glaBackwardRef(RefContext &c,
                     std::map<std::string, std::vector<double>> &outputs);
+/// chunk_gla_intra's scores (glaIntraScores), and chunk_gla_output's o
+/// from the scores and states it is given (exact for any).
+bool glaIntraRef(RefContext &c,
+                 std::map<std::string, std::vector<double>> &outputs);
+bool glaOutputRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs);
+/// chunk_gla_cumsum's chunk cumulative sums (glaChunkCumsum).
+bool glaCumsumRef(RefContext &c,
+                  std::map<std::string, std::vector<double>> &outputs);
 
 /// The inputs the backward references need from the forward, derived in
 /// float64 into `host` where the kernel reads them and no --in file in
@@ -227,6 +244,9 @@ bool glaBackwardRef(RefContext &c,
 /// gates g (forget gates in (0, 1): logsigmoid of the random values).
 bool deriveAttentionBackwardInputs(RefContext &c, std::vector<HostTensor> &host,
                                    const std::set<std::string> &fromFiles);
+/// The varlen backward's lse and delta (References/VarlenAttention.cpp).
+bool deriveVarlenInputs(RefContext &c, std::vector<HostTensor> &host,
+                        const std::set<std::string> &fromFiles);
 bool deriveLayerNormInputs(RefContext &c, std::vector<HostTensor> &host,
                            const std::set<std::string> &fromFiles);
 bool deriveRmsNormInputs(RefContext &c, std::vector<HostTensor> &host,

@@ -25,7 +25,8 @@ from ._linear_attention import (chunk_linear_attention,
 from ._loss import cross_entropy
 from ._norm import rms_norm
 from ._rotary import rotary
+from ._varlen import attention_varlen
 
-__all__ = ["attention", "attention_decode", "chunk_gla", "chunk_linear_attention", "cross_entropy",
+__all__ = ["attention", "attention_decode", "attention_varlen", "chunk_gla", "chunk_linear_attention", "cross_entropy",
            "fused_recurrent_gla", "fused_recurrent_linear_attention",
            "rms_norm", "rotary"]

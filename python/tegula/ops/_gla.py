@@ -37,23 +37,28 @@ def _kernel(kernel: str, q: Tensor, v: Tensor, flags: str = ""):
     return _common.kernel(name, _prebuilt.gla_entry(kernel), q)
 
 
-# The forward's form: None picks by shape (_two_launch); True or False
-# forces one (check-gla-ops.py times and checks both).
-FORWARD_TWO_LAUNCH: Optional[bool] = None
-# Below this many programs (batch x heads x blocks of V) a multiprocessor
-# the one-launch forward, whose programs each walk all of T, leaves the GPU
-# idle: the two-launch form runs a program per chunk of 64 after the states.
-_TWO_LAUNCH_BELOW = 4
+# The forward's form: None picks by shape (_chunked); True or False forces
+# one (check-gla-ops.py times and checks both).
+FORWARD_CHUNKED: Optional[bool] = None
 
 
-def _two_launch(q: Tensor, v: Tensor) -> bool:
-    if FORWARD_TWO_LAUNCH is not None:
-        return FORWARD_TWO_LAUNCH
+def _chunked(q: Tensor, v: Tensor) -> bool:
+    """The chunked forward (states, gate sums, scores, outputs: a program
+    per chunk of 64) or chunk_gla_fwd (a program per head and block of V
+    walking all of T). Measured on an H200 at [8, 2048, H, K], H K = 2048
+    (docs/measurements/2026-11-27-h200-s36.log): chunk_gla_fwd 1.02 ms
+    against 1.34 at K = 64; the chunked form 1.54 against 2.28 at K = 128
+    and 1.93 against 13.1 at K = 256, where chunk_gla_fwd's blocks of 16
+    values each form all of K's scores. With fewer programs than
+    multiprocessors chunk_gla_fwd leaves the GPU idle."""
+    if FORWARD_CHUNKED is not None:
+        return FORWARD_CHUNKED
     b, t, h, kd = q.shape
-    block_v = 16 if kd == 256 or v.shape[-1] <= 16 else 64
+    if t <= _prebuilt.GLA_FWD_CHUNK:
+        return False
+    block_v = 16 if v.shape[-1] <= 16 else 64
     programs = b * h * -(-v.shape[-1] // block_v)
-    sms = _common.multiprocessors(q)
-    return programs < _TWO_LAUNCH_BELOW * sms and t > _prebuilt.GLA_FWD_CHUNK
+    return kd >= 128 or programs < _common.multiprocessors(q)
 
 
 def _empty_state(q: Tensor, v: Tensor, n: int) -> Tensor:
@@ -75,12 +80,17 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
             q, k, v, g, state, o=o, ht=ht, scale=scale)
         return o, ht
     b, t, h, kd = q.shape
-    if _two_launch(q, v):
+    if _chunked(q, v):
         nt = -(-t // _prebuilt.GLA_FWD_CHUNK)
         hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
         _kernel("chunk_gla_states_fwd", q, v, flags)(
             k, v, g, state, hs=hs, ht=ht)
-        _kernel("chunk_gla_chunks", q, v)(q, k, v, g, hs, o=o, scale=scale)
+        gc = torch.empty_like(g)
+        _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
+        a = q.new_empty((b, t, h, _prebuilt.GLA_FWD_CHUNK),
+                        dtype=torch.float32)
+        _kernel("chunk_gla_intra", q, v)(q, k, gc, a=a)
+        _kernel("chunk_gla_output", q, v)(q, v, gc, a, hs, o=o, scale=scale)
         return o, ht
     no_states = q.new_empty((b, 0, h, kd, v.shape[-1]), dtype=torch.float32)
     _kernel("chunk_gla_fwd", q, v, flags)(

@@ -122,6 +122,27 @@ func.func @arg_dims(%a: !tile.ptr<f32> {tile.dims = [1.0 : f32]}) {
 
 // -----
 
+// expected-error @+1 {{'tile.divisibility' of argument 0 must be a power of two}}
+func.func @arg_divisibility(%a: i32 {tile.divisibility = 12 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.alignment' of argument 0 must be a power of two}}
+func.func @arg_alignment(%a: !tile.ptr<f32> {tile.alignment = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.known_value' of argument 1 must be an integer}}
+func.func @arg_known_value(%a: !tile.ptr<f32>, %s: i64 {tile.known_value = "one"}) {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown tile dialect argument attribute 'tile.shape'}}
 func.func @arg_unknown(%a: !tile.ptr<f32> {tile.shape = "N"}) {
   return

@@ -80,6 +80,18 @@ def main():
     # varlen on the GPU: 7 sequences over T = 3000 rows, longest 1000.
     write_npy(os.path.join(out, "cu-3000.npy"),
               [0, 1000, 1017, 1500, 1501, 2222, 2900, 3000])
+    # varlen with separate key bounds (attention_varlen_fwd and the
+    # backward): over cu-203's queries (1, 65, 0, 74, 63) keys of 3, 40,
+    # 20, 74 and 0 (TK = 137): more keys than queries, fewer (causal rows
+    # that see none), keys without queries, equal, queries without keys.
+    write_npy(os.path.join(out, "cu-k-137.npy"), [0, 3, 43, 63, 137, 137])
+    # ... and keys 0..49, 50..89 for cu-110's queries over TK = 95 (key
+    # rows 90..94 in no sequence).
+    write_npy(os.path.join(out, "cu-k-95.npy"), [0, 50, 90])
+    # ... on the GPU: keys of 800, 17, 600, 0, 721, 1000, 33 for cu-3000's
+    # queries (1000, 17, 483, 1, 721, 678, 100) over TK = 3171.
+    write_npy(os.path.join(out, "cu-k-3171.npy"),
+              [0, 800, 817, 1417, 1417, 2138, 3138, 3171])
     # paged, PAGE = 16: lengths 1, 16, 0, 37, 100 over 17 pages, at most 7
     # pages a sequence (NUM_PAGES = 17).
     table, lens = paged(17, 16, [1, 16, 0, 37, 100], 7, 5)
@@ -125,6 +137,15 @@ def main():
                 k.append(1.0 if f == 0 else ((state >> 11) / 2**53) * 2 - 1)
         write_npy(os.path.join(out, f"bwd-k-d{d}.npy"), k, (1, 1, 70, d),
                   "<f4")
+        # The same rows packed for the varlen backward ([70, 1, D]).
+        write_npy(os.path.join(out, f"varlen-q-e0-d{d}.npy"), e0,
+                  (70, 1, d), "<f4")
+        write_npy(os.path.join(out, f"varlen-k-d{d}.npy"), k, (70, 1, d),
+                  "<f4")
+    # ... over two sequences: queries 30 and 40, keys 45 and 25 (causal
+    # rows 0..14 of the second see none).
+    write_npy(os.path.join(out, "cu-70.npy"), [0, 30, 70])
+    write_npy(os.path.join(out, "cu-k-70.npy"), [0, 45, 70])
 
 
 if __name__ == "__main__":
