@@ -9,9 +9,12 @@ Two custom ops, each with a fake implementation:
 tegula::gla_forward (kernels/gla.tile: chunk_gla_fwd, or recurrent_gla_fwd
 for the recurrent form) returns o and the final state S_T;
 tegula::gla_backward recomputes the per-chunk states (chunk_gla_states),
-walks them back for dS (chunk_gla_bwd_dh) and forms dq, dk, dg
-(chunk_gla_bwd_dqkg) and dv (chunk_gla_bwd_dv), kernels/gla_bwd.tile. Both
-forms share the backward: they compute the same function.
+walks them back for dS (chunk_gla_bwd_dh), recomputes the gate sums and
+intra-chunk scores (chunk_gla_cumsum, chunk_gla_intra), forms the scores'
+gradient (chunk_gla_bwd_da) and from it the intra-chunk dq, dk
+(chunk_gla_bwd_dqk_intra), then dq, dk, dg (chunk_gla_bwd_dqkg) and dv
+(chunk_gla_bwd_dv), kernels/gla_bwd.tile (its header says why in this
+form). Both forms share the backward: they compute the same function.
 """
 
 from __future__ import annotations
@@ -114,7 +117,7 @@ def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
     hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
     h0_flag = "-h0" if h0 is not None else ""
     state = h0 if h0 is not None else _empty_state(q, v, 0)
-    _kernel("chunk_gla_states", q, v, h0_flag)(
+    _kernel("chunk_gla_states_fwd", q, v, h0_flag)(
         k, v, g, state, hs=hs, ht=_empty_state(q, v, b))
     dh_flags = h0_flag + ("-dht" if dht is not None else "")
     dhs = torch.empty_like(hs)
@@ -124,10 +127,18 @@ def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
         q, g, do,
         dht.contiguous() if dht is not None else _empty_state(q, v, 0),
         dhs=dhs, dh0=dh0, scale=scale)
+    gc = torch.empty_like(g)
+    _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
+    a = q.new_empty((b, t, h, BWD_CHUNK), dtype=torch.float32)
+    _kernel("chunk_gla_intra", q, v)(q, k, gc, a=a)
+    da = torch.empty_like(a)
+    _kernel("chunk_gla_bwd_da", q, v)(v, do, da=da, scale=scale)
+    dqi, dki = torch.empty_like(gc), torch.empty_like(gc)
+    _kernel("chunk_gla_bwd_dqk_intra", q, v)(q, k, gc, da, dqi=dqi, dki=dki)
     dq, dk, dv, dg = (torch.empty_like(t) for t in (q, k, v, g))
     _kernel("chunk_gla_bwd_dqkg", q, v)(
-        q, k, v, g, do, hs, dhs, dq=dq, dk=dk, dg=dg, scale=scale)
-    _kernel("chunk_gla_bwd_dv", q, v)(q, k, g, do, dhs, dv=dv, scale=scale)
+        q, k, v, gc, do, hs, dhs, dqi, dki, dq=dq, dk=dk, dg=dg, scale=scale)
+    _kernel("chunk_gla_bwd_dv", q, v)(k, gc, a, do, dhs, dv=dv, scale=scale)
     return dq, dk, dv, dg, dh0
 
 
