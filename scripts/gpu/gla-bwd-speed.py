@@ -17,9 +17,11 @@ Prints PASS/FAIL lines for the float64 check (check-gla-ops.py's
 check_gla: forward and every gradient against the step recurrence's
 autograd, ragged T, h0 and dht, f16 and bf16, strong and mixed gates, both
 forward forms), then per size: "bwd" (autograd.grad of o alone, the
-forward's graph kept; median of 3 x 20 calls), fwd and fwd+bwd for both,
-and "kernels" (each backward kernel's GPU time from the profiler, one
-call, and their sum). Exits 1 on a failed check. fla autotunes on its
+forward's graph kept; median of 3 x 20 calls), fwd and fwd+bwd, for
+tegula's picked form (chunked: its scores kept for the backward), its
+chunk_gla_fwd form (the backward recomputes the scores) and fla; and
+"kernels" (each backward kernel's GPU time from the profiler, one call,
+and their sum). Exits 1 on a failed check. fla autotunes on its
 first calls (222 s at K = 256 on an H200, stop 36): --sizes splits the
 run under a 600 s limit.
 """
@@ -91,11 +93,16 @@ def speed(fla_chunk_gla, sizes):
         g = F.logsigmoid(torch.randn(b, t, h, d, device="cuda")) \
             .requires_grad_()
         do = torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16)
-        impls = [("tegula", tegula.ops.chunk_gla)]
+        # tegula's picked form (the chunked one, keeping its scores for the
+        # backward), and chunk_gla_fwd's, whose backward recomputes them.
+        impls = [("tegula", tegula.ops.chunk_gla, None),
+                 ("tegula chunk_gla_fwd", tegula.ops.chunk_gla, False)]
         if fla_chunk_gla is not None:
-            impls.append(("fla", fla_chunk_gla))
+            impls.append(("fla", fla_chunk_gla, None))
         times = {}
-        for label, fn in impls:
+        for label, fn, form in impls:
+            _gla.FORWARD_CHUNKED = form
+
             def fwd(fn=fn):
                 with torch.no_grad():
                     fn(q, k, v, g)
@@ -116,6 +123,7 @@ def speed(fla_chunk_gla, sizes):
                    "; ".join(f"{n[:48]} {ms:.3f}" for n, ms in rows) +
                    f"; sum {total:.3f} ms")
             del o
+        _gla.FORWARD_CHUNKED = None
         text = "; ".join(f"{n} bwd {a:.3f} ms (fwd {f:.3f}, fwd+bwd {c:.3f})"
                          for n, (a, f, c) in times.items())
         if "fla" in times:
