@@ -13,6 +13,10 @@
 #   glatrain (same carry) scripts/gpu/s36-gla-train.sh: the GLA model
 #            beside fla's (run it again on the warm machine if fla's
 #            autotuning was cut off).
+#   glabwd   (same carry) check-gla-ops.py (values against float64 in
+#            both forward forms, opcheck, torch.compile, CUDA graph), then
+#            gla-bwd-speed.py at $SIZES (default 64,128) beside fla
+#            ($SPEED_ARGS, e.g. --no-fla).
 set -u
 out=${OUT:-/tmp/s37}
 mkdir -p "$out"
@@ -48,5 +52,18 @@ ops)
   grep -E '^FAIL|^INFO speed|Error' "$out/ops.txt" | cut -c1-400 | head -20
   ;;
 glatrain) OUT=$out bash scripts/gpu/s36-gla-train.sh ;;
-*) echo "usage: s37-device.sh kernels|ops|glatrain" >&2; exit 2 ;;
+glabwd)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site
+  if [ "${CHECK:-1}" = 1 ]; then
+    timeout 240 python3 scripts/gpu/check-gla-ops.py > "$out/gla-check.txt" 2>&1
+    echo "check-gla-ops rc=$? PASS $(grep -c '^PASS' "$out/gla-check.txt") FAIL $(grep -c '^FAIL' "$out/gla-check.txt")"
+    grep -E '^FAIL|Error' "$out/gla-check.txt" | cut -c1-400 | head
+  fi
+  # shellcheck disable=SC2086
+  timeout "${SPEED_TIMEOUT:-330}" python3 scripts/gpu/gla-bwd-speed.py --no-check \
+    --sizes "${SIZES:-64,128}" ${SPEED_ARGS:-} 2>&1 | tee "$out/gla-speed.txt" | tail -40
+  ;;
+*) echo "usage: s37-device.sh kernels|ops|glatrain|glabwd" >&2; exit 2 ;;
 esac
