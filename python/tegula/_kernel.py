@@ -10,7 +10,7 @@ from ctypes import c_int64, c_uint64, c_void_p
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from . import _checks, _lib
-from ._arrays import (ArrayArg, is_array, is_torch_tensor, to_array,
+from ._arrays import (ArrayArg, is_array, to_array,
                       torch_allocation, torch_allocation_key)
 from ._errors import BundleError, DriverError, Error, LaunchError
 
@@ -434,16 +434,14 @@ class Kernel:
             return None
         values = list(args)
         found = 0
-        for name in names[len(args):]:
-            value = kwargs.get(name, _MISSING)
-            found += value is not _MISSING
-            values.append(value)
-        if found != len(kwargs):
-            return None
-        for i, v in enumerate(values):
-            if v is _MISSING and i not in self._output_set:
+        for i in range(len(args), len(names)):
+            value = kwargs.get(names[i], _MISSING)
+            if value is not _MISSING:
+                found += 1
+            elif i not in self._output_set:
                 return None
-        return values
+            values.append(value)
+        return values if found == len(kwargs) else None
 
     def _fast_call(self, args: Tuple[Any, ...],
                    kwargs: Mapping[str, Any]) -> Tuple[bool, Any]:

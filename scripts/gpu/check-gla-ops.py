@@ -9,11 +9,12 @@ is printed) at ragged lengths, outputs poisoned first; both forms, negative
 and zero scales, f16 and bf16, f32 and bf16 gates, gates strong enough that
 a factored exp(gc_i) exp(-gc_j) would overflow; errors raised before
 launch; opcheck; torch.compile(fullgraph=True) and a CUDA graph replay
-bit-identical to eager. --speed also times chunk_gla forward and
-forward + backward beside fla's (import fla: bench/on-device.sh installs
-its wheel into /tmp/site).
+bit-identical to eager. --speed also times chunk_gla forward, backward
+and forward + backward beside fla's, per kernel too (gla-bwd-speed.py's
+timing; import fla: bench/on-device.sh installs its wheel into /tmp/site).
 """
 
+import importlib.util
 import os
 import sys
 
@@ -28,9 +29,10 @@ import tegula  # noqa: E402
 import tegula.ops  # noqa: E402
 from tegula.ops import _gla  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import ops_report  # noqa: E402
-from ops_report import poison, rel_l2, report, time_of  # noqa: E402
+from ops_report import poison, rel_l2, report  # noqa: E402
 
 TOL = {torch.bfloat16: 1e-2, torch.float16: 3e-3}
 
@@ -224,63 +226,19 @@ def check_opcheck_compile_graph():
 
 
 def check_speed():
-    """chunk_gla beside fla's at one size per head dimension: forward, and
-    forward + backward of q, k, v, g."""
+    """chunk_gla beside fla's at one size per head dimension: forward,
+    backward, forward + backward and each kernel's time, as
+    gla-bwd-speed.py (the one copy of that timing) prints them."""
+    spec = importlib.util.spec_from_file_location(
+        "gla_bwd_speed", os.path.join(HERE, "gla-bwd-speed.py"))
+    speed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(speed)
     try:
         from fla.ops.gla import chunk_gla as fla_chunk_gla
     except ImportError as error:
         report(None, "speed", f"fla not importable ({error})")
         fla_chunk_gla = None
-    for d in (64, 128, 256):
-        b, t, h = 8, 2048, 2048 // d
-        q, k, v = (torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16,
-                               requires_grad=True) for _ in range(3))
-        g = F.logsigmoid(torch.randn(b, t, h, d, device="cuda")) \
-            .requires_grad_()
-        do = torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16)
-        row = {}
-        impls = [("tegula", tegula.ops.chunk_gla, None),
-                 ("tegula chunk_gla_fwd", tegula.ops.chunk_gla, False),
-                 ("tegula chunked", tegula.ops.chunk_gla, True),
-                 ("fla", fla_chunk_gla, None)]
-        for label, fn, form in impls:
-            if fn is None:
-                continue
-            _gla.FORWARD_CHUNKED = form
-
-            def fwd(fn=fn):
-                with torch.no_grad():
-                    fn(q, k, v, g)
-
-            def fwd_bwd(fn=fn):
-                o, _ = fn(q, k, v, g)
-                torch.autograd.grad(o, (q, k, v, g), do)
-
-            row[label] = (sorted(time_of(fwd) for _ in range(3))[1],
-                          sorted(time_of(fwd_bwd) for _ in range(3))[1])
-        _gla.FORWARD_CHUNKED = None
-        text = "; ".join(f"{n} fwd {a:.3f} ms fwd+bwd {c:.3f} ms"
-                         for n, (a, c) in row.items())
-        if "fla" in row:
-            text += (f"; fla/tegula fwd {row['fla'][0] / row['tegula'][0]:.2f}"
-                     f"x, fwd+bwd {row['fla'][1] / row['tegula'][1]:.2f}x")
-        report(None, f"speed chunk_gla [{b}, {t}, {h}, {d}] bf16", text)
-        report(None, f"kernels chunk_gla [{b}, {t}, {h}, {d}] fwd+bwd",
-               kernel_times(lambda: torch.autograd.grad(
-                   tegula.ops.chunk_gla(q, k, v, g)[0], (q, k, v, g), do)))
-
-
-def kernel_times(fn):
-    """GPU time per kernel of one call of fn, from the profiler."""
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    rows = sorted(prof.key_averages(), key=lambda e: -e.device_time_total)
-    return "; ".join(f"{e.key[:40]} {e.device_time_total / 1e3:.3f} ms"
-                     for e in rows[:8])
+    speed.speed(fla_chunk_gla, (64, 128, 256))
 
 
 def check_values():

@@ -7,8 +7,9 @@
 #            attention_varlen's checks included.
 #   kernels  (carry .device-bundle without its bench/) tile-run --check of
 #            the kernel-configs.sh runs matching $ONLY (default: the GLA,
-#            varlen and strided runs), then compute-sanitizer's three tools
-#            on the same runs, both targets.
+#            varlen and strided runs; each run at most 60 s), then
+#            compute-sanitizer's three tools on the runs matching $SAN
+#            (default: $ONLY) within $SAN_TIMEOUT seconds (420).
 set -u
 out=${OUT:-/tmp/s36b}
 mkdir -p "$out"
@@ -28,7 +29,7 @@ kernels)
     local name=$1 bundle=$2
     shift 2
     [[ $name =~ $only ]] || return 0
-    if "$run" "$bundle" "$@" > "/tmp/s36b-k/$name.log" 2>&1; then
+    if timeout 60 "$run" "$bundle" "$@" > "/tmp/s36b-k/$name.log" 2>&1; then
       echo "PASS $name"
     else
       echo "FAIL $name: $(grep -E 'error|FAIL' "/tmp/s36b-k/$name.log" | head -2 | tr '\n' ' ')"
@@ -37,7 +38,7 @@ kernels)
   for_each_kernel_run c > "$out/kernels.txt"
   echo "kernels: PASS $(grep -c '^PASS' "$out/kernels.txt") FAIL $(grep -c '^FAIL' "$out/kernels.txt")"
   grep '^FAIL' "$out/kernels.txt" | head
-  ONLY="$only" OUT=/tmp/s36b-san timeout ${SAN_TIMEOUT:-420} \
+  ONLY="${SAN:-$only}" OUT=/tmp/s36b-san timeout ${SAN_TIMEOUT:-420} \
     bash scripts/gpu/sanitize-kernels.sh > "$out/sanitizer.txt" 2>&1
   echo "sanitizer rc=$?"; tail -3 "$out/sanitizer.txt"
   grep -E '^DIRTY|^FAIL' "$out/sanitizer.txt" | head

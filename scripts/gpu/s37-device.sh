@@ -2,14 +2,15 @@
 # Stop 37's device calls (bash scripts/gpu/s37-device.sh STEP), after
 # scripts/build-ops.sh and scripts/gpu/stage-kernels.sh here. Results go to
 # $OUT in few files; logs stay in /tmp.
-#   kernels  (carry .device-bundle) tile-run --check of the kernel-configs.sh
-#            runs matching $ONLY (default: GLA, M != N attention, strided),
-#            both targets; then compute-sanitizer's memcheck, racecheck and
-#            synccheck on the sm_90a runs matching $SAN (default: the GLA
-#            chunked forward and backward, M != N attention, varlen at
-#            D = 64, the unit-stride GEMM).
+#   kernels  (carry .device-bundle) s36b-device.sh kernels with this stop's
+#            runs: tile-run --check of those matching $ONLY (default: GLA,
+#            M != N attention, strided), both targets; then
+#            compute-sanitizer's memcheck, racecheck and synccheck on the
+#            sm_90a runs matching $SAN (default: the GLA chunked forward and
+#            backward, M != N attention, varlen at D = 64, the unit-stride
+#            GEMM).
 #   ops      (carry python/tegula/_bundles, python/tegula/libtegula_rt.so,
-#            .whl) check-ops.sh from a fresh venv (M != N cases included).
+#            .whl) s36b-device.sh ops: check-ops.sh from a fresh venv.
 #   glatrain (same carry) scripts/gpu/s36-gla-train.sh: the GLA model
 #            beside fla's (run it again on the warm machine if fla's
 #            autotuning was cut off).
@@ -23,34 +24,11 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 case ${1:-} in
 kernels)
-  only=${ONLY:-gla|strided|-mn-}
-  san=${SAN:-sm_90a.*(gla-(cumsum|intra|output|states|bwd)|-mn-|varlen-(fwd|dkdv|dq)-d64|strided-gemm-unit)|(gla-(cumsum|intra|output|states|bwd)|-mn-|varlen-(fwd|dkdv|dq)-d64|strided-gemm-unit).*sm_90a}
-  source scripts/gpu/kernel-configs.sh
-  run=.device-bundle/bin/tile-run
-  mkdir -p /tmp/s37-k
-  c() {
-    local name=$1 bundle=$2
-    shift 2
-    [[ $name =~ $only ]] || return 0
-    if timeout 60 "$run" "$bundle" "$@" > "/tmp/s37-k/$name.log" 2>&1; then
-      echo "PASS $name"
-    else
-      echo "FAIL $name: $(grep -E 'error|FAIL' "/tmp/s37-k/$name.log" | head -2 | tr '\n' ' ')"
-    fi
-  }
-  for_each_kernel_run c > "$out/kernels.txt" 2>&1
-  echo "kernels: PASS $(grep -c '^PASS' "$out/kernels.txt") FAIL $(grep -c '^FAIL' "$out/kernels.txt")"
-  grep '^FAIL' "$out/kernels.txt" | head
-  ONLY="$san" OUT=/tmp/s37-san timeout "${SAN_TIMEOUT:-360}" \
-    bash scripts/gpu/sanitize-kernels.sh > "$out/sanitizer.txt" 2>&1
-  echo "sanitizer rc=$?"; tail -3 "$out/sanitizer.txt"
-  grep -E '^DIRTY|^FAIL' "$out/sanitizer.txt" | head
+  ONLY=${ONLY:-gla|strided|-mn-} \
+    SAN=${SAN:-(gla-(cumsum|intra|output|states|bwd)|-mn-|varlen-(fwd|dkdv|dq)-d64|strided-gemm-unit).*sm_90a} \
+    SAN_TIMEOUT=${SAN_TIMEOUT:-360} OUT=$out bash scripts/gpu/s36b-device.sh kernels
   ;;
-ops)
-  timeout 300 bash scripts/gpu/check-ops.sh > "$out/ops.txt" 2>&1
-  echo "check-ops rc=$? PASS $(grep -c '^PASS' "$out/ops.txt") FAIL $(grep -c '^FAIL' "$out/ops.txt")"
-  grep -E '^FAIL|^INFO speed|Error' "$out/ops.txt" | cut -c1-400 | head -20
-  ;;
+ops) OUT=$out bash scripts/gpu/s36b-device.sh ops ;;
 glatrain) OUT=$out bash scripts/gpu/s36-gla-train.sh ;;
 glabwd)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \

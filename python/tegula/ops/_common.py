@@ -47,7 +47,9 @@ def eager(*tensors: Any) -> bool:
     """True when a call may run its op's implementation directly, without
     the dispatcher: outside torch.compile and export, on plain tensors
     (not the fake or functional tensors a trace passes). The custom op's
-    dispatch costs 10-20 us of host time per call, more than the launch."""
+    dispatch cost 10 us a call without autograd and 22 us with it, an
+    autograd.Function's 1.4 and 3.4 (CPU torch 2.15 on the development
+    machine, a trivial op), more than the launch itself."""
     if torch.compiler.is_compiling():
         return False
     return all(t is None or type(t) in _PLAIN for t in tensors)

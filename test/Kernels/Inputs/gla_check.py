@@ -310,16 +310,23 @@ def check_case(tilec, tmp, case, seed):
     return ok, tol, results
 
 
-def chunked_output(tilec, d, K, V, dt, gt, chunk, scale, chunk_defs):
-    """chunk_gla_cumsum, chunk_gla_intra and chunk_gla_output on the case
-    in `d` and chunk_gla_states' hs there; returns o."""
-    f = {n: os.path.join(d, n + ".npy") for n in ("q", "k", "v", "g")}
+def gate_sums_and_scores(tilec, d, f, K, chunk, dt, gt):
+    """chunk_gla_cumsum's gc and chunk_gla_intra's scores a (their .npy
+    paths in `d`) for the case's inputs `f`."""
     gc = tilec_run(tilec, KERNEL, "chunk_gla_cumsum",
                    {"K": K, "CHUNK": chunk, "GT": gt}, {}, None,
                    {"g": f["g"]}, ("gc",), d)["gc"]
     a = tilec_run(tilec, KERNEL, "chunk_gla_intra",
                   {"K": K, "CHUNK": chunk, "DT": dt}, {}, None,
                   {"q": f["q"], "k": f["k"], "gc": gc}, ("a",), d)["a"]
+    return gc, a
+
+
+def chunked_output(tilec, d, K, V, dt, gt, chunk, scale, chunk_defs):
+    """chunk_gla_cumsum, chunk_gla_intra and chunk_gla_output on the case
+    in `d` and chunk_gla_states' hs there; returns o."""
+    f = {n: os.path.join(d, n + ".npy") for n in ("q", "k", "v", "g")}
+    gc, a = gate_sums_and_scores(tilec, d, f, K, chunk, dt, gt)
     defs = {"K": K, "V": V, "CHUNK": chunk, "DT": dt,
             **{n: x for n, x in chunk_defs.items() if n == "BLOCK_V"}}
     ins = {"q": f["q"], "v": f["v"], "gc": gc, "a": a,
@@ -396,12 +403,7 @@ def check_bwd_case(tilec, tmp, case, seed):
     got["dhs"] = out["dhs"]
     if use_h0:
         got["dh0"] = out["dh0"]
-    gc = tilec_run(tilec, KERNEL, "chunk_gla_cumsum",
-                   {"K": K, "CHUNK": chunk, "GT": gt}, {}, None,
-                   {"g": f["g"]}, ("gc",), d)["gc"]
-    a = tilec_run(tilec, KERNEL, "chunk_gla_intra",
-                  {"K": K, "CHUNK": chunk, "DT": dt}, {}, None,
-                  {"q": f["q"], "k": f["k"], "gc": gc}, ("a",), d)["a"]
+    gc, a = gate_sums_and_scores(tilec, d, f, K, chunk, dt, gt)
     da = tilec_run(tilec, BWD_KERNEL, "chunk_gla_bwd_da",
                    {"V": V, "CHUNK": chunk, "DT": dt, **pick("BLOCK_V")}, {},
                    scale, {"v": f["v"], "do": f["do"]}, ("da",), d)["da"]
