@@ -52,7 +52,8 @@ def tegula_backward(tile, q, k, v, do, causal, scale, default):
     with `bench` the sum of their median times (each timed as run.py times
     every call), and the configs dK/dV and dQ ran (None for defaults)."""
     z, h, n, d = q.shape
-    dims = dict(Z=z, H=h, N=n)
+    # Queries (M) and keys (N) are both n; the preprocess has no keys.
+    dims = dict(Z=z, H=h, M=n, N=n)
     fwd, _ = tile.run(bundle(tile, d, causal, "attention_fwd_lse"), dims,
                       dict(q=q, k=k, v=v), ["o", "lse"], dict(scale=scale),
                       bench=False)
@@ -60,7 +61,9 @@ def tegula_backward(tile, q, k, v, do, causal, scale, default):
     def run(bench):
         def launch(kernel, ins, outs, scalars=None):
             path = bundle(tile, d, causal, kernel, default)
-            return tile.run(path, dims, ins, outs, scalars, bench=bench)
+            sizes = (dict(Z=z, H=h, M=n)
+                     if kernel == "attention_bwd_preprocess" else dims)
+            return tile.run(path, sizes, ins, outs, scalars, bench=bench)
         pre, ms_pre = launch("attention_bwd_preprocess",
                              dict(o=fwd["o"], do=do), ["delta"])
         ins = dict(q=q, k=k, v=v, do=do, lse=fwd["lse"], delta=pre["delta"])

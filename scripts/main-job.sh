@@ -45,7 +45,7 @@ echo "== interpreter check: attention_bwd dK/dV and dQ (D=64, N=100, causal, 4 q
 for k in "attention_bwd_dkdv -D GROUPED=true" attention_bwd_dq; do
   # shellcheck disable=SC2086
   "$tilec" "$root/kernels/attention_bwd.tile" -k $k --reference attention_bwd -D D=64 -D CAUSAL=true \
-    --run --dims Z=1,H=4,HKV=2,N=100 --scalar scale=0.125 --check || status=1
+    --run --dims Z=1,H=4,HKV=2,M=100,N=100 --scalar scale=0.125 --check || status=1
 done
 
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then

@@ -47,24 +47,27 @@ for_each_sweep() {
     # backward bench's shapes (N = 1024 and 4096, multi-head: HKV = H); the
     # preprocess is the checked default build
     # (scripts/gpu/stage-kernels.sh). Each config is checked with as many
-    # K/V heads as query heads and with grouped ones (GQA).
+    # K/V heads as query heads, with grouped ones (GQA), and with fewer
+    # and more queries (M) than keys (N; causal aligned bottom-right).
     for d in 64 128; do
       local h=$((2048 / d)) s
       s=$([ $d = 64 ] && echo "$s64" || echo "$s128")
-      local bwd="--dims Z=16,H=$h,HKV=$h,N=1024 --dims Z=4,H=$h,HKV=$h,N=4096 $s"
-      local chk="--dims Z=1,H=2,HKV=2,N=333 --dims Z=1,H=4,HKV=2,N=333 $s"
+      local bwd="--dims Z=16,H=$h,HKV=$h,M=1024,N=1024 --dims Z=4,H=$h,HKV=$h,M=4096,N=4096 $s"
+      local chk="--dims Z=1,H=2,HKV=2,M=333,N=333 --dims Z=1,H=4,HKV=2,M=333,N=333"
+      chk="$chk --dims Z=1,H=2,HKV=2,M=150,N=333 --dims Z=1,H=4,HKV=2,M=333,N=150 $s"
       $fn attn-fwd-lse-d$d$c attention_fwd.tile attention_fwd_lse "$chk" "$bwd" -- \
         -D D=$d -D BLOCK_M=64,128 -D BLOCK_N=32,64,128 -D CAUSAL=$causal --reference attention_fwd
       # dK/dV with 128 keys x 64 queries spills at D = 128.
       local dkdv_m=$([ $d = 64 ] && echo 16,32,64 || echo 16,32)
-      $fn attn-bwd-dkdv-d$d$c attention_bwd.tile attention_bwd_dkdv "--dims Z=1,H=2,HKV=2,N=333 $s" "$bwd" -- \
+      $fn attn-bwd-dkdv-d$d$c attention_bwd.tile attention_bwd_dkdv \
+        "--dims Z=1,H=2,HKV=2,M=333,N=333 --dims Z=1,H=2,HKV=2,M=333,N=150 $s" "$bwd" -- \
         -D D=$d -D BLOCK_N=64,128 -D BLOCK_M=$dkdv_m -D CAUSAL=$causal --reference attention_bwd
       # dK/dV's GROUPED build (K/V heads shared by H / HKV query heads),
       # tuned at a Llama-like grouping (4 query heads a K/V head) for
       # tegula.ops; not in the bench's tables of multi-head attention.
-      local gqa="--dims Z=4,H=$h,HKV=$((h / 4)),N=2048 $s"
+      local gqa="--dims Z=4,H=$h,HKV=$((h / 4)),M=2048,N=2048 $s"
       $fn attn-bwd-dkdv-grouped-d$d$c attention_bwd.tile attention_bwd_dkdv \
-        "--dims Z=1,H=4,HKV=2,N=333 --dims Z=1,H=3,HKV=1,N=200 $s" "$gqa" -- \
+        "--dims Z=1,H=4,HKV=2,M=333,N=333 --dims Z=1,H=3,HKV=1,M=200,N=200 --dims Z=1,H=4,HKV=2,M=150,N=333 $s" "$gqa" -- \
         -D D=$d -D BLOCK_N=64,128 -D BLOCK_M=$dkdv_m -D CAUSAL=$causal -D GROUPED=true --reference attention_bwd
       $fn attn-bwd-dq-d$d$c attention_bwd.tile attention_bwd_dq "$chk" "$bwd" -- \
         -D D=$d -D BLOCK_M=64,128 -D BLOCK_N=16,32,64 -D CAUSAL=$causal --reference attention_bwd

@@ -36,28 +36,37 @@ from ops_report import poison, rel_l2, report, time_of  # noqa: E402
 def reference(q, k, v, causal, scale):
     """softmax(scale q k^T) v and the row logsumexp, in float64; K/V heads
     repeated for grouped-query attention (autograd sums their gradients
-    over each group)."""
+    over each group). q has M rows, k and v N; causal is aligned
+    bottom-right (query i sees keys j <= i + N - M, flash-attn's rule), and
+    a query with no key gets o = 0 and lse = -inf (its masked scores' zero
+    gradient stops autograd's NaN there)."""
     group = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
     s = scale * (q @ k.transpose(-1, -2))
     if causal:
-        n = q.shape[-2]
-        keep = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
+        m, n = q.shape[-2], k.shape[-2]
+        keep = torch.ones(m, n, dtype=torch.bool, device=q.device).tril(n - m)
         s = s.masked_fill(~keep, float("-inf"))
     lse = torch.logsumexp(s, dim=-1)
-    return torch.softmax(s, dim=-1) @ v, lse
+    finite = torch.where(torch.isinf(lse), torch.zeros_like(lse), lse)
+    return torch.exp(s - finite[..., None]) @ v, lse
 
 
 def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
-                    kv_heads=None):
+                    kv_heads=None, keys=None):
     """Forward and backward of one call; with use_o=False the loss reads
     only the logsumexp (o's gradient never reaches the op); kv_heads < H is
-    grouped-query attention."""
-    b, h, n, d = shape
+    grouped-query attention; `keys` (N) other than q's M rows is cross
+    attention, causal bottom-right (rows with no key: o = 0, lse = -inf,
+    which must match the reference's exactly; the loss's lse term is then
+    infinite, its gradient still dlse)."""
+    b, h, m, d = shape
+    n = m if keys is None else keys
     kv_shape = (b, kv_heads or h, n, d)
     name = (f"attention {list(shape)} {str(dtype)[6:]} "
             f"{'causal ' if causal else ''}scale={scale}"
             f"{f' HKV={kv_heads}' if kv_heads else ''}"
+            f"{f' N={keys}' if keys is not None else ''}"
             f"{'' if use_o else ' (loss of lse alone)'}")
     q, k, v = (torch.randn(s, device="cuda").to(dtype).requires_grad_()
                for s in (shape, kv_shape, kv_shape))
@@ -77,11 +86,16 @@ def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
     if use_o:
         loss64 = loss64 + (o64 * do.double()).sum()
     loss64.backward()
-    errors = {"o": rel_l2(o, o64), "lse": rel_l2(lse, lse64),
+    # lse is -inf exactly where no key is seen, finite elsewhere.
+    empty = torch.isneginf(lse64)
+    errors = {"o": rel_l2(o, o64),
+              "lse": rel_l2(lse[~empty], lse64.detach()[~empty]),
               "dq": rel_l2(q.grad, q64.grad), "dk": rel_l2(k.grad, k64.grad),
               "dv": rel_l2(v.grad, v64.grad)}
-    finite = all(torch.isfinite(t).all().item()
-                 for t in (o, lse, q.grad, k.grad, v.grad))
+    finite = (torch.equal(torch.isneginf(lse), empty)
+              and torch.isfinite(lse[~empty]).all().item()
+              and all(torch.isfinite(t).all().item()
+                      for t in (o, q.grad, k.grad, v.grad)))
     worst = max(errors.values())
     report(finite and worst <= tol, name,
            " ".join(f"{key} {err:.2e}" for key, err in errors.items()) +
@@ -284,11 +298,13 @@ def check_errors():
     cases = [
         ("D = 96", (torch.randn(1, 2, 64, 96, device="cuda",
                                 dtype=torch.bfloat16),) * 3, "D = 96"),
-        ("k's shape", (good, good[:, :, :32], good), "argument 'k'"),
+        ("k's B", (good, torch.cat((good, good)), good), "argument 'k'"),
         ("v's heads", (good, good, good[:, :1]), "argument 'v'"),
         ("f32", (good.float(), good.float(), good.float()), "float32"),
         ("CPU", (good.cpu(), good.cpu(), good.cpu()), "cpu"),
-        ("rank 3", (good[0], good[0], good[0]), "[B, H, N, D]"),
+        ("rank 3", (good[0], good[0], good[0]), "[B, H, M, D]"),
+        ("k's D", (good, good[..., :32], good[..., :32]), "argument 'k'"),
+        ("v's keys", (good, good[:, :, :40], good), "argument 'v'"),
     ]
     x = torch.randn(2, 10, 16, 128, device="cuda", dtype=torch.bfloat16)
     wide = torch.randn(10, 16 * 128 // 2, device="cuda")
@@ -389,15 +405,22 @@ def check_varlen_compile_and_graph():
 
 
 def check_opcheck():
-    q, k, v = (torch.randn(1, 2, 80, 64, device="cuda", dtype=torch.bfloat16,
-                           requires_grad=True) for _ in range(3))
-    try:
-        torch.library.opcheck(torch.ops.tegula.attention_forward,
-                              (q, k, v, True, 0.125))
-        report(True, "opcheck attention_forward", "schema, fake, autograd, "
-               "aot_dispatch_dynamic")
-    except Exception as error:  # noqa: BLE001 - reported, not raised
-        report(False, "opcheck attention_forward", repr(error)[:400])
+    # M = N, then cross attention (M != N: the fakes take o and lse from q,
+    # the gradients from q, k, v each).
+    for label, keys in (("", 80), (" M != N", 48)):
+        q = torch.randn(1, 2, 80, 64, device="cuda", dtype=torch.bfloat16,
+                        requires_grad=True)
+        k, v = (torch.randn(1, 2, keys, 64, device="cuda",
+                            dtype=torch.bfloat16, requires_grad=True)
+                for _ in range(2))
+        try:
+            torch.library.opcheck(torch.ops.tegula.attention_forward,
+                                  (q, k, v, True, 0.125))
+            report(True, f"opcheck attention_forward{label}", "schema, fake, "
+                   "autograd, aot_dispatch_dynamic")
+        except Exception as error:  # noqa: BLE001 - reported, not raised
+            report(False, f"opcheck attention_forward{label}",
+                   repr(error)[:400])
     x = torch.randn(2, 9, 3, 64, device="cuda", dtype=torch.bfloat16,
                     requires_grad=True)
     cos, sin = (torch.rand(9, 32, device="cuda") for _ in range(2))
@@ -637,6 +660,25 @@ def main():
                             kv_heads=2)
     check_attention((1, 4, 200, 128), torch.float16, True, None, kv_heads=1)
     check_attention((1, 2, 300, 128), torch.float16, False, 0.2, use_o=False)
+    # Cross attention (M != N): fewer queries than keys (the decode and
+    # chunked-prefill shapes), more (rows with no key, causal), both
+    # dtypes and head sizes, GQA and MQA, a loss of lse alone.
+    for d in (64, 128):
+        for causal in (False, True):
+            check_attention((2, 3, 77, d), torch.bfloat16, causal, None,
+                            keys=333)
+            check_attention((2, 3, 333, d), torch.bfloat16, causal, None,
+                            keys=77)
+    check_attention((1, 8, 200, 64), torch.float16, True, None, kv_heads=2,
+                    keys=517)
+    check_attention((1, 8, 517, 128), torch.float16, True, -0.3, kv_heads=2,
+                    keys=200)
+    check_attention((2, 4, 1, 64), torch.bfloat16, True, None, kv_heads=1,
+                    keys=300)
+    check_attention((1, 4, 300, 128), torch.bfloat16, True, None,
+                    kv_heads=1, keys=1)
+    check_attention((1, 2, 250, 64), torch.float16, True, None, use_o=False,
+                    keys=100)
     for d, r in ((64, 64), (64, 32), (128, 128), (128, 64)):
         for interleaved in (False, True):
             check_rotary((2, 37, 3, d), r, interleaved, torch.bfloat16)

@@ -12,14 +12,22 @@ for_each_kernel_run() {
     $fn attn-d64-$target $k/attn-d64-$target/attention_fwd.json --check --dims Z=2,H=3,N=384 --scalar scale=0.125 --seed 2
     $fn attn-d64-$target-negscale $k/attn-d64-$target/attention_fwd.json --check --dims Z=1,H=2,N=256 --scalar scale=-0.2 --seed 3
     $fn attn-d64-$target-ragged $k/attn-d64-$target/attention_fwd.json --check --dims Z=1,H=3,N=333 --scalar scale=0.125 --seed 11
-    $fn attn-d64-lse-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=2,HKV=2,N=201 --scalar scale=-0.2 --seed 12
+    $fn attn-d64-lse-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=2,HKV=2,M=201,N=201 --scalar scale=-0.2 --seed 12
     $fn attn-d128-$target-ragged $k/attn-d128-$target/attention_fwd.json --check --dims Z=1,H=2,N=1000 --scalar scale=0.088 --seed 13
     $fn attn-d64-causal-$target-ragged $k/attn-d64-causal-$target/attention_fwd.json --check --dims Z=2,H=2,N=299 --scalar scale=0.125 --seed 14
-    $fn attn-d64-causal-lse-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=2,HKV=2,N=256 --scalar scale=0.125 --seed 15
+    $fn attn-d64-causal-lse-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=2,HKV=2,M=256,N=256 --scalar scale=0.125 --seed 15
     # attention_fwd_lse with grouped K/V heads (GQA; MQA when HKV = 1).
-    $fn attn-d64-lse-gqa-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=4,HKV=2,N=201 --scalar scale=0.125 --seed 52
-    $fn attn-d64-causal-lse-mqa-$target-ragged $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=3,HKV=1,N=299 --scalar scale=0.125 --seed 53
-    $fn attn-d128-lse-gqa-$target-ragged $k/attn-d128-$target/attention_fwd_lse.json --check --dims Z=1,H=6,HKV=2,N=517 --scalar scale=0.088 --seed 54
+    $fn attn-d64-lse-gqa-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=4,HKV=2,M=201,N=201 --scalar scale=0.125 --seed 52
+    $fn attn-d64-causal-lse-mqa-$target-ragged $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=3,HKV=1,M=299,N=299 --scalar scale=0.125 --seed 53
+    $fn attn-d128-lse-gqa-$target-ragged $k/attn-d128-$target/attention_fwd_lse.json --check --dims Z=1,H=6,HKV=2,M=517,N=517 --scalar scale=0.088 --seed 54
+    # attention_fwd_lse with M queries != N keys, causal aligned
+    # bottom-right: M < N, and M > N (queries i < M - N see no key: o = 0,
+    # lse = -inf).
+    $fn attn-d64-lse-mn-$target-ragged $k/attn-d64-$target/attention_fwd_lse.json --check --dims Z=2,H=2,HKV=2,M=150,N=333 --scalar scale=0.125 --seed 60
+    $fn attn-d64-causal-lse-m-lt-n-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=4,HKV=2,M=77,N=299 --scalar scale=0.125 --seed 61
+    $fn attn-d64-causal-lse-m-gt-n-$target $k/attn-d64-causal-$target/attention_fwd_lse.json --check --dims Z=1,H=3,HKV=1,M=333,N=100 --scalar scale=-0.2 --seed 62
+    $fn attn-d128-causal-f16-lse-m-gt-n-$target $k/attn-d128-causal-f16-$target/attention_fwd_lse.json --check --dims Z=1,H=4,HKV=2,M=517,N=200 --scalar scale=0.088 --seed 63
+    $fn attn-d128-lse-mn-$target-ragged $k/attn-d128-$target/attention_fwd_lse.json --check --dims Z=1,H=2,HKV=1,M=200,N=517 --scalar scale=0.088 --seed 64
     # K and V three stages deep, pushed past the end: ragged, shorter than
     # the two blocks the prologue pushes, and causal.
     $fn attn-d64-s3-$target-ragged $k/attn-d64-s3-$target/attention_fwd.json --check --dims Z=2,H=2,N=333 --scalar scale=0.125 --seed 42
@@ -87,38 +95,48 @@ for_each_kernel_run() {
     # (the div16 variant) for f16. dK/dV and dQ run as multi-head attention
     # (HKV = H) and with grouped K/V heads (GQA and MQA, dims of the last
     # field; dK/dV's GROUPED build then loops over the query heads of each
-    # K/V head).
-    local cfg b name dims scale gqa h
-    for cfg in d64:Z=2,H=3,N=333:0.125:Z=2,H=4,HKV=2,N=333 \
-               d64-causal:Z=2,H=2,N=299:0.125:Z=1,H=4,HKV=1,N=299 \
-               d128:Z=1,H=2,N=1000:0.088:Z=1,H=4,HKV=2,N=1000 \
-               d128-causal:Z=1,H=3,N=517:-0.088:Z=1,H=6,HKV=2,N=517 \
-               d64-causal-f16:Z=2,H=2,N=320:0.125:Z=2,H=4,HKV=2,N=320; do
-      IFS=: read -r name dims scale gqa <<<"$cfg"
+    # K/V head). M (queries) = N (keys) in the first fields; the last field
+    # has M != N (GQA, both sides of M = N; causal bottom-right, M > N
+    # leaving queries with no key).
+    local cfg b name dims scale gqa mn h m
+    for cfg in d64:Z=2,H=3,N=333:0.125:Z=2,H=4,HKV=2,M=333,N=333:Z=2,H=4,HKV=2,M=150,N=333 \
+               d64-causal:Z=2,H=2,N=299:0.125:Z=1,H=4,HKV=1,M=299,N=299:Z=1,H=4,HKV=2,M=299,N=100 \
+               d128:Z=1,H=2,N=1000:0.088:Z=1,H=4,HKV=2,M=1000,N=1000:Z=1,H=4,HKV=2,M=517,N=200 \
+               d128-causal:Z=1,H=3,N=517:-0.088:Z=1,H=6,HKV=2,M=517,N=517:Z=1,H=6,HKV=2,M=200,N=517 \
+               d64-causal-f16:Z=2,H=2,N=320:0.125:Z=2,H=4,HKV=2,M=320,N=320:Z=2,H=4,HKV=1,M=320,N=128; do
+      IFS=: read -r name dims scale gqa mn <<<"$cfg"
       h=${dims#*H=} && h=${h%%,*}
+      m=${dims##*N=}
       b=$k/attn-bwd-$name-$target
-      $fn attn-bwd-delta-$name-$target $b/attention_bwd_preprocess.json --check --dims $dims --seed 45
-      $fn attn-bwd-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims,HKV=$h --scalar scale=$scale --seed 46
-      $fn attn-bwd-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims,HKV=$h --scalar scale=$scale --seed 47
+      $fn attn-bwd-delta-$name-$target $b/attention_bwd_preprocess.json --check --dims ${dims%N=*}M=$m --seed 45
+      $fn attn-bwd-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims,M=$m,HKV=$h --scalar scale=$scale --seed 46
+      $fn attn-bwd-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims,M=$m,HKV=$h --scalar scale=$scale --seed 47
       $fn attn-bwd-dkdv-gqa-$name-$target $k/attn-bwd-grouped-$name-$target/attention_bwd_dkdv.json --check --dims $gqa --scalar scale=$scale --seed 55
       $fn attn-bwd-dq-gqa-$name-$target $b/attention_bwd_dq.json --check --dims $gqa --scalar scale=$scale --seed 56
+      $fn attn-bwd-dkdv-mn-$name-$target $k/attn-bwd-grouped-$name-$target/attention_bwd_dkdv.json --check --dims $mn --scalar scale=$scale --seed 65
+      $fn attn-bwd-dq-mn-$name-$target $b/attention_bwd_dq.json --check --dims $mn --scalar scale=$scale --seed 66
     done
+    # The multi-head dK/dV build (one head a K/V head) with M != N.
+    $fn attn-bwd-dkdv-mn-d64-causal-$target $k/attn-bwd-d64-causal-$target/attention_bwd_dkdv.json --check --dims Z=1,H=2,HKV=2,M=333,N=120 --scalar scale=0.125 --seed 67
+    $fn attn-bwd-dkdv-mn-d128-$target $k/attn-bwd-d128-$target/attention_bwd_dkdv.json --check --dims Z=1,H=2,HKV=2,M=120,N=517 --scalar scale=0.088 --seed 68
     # Every score -100 (Inputs/attention_inputs.py): keys past N would
     # weigh exp(96) = inf in f32 unless dQ masks them.
-    $fn attn-bwd-dq-masked-$target $k/attn-bwd-d64-$target/attention_bwd_dq.json --check --dims Z=1,H=1,HKV=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 50
-    $fn attn-bwd-dq-masked-causal-$target $k/attn-bwd-d64-causal-$target/attention_bwd_dq.json --check --dims Z=1,H=1,HKV=1,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 51
+    $fn attn-bwd-dq-masked-$target $k/attn-bwd-d64-$target/attention_bwd_dq.json --check --dims Z=1,H=1,HKV=1,M=70,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 50
+    $fn attn-bwd-dq-masked-causal-$target $k/attn-bwd-d64-causal-$target/attention_bwd_dq.json --check --dims Z=1,H=1,HKV=1,M=70,N=70 --in q=$k/attn-inputs/bwd-q-e0-d64.npy --in k=$k/attn-inputs/bwd-k-d64.npy --scalar scale=-100 --seed 51
     # sm_90a's larger blocks (stage-kernels.sh).
     if [ $target = sm_90a ]; then
-      for cfg in d64:Z=2,H=3,HKV=3,N=333:0.125:Z=2,H=4,HKV=2,N=333 \
-                 d64-causal:Z=2,H=2,HKV=2,N=299:0.125:Z=1,H=4,HKV=1,N=299 \
-                 d128:Z=1,H=2,HKV=2,N=1000:0.088:Z=1,H=4,HKV=2,N=1000 \
-                 d128-causal:Z=1,H=3,HKV=3,N=517:-0.088:Z=1,H=6,HKV=2,N=517; do
-        IFS=: read -r name dims scale gqa <<<"$cfg"
+      for cfg in d64:Z=2,H=3,HKV=3,M=333,N=333:0.125:Z=2,H=4,HKV=2,M=333,N=333:Z=1,H=4,HKV=2,M=100,N=333 \
+                 d64-causal:Z=2,H=2,HKV=2,M=299,N=299:0.125:Z=1,H=4,HKV=1,M=299,N=299:Z=1,H=4,HKV=1,M=299,N=77 \
+                 d128:Z=1,H=2,HKV=2,M=1000,N=1000:0.088:Z=1,H=4,HKV=2,M=1000,N=1000:Z=1,H=4,HKV=2,M=333,N=150 \
+                 d128-causal:Z=1,H=3,HKV=3,M=517,N=517:-0.088:Z=1,H=6,HKV=2,M=517,N=517:Z=1,H=6,HKV=2,M=150,N=517; do
+        IFS=: read -r name dims scale gqa mn <<<"$cfg"
         b=$k/attn-bwd-large-$name-$target
         $fn attn-bwd-large-dkdv-$name-$target $b/attention_bwd_dkdv.json --check --dims $dims --scalar scale=$scale --seed 48
         $fn attn-bwd-large-dq-$name-$target $b/attention_bwd_dq.json --check --dims $dims --scalar scale=$scale --seed 49
         $fn attn-bwd-large-dkdv-gqa-$name-$target $k/attn-bwd-large-grouped-$name-$target/attention_bwd_dkdv.json --check --dims $gqa --scalar scale=$scale --seed 57
         $fn attn-bwd-large-dq-gqa-$name-$target $b/attention_bwd_dq.json --check --dims $gqa --scalar scale=$scale --seed 58
+        $fn attn-bwd-large-dkdv-mn-$name-$target $k/attn-bwd-large-grouped-$name-$target/attention_bwd_dkdv.json --check --dims $mn --scalar scale=$scale --seed 69
+        $fn attn-bwd-large-dq-mn-$name-$target $b/attention_bwd_dq.json --check --dims $mn --scalar scale=$scale --seed 70
       done
     fi
     $fn rotary-$target $k/rotary-$target/rotary.json --check --dims B=2,T=37,H=3 --seed 6

@@ -35,7 +35,8 @@ def test_every_op_kernel_is_built(target):
         kernel = _prebuilt.kernel(name, entry.replace("_grouped", ""),
                                   capability)
         dtype = "f16" if f16 else "bf16"
-        want = f"{FIRST[entry]}: {dtype}[Z, H, N, {d}]"
+        # Queries (q; o for the preprocess) have M rows, keys N.
+        want = f"{FIRST[entry]}: {dtype}[Z, H, M, {d}]"
         assert want in kernel.signature, (name, kernel.signature)
         if entry.startswith("attention_bwd_d") or entry.endswith("lse"):
             assert f"k: {dtype}[Z, HKV, N, {d}]" in kernel.signature, name

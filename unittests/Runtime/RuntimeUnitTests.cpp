@@ -385,8 +385,8 @@ void testAttentionBackward() {
         deG(rows);
     std::vector<double> dqM(nq), dkM(nq), dvM(nq), oM(nq), lM(rows), deM(rows);
     attentionBackwardGqa(gq.data(), gk.data(), gv.data(), gg.data(), Z, H, HKV,
-                         N, D, causal, 0.8, dqG.data(), dkG.data(), dvG.data(),
-                         oG.data(), lG.data(), deG.data());
+                         N, N, D, causal, 0.8, dqG.data(), dkG.data(),
+                         dvG.data(), oG.data(), lG.data(), deG.data());
     attentionBackward(gq.data(), rk.data(), rv.data(), gg.data(), Z, H, N, D,
                       causal, 0.8, dqM.data(), dkM.data(), dvM.data(),
                       oM.data(), lM.data(), deM.data());
@@ -737,6 +737,7 @@ int main() {
   testFill();
   testAttention();
   testAttentionBackward();
+  testAttentionCross();
   testLinearAttention();
   testRotary();
   testLayerNorm();

@@ -59,6 +59,8 @@ void testLayerNorm();
 void testTraining();
 /// GlaTests.cpp: the GLA forward and backward references.
 void testGla();
+/// AttentionTests.cpp: the attention references with M queries != N keys.
+void testAttentionCross();
 /// VarlenTests.cpp: the varlen attention references.
 void testVarlenAttention();
 } // namespace tegula::unittest

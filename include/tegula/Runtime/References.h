@@ -60,12 +60,16 @@ void attentionBackward(const double *q, const double *k, const double *v,
                        double *dk, double *dv, double *o, double *lse,
                        double *delta);
 
-/// attentionBackward with HKV K/V heads (H a multiple of HKV; query head h
-/// reads K/V head h / (H / HKV)): k, v, dk, dv are [Z, HKV, N, D], and a K/V
-/// head's dk and dv sum the gradients of every query head that reads it.
+/// attentionBackward with M queries and N keys and HKV K/V heads (H a
+/// multiple of HKV; query head h reads K/V head h / (H / HKV)): q, dout, dq,
+/// o are [Z, H, M, D], lse and delta [Z, H, M]; k, v, dk, dv are
+/// [Z, HKV, N, D], and a K/V head's dk and dv sum the gradients of every
+/// query head that reads it. The causal mask is aligned bottom-right (row i
+/// sees keys j <= i + N - M): a row that sees no key has o = 0, lse = -inf,
+/// delta = 0 and contributes no gradient.
 void attentionBackwardGqa(const double *q, const double *k, const double *v,
-                          const double *dout, int64_t Z, int64_t H,
-                          int64_t HKV, int64_t N, int64_t D, bool causal,
+                          const double *dout, int64_t Z, int64_t H, int64_t HKV,
+                          int64_t M, int64_t N, int64_t D, bool causal,
                           double scale, double *dq, double *dk, double *dv,
                           double *o, double *lse, double *delta);
 

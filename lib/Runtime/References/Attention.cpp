@@ -155,9 +155,10 @@ struct Ctx : RefContext {
 };
 
 /// "attention_fwd" and "attention_gqa": q [Z,H,M,D], k [Z,HKV,N,D],
-/// v [Z,HKV,N,Dv] -> o [Z,H,M,Dv], optional lse [Z,H,M].
-bool denseRef(Ctx &c, bool bottomRightDefault,
-              std::map<std::string, std::vector<double>> &outputs) {
+/// v [Z,HKV,N,Dv] -> o [Z,H,M,Dv], optional lse [Z,H,M]. The causal mask is
+/// aligned bottom-right unless "causal_align" says "top_left" (the two are
+/// one when M = N).
+bool denseRef(Ctx &c, std::map<std::string, std::vector<double>> &outputs) {
   int q = c.tensor("q", 4), k = c.tensor("k", 4), v = c.tensor("v", 4),
       o = c.tensor("o", 4);
   if (q < 0 || k < 0 || v < 0 || o < 0)
@@ -178,7 +179,7 @@ bool denseRef(Ctx &c, bool bottomRightDefault,
     base = it->is_string() ? it->get<std::string>() : "";
   if (base != "e" && base != "2")
     return c.fail("'lse_base' must be \"e\" or \"2\"");
-  std::string align = bottomRightDefault ? "bottom_right" : "top_left";
+  std::string align = "bottom_right";
   if (auto it = c.options.find("causal_align"); it != c.options.end())
     align = it->is_string() ? it->get<std::string>() : "";
   if (align != "top_left" && align != "bottom_right")
@@ -489,7 +490,7 @@ bool attentionReference(const Bundle &bundle, const LaunchPlan &plan,
   std::string name = options.value("name", std::string());
   bool ok = false;
   if (name == "attention_fwd" || name == "attention_gqa")
-    ok = denseRef(c, name == "attention_gqa", outputs);
+    ok = denseRef(c, outputs);
   else if (name == "attention_varlen")
     ok = varlenRef(c, outputs);
   else if (name == "attention_paged" || name == "attention_paged_split")

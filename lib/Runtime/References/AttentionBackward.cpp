@@ -5,9 +5,11 @@
 // definition one query row at a time: P from the scores and their exact
 // logsumexp, dP = do v^T, dS = P (dP - rowsum(P dP)). K/V heads may be
 // grouped (GQA, MQA): query head h reads K/V head h / (H / HKV), and a K/V
-// head's dk and dv sum the terms of every query head of its group. Nothing
-// is shared with the tiled kernels, which recompute P from the lse and o
-// they are given.
+// head's dk and dv sum the terms of every query head of its group. Queries
+// (M) and keys (N) may differ in number; the causal mask is aligned
+// bottom-right (query i sees keys j <= i + N - M), and a query that sees no
+// key has o = 0, lse = -inf and no gradient. Nothing is shared with the
+// tiled kernels, which recompute P from the lse and o they are given.
 //
 // Those inputs (o, lse, delta = rowsum(do o)) must be what the forward
 // computed from the same q, k, v; random ones would check nothing. So with
@@ -28,11 +30,11 @@
 namespace tegula::rt {
 
 void attentionBackwardGqa(const double *q, const double *k, const double *v,
-                          const double *dout, int64_t Z, int64_t H,
-                          int64_t HKV, int64_t N, int64_t D, bool causal,
+                          const double *dout, int64_t Z, int64_t H, int64_t HKV,
+                          int64_t M, int64_t N, int64_t D, bool causal,
                           double scale, double *dq, double *dk, double *dv,
                           double *o, double *lse, double *delta) {
-  std::fill(dq, dq + Z * H * N * D, 0.0);
+  std::fill(dq, dq + Z * H * M * D, 0.0);
   std::fill(dk, dk + Z * HKV * N * D, 0.0);
   std::fill(dv, dv + Z * HKV * N * D, 0.0);
   std::vector<double> p(static_cast<size_t>(N)), dp(static_cast<size_t>(N));
@@ -40,12 +42,13 @@ void attentionBackwardGqa(const double *q, const double *k, const double *v,
   for (int64_t zh = 0; zh < Z * H; ++zh) {
     // The K/V head of query head zh % H, as an index into [Z, HKV].
     int64_t zkv = (zh / H) * HKV + (zh % H) / group;
-    const double *qh = q + zh * N * D, *kh = k + zkv * N * D,
-                 *vh = v + zkv * N * D, *gh = dout + zh * N * D;
-    for (int64_t i = 0; i < N; ++i) {
+    const double *qh = q + zh * M * D, *kh = k + zkv * N * D,
+                 *vh = v + zkv * N * D, *gh = dout + zh * M * D;
+    for (int64_t i = 0; i < M; ++i) {
       const double *qi = qh + i * D, *gi = gh + i * D;
-      // Top-left causal: row i sees keys 0..i (never none).
-      int64_t keys = causal ? i + 1 : N;
+      // Bottom-right causal: row i sees keys 0..i + N - M, none when that
+      // is negative (its sums below are empty: o = 0, delta = 0).
+      int64_t keys = causal ? std::clamp<int64_t>(i + 1 + N - M, 0, N) : N;
       double top = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j < keys; ++j) {
         double s = 0;
@@ -57,7 +60,8 @@ void attentionBackwardGqa(const double *q, const double *k, const double *v,
       double sum = 0;
       for (int64_t j = 0; j < keys; ++j)
         sum += std::exp(p[size_t(j)] - top);
-      double l = top + std::log(sum);
+      double l =
+          keys ? top + std::log(sum) : -std::numeric_limits<double>::infinity();
       double di = 0;
       for (int64_t j = 0; j < keys; ++j) {
         p[size_t(j)] = std::exp(p[size_t(j)] - l);
@@ -67,7 +71,7 @@ void attentionBackwardGqa(const double *q, const double *k, const double *v,
         dp[size_t(j)] = g;
         di += p[size_t(j)] * g;
       }
-      double *dqi = dq + (zh * N + i) * D;
+      double *dqi = dq + (zh * M + i) * D;
       for (int64_t j = 0; j < keys; ++j) {
         double pj = p[size_t(j)], ds = pj * (dp[size_t(j)] - di);
         double *dkj = dk + (zkv * N + j) * D, *dvj = dv + (zkv * N + j) * D;
@@ -82,12 +86,12 @@ void attentionBackwardGqa(const double *q, const double *k, const double *v,
           double acc = 0;
           for (int64_t j = 0; j < keys; ++j)
             acc += p[size_t(j)] * vh[j * D + d];
-          o[(zh * N + i) * D + d] = acc;
+          o[(zh * M + i) * D + d] = acc;
         }
       if (lse)
-        lse[zh * N + i] = l;
+        lse[zh * M + i] = l;
       if (delta)
-        delta[zh * N + i] = di;
+        delta[zh * M + i] = di;
     }
   }
 }
@@ -97,8 +101,8 @@ void attentionBackward(const double *q, const double *k, const double *v,
                        int64_t D, bool causal, double scale, double *dq,
                        double *dk, double *dv, double *o, double *lse,
                        double *delta) {
-  attentionBackwardGqa(q, k, v, dout, Z, H, H, N, D, causal, scale, dq, dk, dv,
-                       o, lse, delta);
+  attentionBackwardGqa(q, k, v, dout, Z, H, H, N, N, D, causal, scale, dq, dk,
+                       dv, o, lse, delta);
 }
 
 namespace {
@@ -132,7 +136,7 @@ constexpr double kLseTolerance = 1e-4;
 struct BwdTensors {
   int q = -1, k = -1, v = -1, dout = -1, o = -1, lse = -1, delta = -1;
   int dq = -1, dk = -1, dv = -1;
-  int64_t Z = 0, H = 0, HKV = 0, N = 0, D = 0;
+  int64_t Z = 0, H = 0, HKV = 0, M = 0, N = 0, D = 0;
 
   bool isOutput(const RefContext &c, int i) const {
     return i >= 0 && c.bundle.params[size_t(i)].access != Access::Read;
@@ -141,9 +145,10 @@ struct BwdTensors {
     return isOutput(c, dq) || isOutput(c, dk) || isOutput(c, dv);
   }
 
-  /// Binds the roles and checks their shapes: q, do, o, dq [Z, H, N, D];
-  /// k, v, dk, dv [Z, HKV, N, D] with H a multiple of HKV (HKV = H when the
-  /// kernel has none of them); lse and delta [Z, H, N]. q, k, v and do are
+  /// Binds the roles and checks their shapes: q, do, o, dq [Z, H, M, D];
+  /// k, v, dk, dv [Z, HKV, N, D] with H a multiple of HKV (HKV = H and
+  /// N = M when the kernel has none of them); lse and delta [Z, H, M]. q, k,
+  /// v and do are
   /// required when the kernel computes a gradient; o and do when it
   /// computes delta.
   bool bind(RefContext &c) {
@@ -151,7 +156,7 @@ struct BwdTensors {
     const char *fourNames[] = {"q", "do", "o", "dq", "k", "v", "dk", "dv"};
     // The first tensor of each side: query heads (0) and K/V heads (1).
     int first[2] = {-1, -1};
-    const char *sideShape[2] = {"[Z, H, N, D]", "[Z, HKV, N, D]"};
+    const char *sideShape[2] = {"[Z, H, M, D]", "[Z, HKV, N, D]"};
     for (size_t r = 0; r < 8; ++r) {
       *fours[r] = c.index(fourNames[r]);
       if (*fours[r] < 0)
@@ -175,22 +180,22 @@ struct BwdTensors {
                                                            : first[1]);
     const std::vector<int64_t> &ks = c.shape(first[1] >= 0 ? first[1]
                                                            : first[0]);
-    if (qs[0] != ks[0] || qs[2] != ks[2] || qs[3] != ks[3])
+    if (qs[0] != ks[0] || qs[3] != ks[3])
       return c.fail("tensors '" + c.param(first[0]) + "' " + formatShape(qs) +
                     " and '" + c.param(first[1]) + "' " + formatShape(ks) +
-                    " must have the same Z, N and D ([Z, H, N, D] and "
+                    " must have the same Z and D ([Z, H, M, D] and "
                     "[Z, HKV, N, D])");
-    Z = qs[0], H = qs[1], HKV = ks[1], N = qs[2], D = qs[3];
+    Z = qs[0], H = qs[1], HKV = ks[1], M = qs[2], N = ks[2], D = qs[3];
     if (HKV == 0 ? H != 0 : H % HKV != 0)
       return c.fail("'" + c.param(first[0]) + "' has " + std::to_string(H) +
                     " heads, not a multiple of the " + std::to_string(HKV) +
                     " K/V heads of '" + c.param(first[1]) + "'");
     for (auto [role, slot] : {std::pair{"lse", &lse}, {"delta", &delta}}) {
       *slot = c.index(role);
-      if (*slot >= 0 && c.shape(*slot) != std::vector<int64_t>{Z, H, N})
+      if (*slot >= 0 && c.shape(*slot) != std::vector<int64_t>{Z, H, M})
         return c.fail("tensor '" + c.nameOf(role) + "' " +
                       formatShape(c.shape(*slot)) +
-                      " must be [Z, H, N] = " + formatShape({Z, H, N}));
+                      " must be [Z, H, M] = " + formatShape({Z, H, M}));
     }
     if (needsForward(c))
       for (auto [role, i] :
@@ -211,15 +216,16 @@ struct Exact {
   std::vector<double> dq, dk, dv, o, lse, delta;
 
   Exact(RefContext &c, const BwdTensors &t, double scale, bool causal) {
-    size_t n = size_t(t.Z * t.H * t.N * t.D), rows = size_t(t.Z * t.H * t.N),
+    size_t n = size_t(t.Z * t.H * t.M * t.D), rows = size_t(t.Z * t.H * t.M),
            nkv = size_t(t.Z * t.HKV * t.N * t.D);
     dq.resize(n), dk.resize(nkv), dv.resize(nkv), o.resize(n);
     lse.resize(rows), delta.resize(rows);
     std::vector<double> qv = c.values(t.q), kv = c.values(t.k),
                         vv = c.values(t.v), gv = c.values(t.dout);
     attentionBackwardGqa(qv.data(), kv.data(), vv.data(), gv.data(), t.Z, t.H,
-                         t.HKV, t.N, t.D, causal, scale, dq.data(), dk.data(),
-                         dv.data(), o.data(), lse.data(), delta.data());
+                         t.HKV, t.M, t.N, t.D, causal, scale, dq.data(),
+                         dk.data(), dv.data(), o.data(), lse.data(),
+                         delta.data());
   }
 };
 
@@ -248,8 +254,13 @@ bool attentionBackwardRef(RefContext &c,
   if (t.lse >= 0 && !t.isOutput(c, t.lse)) {
     std::vector<double> given = c.values(t.lse);
     double worst = 0;
-    for (size_t i = 0; i < given.size(); ++i)
-      worst = std::max(worst, std::fabs(given[i] - exact.lse[i]));
+    for (size_t i = 0; i < given.size(); ++i) {
+      // A row with no visible key has lse -inf, which must match exactly
+      // (-inf - -inf would be NaN, and NaN never raises `worst`).
+      double err =
+          given[i] == exact.lse[i] ? 0 : std::fabs(given[i] - exact.lse[i]);
+      worst = std::max(worst, std::isnan(err) ? HUGE_VAL : err);
+    }
     if (!(worst <= kLseTolerance))
       return c.fail("input '" + c.param(t.lse) +
                     "' is not the forward's logsumexp of q and k: max "

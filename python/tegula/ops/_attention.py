@@ -101,8 +101,9 @@ def _check(q: Tensor, k: Tensor, v: Tensor) -> None:
             raise TypeError(f"attention: {name} must be a torch.Tensor, "
                             f"got {type(t).__name__}")
         if t.dim() != 4:
+            shape = "[B, H, M, D]" if name == "q" else "[B, HKV, N, D]"
             raise LaunchError(f"attention: argument '{name}' has shape "
-                              f"{list(t.shape)}: expected [B, H, N, D]")
+                              f"{list(t.shape)}: expected {shape}")
         if t.dtype not in DTYPES:
             raise LaunchError(f"attention: argument '{name}' is {t.dtype}: "
                               f"expected torch.bfloat16 or torch.float16")
@@ -110,13 +111,14 @@ def _check(q: Tensor, k: Tensor, v: Tensor) -> None:
             raise LaunchError(f"attention: argument '{name}' is on "
                               f"{t.device}: expected a CUDA tensor")
     for name, t in (("k", k), ("v", v)):
-        b, h, n, d = q.shape
-        if (t.shape[0] != b or t.shape[2:] != q.shape[2:] or t.shape[1] < 1
+        b, h, m, d = q.shape
+        if (t.shape[0] != b or t.shape[3] != d or t.shape[1] < 1
                 or h % t.shape[1] or t.shape != k.shape):
             raise LaunchError(
                 f"attention: argument '{name}' has shape {list(t.shape)} "
-                f"but q has {list(q.shape)}: k and v must be [B, HKV, N, D] "
-                f"with q's B, N and D, and HKV dividing q's H heads (GQA; "
+                f"but q has {list(q.shape)}: k and v must both be "
+                f"[B, HKV, N, D] with q's B and D (N keys, any number; q "
+                f"has M = {m} queries), and HKV dividing q's H heads (GQA; "
                 f"HKV = H is multi-head attention)")
         if t.dtype != q.dtype or t.device != q.device:
             raise LaunchError(
@@ -132,15 +134,19 @@ def _check(q: Tensor, k: Tensor, v: Tensor) -> None:
 def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
               scale: Optional[float] = None, return_lse: bool = False
               ) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-    """softmax(scale * q k^T) v over [B, H, N, D] tensors (SDPA's layout),
-    differentiable in q, k and v. k and v may have fewer heads, HKV
-    dividing H (grouped-query attention; query head h reads K/V head
-    h // (H // HKV)).
+    """softmax(scale * q k^T) v with q [B, H, M, D] and k, v [B, HKV, N, D]
+    (SDPA's layout), differentiable in q, k and v. M and N may differ
+    (cross attention). k and v may have fewer heads, HKV dividing H
+    (grouped-query attention; query head h reads K/V head h // (H // HKV)).
 
-    causal: query i sees keys j <= i. scale: None means D ** -0.5; any
-    float, zero and negative included. return_lse: also return each row's
-    logsumexp ln(sum_j exp(scale * q_i . k_j)), f32 [B, H, N], itself
-    differentiable. bf16 or f16; D = 64 or 128. docs/ops.md has the limits.
+    causal: query i sees keys j <= i + N - M, aligned bottom-right as in
+    FlashAttention 2.1+ (j <= i when M = N; SDPA's is_causal aligns
+    top-left instead when M != N). A query that sees no key (i < M - N)
+    gives o = 0, lse = -inf and no gradient. scale: None means D ** -0.5;
+    any float, zero and negative included. return_lse: also return each
+    row's logsumexp ln(sum_j exp(scale * q_i . k_j)), f32 [B, H, M],
+    itself differentiable. bf16 or f16; D = 64 or 128. docs/ops.md has the
+    limits.
     """
     _check(q, k, v)
     if scale is None:
