@@ -52,14 +52,45 @@ def reference(q, k, v, causal, scale):
     return torch.exp(s - finite[..., None]) @ v, lse
 
 
+def attention_inputs(shape, kv_shape, dtype, layout):
+    """q, k, v as the op gets them, in SDPA's [B, H, N, D] order: "bhnd"
+    contiguous tensors; "bnhd" transposed views of contiguous [B, N, H, D]
+    ones (the op's layout="bnhd"); "qkv" slices of one fused tensor,
+    [B, N, 3, H, D] (multi-head) or [B, N, (H + 2 HKV) D] (GQA), as a
+    model's qkv projection gives them (M = N). The caller's tensors and
+    the layout argument come too."""
+    b, h, m, d = shape
+    hkv, n = kv_shape[1], kv_shape[2]
+    if layout == "bhnd":
+        views = [torch.randn(s, device="cuda").to(dtype).requires_grad_()
+                 for s in (shape, kv_shape, kv_shape)]
+        return views, views, "bhnd"
+    if layout == "bnhd":
+        given = [torch.randn(b, rows, heads, d, device="cuda").to(dtype)
+                 .requires_grad_() for rows, heads in ((m, h), (n, hkv),
+                                                       (n, hkv))]
+    elif h == hkv:
+        fused = torch.randn(b, n, 3, h, d, device="cuda").to(dtype) \
+            .requires_grad_()
+        given = list(fused.unbind(2))
+    else:
+        fused = torch.randn(b, n, (h + 2 * hkv) * d, device="cuda") \
+            .to(dtype).requires_grad_()
+        given = [t.view(b, n, -1, d)
+                 for t in fused.split([h * d, hkv * d, hkv * d], -1)]
+    return [t.transpose(1, 2) for t in given], given, "bnhd"
+
+
 def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
-                    kv_heads=None, keys=None):
+                    kv_heads=None, keys=None, layout="bhnd"):
     """Forward and backward of one call; with use_o=False the loss reads
     only the logsumexp (o's gradient never reaches the op); kv_heads < H is
     grouped-query attention; `keys` (N) other than q's M rows is cross
     attention, causal bottom-right (rows with no key: o = 0, lse = -inf,
     which must match the reference's exactly; the loss's lse term is then
-    infinite, its gradient still dlse)."""
+    infinite, its gradient still dlse). `layout` (attention_inputs): how
+    q, k and v lie in memory; o must come back in q's ([B, M, H, D]
+    contiguous for "bnhd" and "qkv")."""
     b, h, m, d = shape
     n = m if keys is None else keys
     kv_shape = (b, kv_heads or h, n, d)
@@ -67,18 +98,24 @@ def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
             f"{'causal ' if causal else ''}scale={scale}"
             f"{f' HKV={kv_heads}' if kv_heads else ''}"
             f"{f' N={keys}' if keys is not None else ''}"
-            f"{'' if use_o else ' (loss of lse alone)'}")
-    q, k, v = (torch.randn(s, device="cuda").to(dtype).requires_grad_()
-               for s in (shape, kv_shape, kv_shape))
+            f"{'' if use_o else ' (loss of lse alone)'}"
+            f"{'' if layout == 'bhnd' else f' layout {layout}'}")
+    (q, k, v), given, layout_arg = attention_inputs(shape, kv_shape, dtype,
+                                                    layout)
     do = torch.randn(shape, device="cuda").to(dtype)
     dlse = torch.randn(shape[:3], device="cuda")
     poison()
-    o, lse = tegula.ops.attention(q, k, v, causal=causal, scale=scale,
-                                  return_lse=True)
+    o, lse = tegula.ops.attention(*given, causal=causal, scale=scale,
+                                  return_lse=True, layout=layout_arg)
+    if layout_arg == "bnhd":
+        layout_ok = o.is_contiguous() and o.shape == given[0].shape
+        o = o.transpose(1, 2)
+    else:
+        layout_ok = o.stride() == q.stride()
     loss = (lse * dlse).sum()
     if use_o:
         loss = loss + (o.float() * do.float()).sum()
-    loss.backward()
+    dq, dk, dv = torch.autograd.grad(loss, (q, k, v))
     q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
     c = d ** -0.5 if scale is None else scale
     o64, lse64 = reference(q64, k64, v64, causal, c)
@@ -90,16 +127,39 @@ def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
     empty = torch.isneginf(lse64)
     errors = {"o": rel_l2(o, o64),
               "lse": rel_l2(lse[~empty], lse64.detach()[~empty]),
-              "dq": rel_l2(q.grad, q64.grad), "dk": rel_l2(k.grad, k64.grad),
-              "dv": rel_l2(v.grad, v64.grad)}
+              "dq": rel_l2(dq, q64.grad), "dk": rel_l2(dk, k64.grad),
+              "dv": rel_l2(dv, v64.grad)}
     finite = (torch.equal(torch.isneginf(lse), empty)
               and torch.isfinite(lse[~empty]).all().item()
               and all(torch.isfinite(t).all().item()
-                      for t in (o, q.grad, k.grad, v.grad)))
+                      for t in (o, dq, dk, dv)))
     worst = max(errors.values())
-    report(finite and worst <= tol, name,
+    report(finite and worst <= tol and layout_ok, name,
            " ".join(f"{key} {err:.2e}" for key, err in errors.items()) +
-           f" (rel L2, tol {tol:g})" + ("" if finite else " NOT FINITE"))
+           f" (rel L2, tol {tol:g})" + ("" if finite else " NOT FINITE") +
+           ("" if layout_ok else f" o strides {list(o.stride())}"))
+
+
+def check_attention_layouts():
+    """flash-attn's [B, N, H, D] (layout="bnhd") and a fused qkv's slices
+    through their strides, at ragged N, both dtypes and head sizes, causal
+    and not, GQA and MQA, cross attention in [B, N, H, D]."""
+    for layout in ("bnhd", "qkv"):
+        for d in (64, 128):
+            for dtype in (torch.bfloat16, torch.float16):
+                for causal in (False, True):
+                    check_attention((2, 3, 333, d), dtype, causal, None,
+                                    layout=layout)
+            check_attention((2, 8, 250, d), torch.bfloat16, True, None,
+                            kv_heads=2, layout=layout)
+        check_attention((1, 4, 200, 128), torch.float16, True, -0.3,
+                        kv_heads=1, layout=layout)
+        check_attention((2, 2, 512, 64), torch.bfloat16, False, None,
+                        layout=layout)
+    check_attention((2, 4, 77, 64), torch.bfloat16, True, None, kv_heads=2,
+                    keys=333, layout="bnhd")
+    check_attention((1, 2, 333, 128), torch.float16, True, None, keys=77,
+                    use_o=False, layout="bnhd")
 
 
 def varlen_reference(q, k, v, cu_q, cu_k, causal, scale):
@@ -639,6 +699,55 @@ def check_speed():
            f"({t_op / t_direct:.3f}x; median of 3 rounds of 20)")
 
 
+def check_layout_speed():
+    """The op's forward + backward on flash-attn's [B, N, H, D] memory
+    (layout="bnhd", read through strides) and on a fused qkv's slices,
+    beside the same op on contiguous [B, H, N, D] tensors: within 3%
+    (the kernels' unit-stride variants run the contiguous code). The copy
+    the op made before (.contiguous() of each transposed view) is timed
+    for reference."""
+    for (b, n, h, d), causal in (((4, 4096, 16, 128), False),
+                                 ((4, 4096, 32, 64), True),
+                                 ((8, 1000, 16, 128), True)):
+        sdpa = [torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16,
+                            requires_grad=True) for _ in range(3)]
+        flash = [torch.randn(b, n, h, d, device="cuda", dtype=torch.bfloat16,
+                             requires_grad=True) for _ in range(3)]
+        fused = torch.randn(b, n, 3, h, d, device="cuda",
+                            dtype=torch.bfloat16, requires_grad=True)
+        do_sdpa = torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16)
+        do_flash = do_sdpa.transpose(1, 2).contiguous()
+
+        def step(tensors, do, layout="bhnd", copy=False):
+            def run():
+                args = tensors
+                if copy:  # the op before strides: one copy per tensor
+                    args = [t.transpose(1, 2).contiguous() for t in tensors]
+                o = tegula.ops.attention(
+                    *args, causal=causal,
+                    layout="bhnd" if copy else layout)
+                torch.autograd.grad(o, tensors, do.transpose(1, 2) if copy
+                                    else do)
+            return run
+
+        cases = {"bhnd": step(sdpa, do_sdpa),
+                 "bnhd": step(flash, do_flash, "bnhd"),
+                 "qkv": step(list(fused.unbind(2)), do_flash, "bnhd"),
+                 "bnhd copied": step(flash, do_flash, copy=True)}
+        rounds = [{key: time_of(fn) for key, fn in cases.items()}
+                  for _ in range(5)]
+        t = {key: sorted(r[key] for r in rounds)[2] for key in cases}
+        label = (f"speed layouts fwd+bwd [{b}, {n}, {h}, {d}] bf16"
+                 f"{' causal' if causal else ''}")
+        worst = max(t["bnhd"], t["qkv"]) / t["bhnd"]
+        report(worst <= 1.03, label,
+               f"bhnd {t['bhnd']:.3f} ms, bnhd {t['bnhd']:.3f} ms "
+               f"({t['bnhd'] / t['bhnd']:.3f}x), fused qkv {t['qkv']:.3f} ms "
+               f"({t['qkv'] / t['bhnd']:.3f}x), bnhd through copies "
+               f"{t['bnhd copied']:.3f} ms ({t['bnhd copied'] / t['bhnd']:.3f}"
+               f"x); median of 5 rounds of 20, target <= 1.03x")
+
+
 def main():
     seed = int.from_bytes(os.urandom(4), "little")
     torch.manual_seed(seed)
@@ -691,6 +800,7 @@ def main():
         check_cross_entropy(37, 32003, torch.bfloat16, reduction)
     check_cross_entropy(64, 128256, torch.bfloat16, "mean")
     check_cross_entropy(16, 32000, torch.float16, "mean")
+    check_attention_layouts()
     check_decodes()
     check_attention_varlens()
     check_errors()
@@ -700,6 +810,7 @@ def main():
     check_varlen_compile_and_graph()
     check_two_devices()
     check_speed()
+    check_layout_speed()
     print(f"check-ops: {ops_report.failures} failed", flush=True)
     return 1 if ops_report.failures else 0
 
