@@ -115,7 +115,10 @@ def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
     loss = (lse * dlse).sum()
     if use_o:
         loss = loss + (o.float() * do.float()).sum()
-    dq, dk, dv = torch.autograd.grad(loss, (q, k, v))
+    # Gradients of the tensors the op got, in the reference's order.
+    dq, dk, dv = torch.autograd.grad(loss, given)
+    if layout_arg == "bnhd":
+        dq, dk, dv = (g.transpose(1, 2) for g in (dq, dk, dv))
     q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
     c = d ** -0.5 if scale is None else scale
     o64, lse64 = reference(q64, k64, v64, causal, c)
