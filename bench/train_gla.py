@@ -51,7 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_common import (add_run_arguments, compare as compare_runs,  # noqa: E402
                           markov_batches, report_run)
 
-IMPLS = ("tegula", "fla", "naive")
+IMPLS = ("tegula", "fla", "fla-recurrent", "naive")
 
 
 # The GLA function in pure PyTorch: S_t = diag(exp(g_t)) S_{t-1} + k_t^T v_t,
@@ -145,6 +145,14 @@ def gla_kernel(impl):
 
         def call(q, k, v, gk):
             return chunk_gla(q, k, v, g=gk)[0]
+    elif impl == "fla-recurrent":
+        # fla's other form of the same function (one step per position,
+        # f32 state): its gap to fla's chunked form is the noise floor of
+        # the comparison, two valid roundings of one model.
+        from fla.ops.gla import fused_recurrent_gla
+
+        def call(q, k, v, gk):
+            return fused_recurrent_gla(q, k, v, gk=gk)[0]
     elif impl == "naive":
         def call(q, k, v, gk):
             return naive_chunk_gla(q, k, v, gk)[0]

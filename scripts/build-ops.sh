@@ -132,8 +132,10 @@ done
 # launch and in three (states, then each chunk's scores and outputs, chunks
 # of 64: gla-fwd2, gla-chunks), the
 # backward's dS walk with each of its optional tensors (-h0, -dht) and its
-# dq/dk/dg and dv kernels. CHUNK is the backward's recomputed chunk
-# (GLA_BWD_CHUNK); at K = 256 the chunked forward needs BLOCK_V = 16.
+# per-chunk kernels (gla-bwd); the backward also runs gla-fwd2's states and
+# gla-chunks' gate sums and scores. CHUNK is 64 throughout
+# (GLA_FWD_CHUNK, GLA_BWD_CHUNK); at K = 256 the one-launch forward needs
+# BLOCK_V = 16.
 # gla TARGET NAME FILE KERNEL... -- DEFINES...: queues the builds (one
 # tilec a kernel) for the parallel run below; every argument is one word.
 gla() {
@@ -161,18 +163,16 @@ for target in sm_80 sm_90a; do
     [ "$k" = 256 ] && out_v=(-D BLOCK_V=128 -D WARPS=8)
     for dt in bf16 f16; do
       sfx=$([ $dt = f16 ] && echo -f16 || true)
-      common=(-D K="$k" -D V="$v" -D DT=$dt -D CHUNK=16)
+      common=(-D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64)
       for h0 in false true; do
         f=$([ $h0 = true ] && echo -h0 || true)
         gla $target "gla-fwd-k$k-v$v$f$sfx" gla.tile chunk_gla_fwd \
-          recurrent_gla_fwd -- "${common[@]}" "${block_v[@]}" -D USE_H0=$h0
-        # The backward's states: programs over blocks of 64 keys (at
-        # K = 256, 16 values with all of K in a program took 2.2 ms on an
-        # H200 at [8, 2048, 8, 256]).
-        gla $target "gla-fwd-k$k-v$v$f$sfx" gla.tile chunk_gla_states -- \
-          "${common[@]}" -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0
-        # The chunked forward's states: chunks of 64, in blocks of 64
-        # keys (programs independent over K).
+          recurrent_gla_fwd -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=16 \
+          "${block_v[@]}" -D USE_H0=$h0
+        # The chunked forward's (and the backward's) states: chunks of 64,
+        # in blocks of 64 keys (programs independent over K; at K = 256,
+        # 16 values with all of K in a program took 2.2 ms on an H200 at
+        # [8, 2048, 8, 256]).
         gla $target "gla-fwd2-k$k-v$v$f$sfx" gla.tile chunk_gla_states \
           -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D BLOCK_T=64 \
           -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0
@@ -182,8 +182,9 @@ for target in sm_80 sm_90a; do
             chunk_gla_bwd_dh -- "${common[@]}" -D USE_H0=$h0 -D USE_DHT=$dht
         done
       done
-      gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_dqkg \
-        chunk_gla_bwd_dv -- "${common[@]}"
+      gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_da \
+        chunk_gla_bwd_dqk_intra chunk_gla_bwd_dqkg chunk_gla_bwd_dv -- \
+        "${common[@]}"
       # The chunked forward's gate sums, scores and outputs, per chunk of 64.
       gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_cumsum \
         chunk_gla_intra -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64

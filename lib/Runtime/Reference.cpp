@@ -176,14 +176,15 @@ const std::pair<const char *, ReferenceFn> kReferences[] = {
     {"layer_norm_bwd_dwdb", layerNormDwDbRef},
     {"chunk_gla_fwd", glaForwardRef},
     {"chunk_gla_states", glaForwardRef},
-    {"chunk_gla_chunks", glaForwardRef},
     {"chunk_gla_cumsum", glaCumsumRef},
     {"chunk_gla_intra", glaIntraRef},
     {"chunk_gla_output", glaOutputRef},
     {"recurrent_gla_fwd", glaForwardRef},
     {"chunk_gla_bwd_dh", glaBackwardRef},
-    {"chunk_gla_bwd_dqkg", glaBackwardRef},
-    {"chunk_gla_bwd_dv", glaBackwardRef},
+    {"chunk_gla_bwd_da", glaScoreGradsRef},
+    {"chunk_gla_bwd_dqk_intra", glaIntraGradsRef},
+    {"chunk_gla_bwd_dqkg", glaDqkgRef},
+    {"chunk_gla_bwd_dv", glaDvRef},
 };
 
 const std::pair<const char *, ReferenceFn> *
@@ -257,7 +258,9 @@ bool deriveReferenceInputs(const Bundle &bundle, const LaunchPlan &plan,
            entry &&
            (entry->second == glaForwardRef || entry->second == glaBackwardRef ||
             entry->second == glaIntraRef || entry->second == glaOutputRef ||
-            entry->second == glaCumsumRef))
+            entry->second == glaCumsumRef ||
+            entry->second == glaIntraGradsRef || entry->second == glaDqkgRef ||
+            entry->second == glaDvRef))
     ok = deriveGlaInputs(c, host, fromFiles);
   if (!ok)
     error = c.error;

@@ -227,10 +227,15 @@ private:
     }
     // Elementwise: follow an mma-derived operand if any, else the first
     // whose layout was not a default (a loaded tile rather than a running
-    // sum started from zeros), else the first.
+    // sum started from zeros), else the first. Within each class, an
+    // operand computed in the op's innermost loop wins over one from
+    // outside it: the conversion then falls on the loop-invariant operand,
+    // which LICM hoists, instead of running on every iteration.
+    auto loop = op->getParentOfType<scf::ForOp>();
     auto rank = [&](Value operand) {
       Attribute layout = layoutOf(operand);
-      return isMmaDerived(layout) ? 2 : defaulted.contains(operand) ? 0 : 1;
+      int kind = isMmaDerived(layout) ? 2 : defaulted.contains(operand) ? 0 : 1;
+      return 2 * kind + (loop && isDefinedIn(operand, loop) ? 1 : 0);
     };
     Value chosen;
     for (Value operand : op->getOperands())
@@ -241,6 +246,13 @@ private:
     if (!chosen || defaulted.contains(chosen))
       defaulted.insert(result);
     return success();
+  }
+
+  /// True when `value` is computed inside `loop` (an iteration's value,
+  /// not one the loop only reads).
+  static bool isDefinedIn(Value value, scf::ForOp loop) {
+    Region *region = value.getParentRegion();
+    return region && loop->isAncestor(region->getParentOp());
   }
 
   /// True when the layout of `op`'s result is only a default: cheap

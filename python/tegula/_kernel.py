@@ -17,6 +17,8 @@ from ._errors import BundleError, DriverError, Error, LaunchError
 # Bindings cached per kernel and thread, keyed by the arguments' shapes,
 # strides, dtypes and the scalars: a repeated call only swaps pointers.
 _CACHE_LIMIT = 32
+# An output the caller left out (the launch allocates it).
+_MISSING = object()
 
 
 def _raise(status: int) -> None:
@@ -163,6 +165,7 @@ class Kernel:
         self._tensor_mask = tuple(p.is_tensor for p in params)
         self._strided_mask = tuple(p.strided for p in params)
         self._output_positions = tuple(p.index for p in params if p.is_output)
+        self._output_set = frozenset(self._output_positions)
 
     @property
     def signature(self) -> str:
@@ -389,10 +392,11 @@ class Kernel:
                 return result
         return self._call(args, kwargs, stream, dims)
 
-    def _fast_key(self, values: Tuple[Any, ...]) -> Optional[Tuple[Any, ...]]:
+    def _fast_key(self, values: List[Any]) -> Optional[Tuple[Any, ...]]:
         """What a checked binding depends on, for calls whose every tensor
-        is a CUDA torch.Tensor: shapes, strides, dtypes, the device and the
-        scalars. None when the call is not of that kind."""
+        given is a CUDA torch.Tensor: shapes, strides, dtypes, the device,
+        the scalars, and which outputs were left out (_MISSING). None when
+        the call is not of that kind."""
         torch = sys.modules.get("torch")
         if torch is None:
             return None
@@ -401,7 +405,9 @@ class Kernel:
         device = -1
         for is_tensor, strided, v in zip(self._tensor_mask, self._strided_mask,
                                          values):
-            if is_tensor:
+            if v is _MISSING:
+                key.append(None)
+            elif is_tensor:
                 if not isinstance(v, tensor_type):
                     return None
                 index = v.get_device()
@@ -413,27 +419,43 @@ class Kernel:
                     key.append(torch_allocation_key(v))
             else:
                 key.append(_checks.scalar_key(v))
+        if device < 0:
+            return None
         key.append(device)
         return tuple(key)
 
+    def _fast_values(self, args: Tuple[Any, ...],
+                     kwargs: Mapping[str, Any]) -> Optional[List[Any]]:
+        """The call's arguments in parameter order, _MISSING for outputs
+        left out; None for anything the full path must check (too many
+        arguments, an unknown keyword, an input left out)."""
+        names = self._names
+        if len(args) > len(names):
+            return None
+        values = list(args)
+        found = 0
+        for name in names[len(args):]:
+            value = kwargs.get(name, _MISSING)
+            found += value is not _MISSING
+            values.append(value)
+        if found != len(kwargs):
+            return None
+        for i, v in enumerate(values):
+            if v is _MISSING and i not in self._output_set:
+                return None
+        return values
+
     def _fast_call(self, args: Tuple[Any, ...],
                    kwargs: Mapping[str, Any]) -> Tuple[bool, Any]:
-        """A repeated call on CUDA torch tensors with every argument given:
-        the checked binding is found by the arguments' shapes, strides,
-        dtypes and scalars, and only the pointers are passed on. Anything
-        else (a first call, an output left out, another kind of array)
-        returns (False, None) for the full path, which checks everything."""
-        names = self._names
-        count = len(names)
-        if len(args) + len(kwargs) != count:
+        """A repeated call on CUDA torch tensors: the checked binding is
+        found by the arguments' shapes, strides, dtypes and scalars, the
+        outputs left out are allocated as the first call sized them, and
+        only the pointers are passed on. Anything else (a first call,
+        another kind of array) returns (False, None) for the full path,
+        which checks everything."""
+        values = self._fast_values(args, kwargs)
+        if values is None:
             return False, None
-        if kwargs:
-            try:
-                values = args + tuple(kwargs[n] for n in names[len(args):])
-            except KeyError:
-                return False, None
-        else:
-            values = args
         key = self._fast_key(values)
         if key is None:
             return False, None
@@ -447,22 +469,28 @@ class Kernel:
             if len(fast) >= _CACHE_LIMIT:
                 fast.clear()
             plan = getattr(self._local, "last_plan", None)
-            if plan is not None and not plan.output_shapes:
-                fast[key] = plan
+            if plan is not None:
+                torch = sys.modules["torch"]
+                allocate = tuple(
+                    (i, shape, _torch_dtype(torch, self.params[i].dtype))
+                    for i, shape in plan.output_shapes.items())
+                fast[key] = (plan, allocate)
             return True, result
-        plan = entry
+        plan, allocate = entry
         torch = sys.modules["torch"]
-        pointers = plan.pointers
-        for i, (is_tensor, v) in enumerate(zip(self._tensor_mask, values)):
-            pointers[i] = v.data_ptr() if is_tensor else 0
         device = key[-1]
         if _current_device(torch) != device:
             return False, None
+        for i, shape, dtype in allocate:
+            values[i] = torch.empty(shape, dtype=dtype, device=device)
+        pointers = plan.pointers
+        for i, (is_tensor, v) in enumerate(zip(self._tensor_mask, values)):
+            pointers[i] = v.data_ptr() if is_tensor else 0
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         stream = raw(device) if raw is not None else \
             torch.cuda.current_stream(device).cuda_stream
-        status = _lib.lib().tegula_rt_launch_pointers(plan.handle, pointers,
-                                                      count, stream or None)
+        status = _lib.lib().tegula_rt_launch_pointers(
+            plan.handle, pointers, len(values), stream or None)
         if status:
             _raise(status)
         outputs = self._output_positions

@@ -75,16 +75,15 @@ def loss_bundle(f16: bool) -> str:
 # The GLA builds scripts/build-ops.sh makes: (K, V) head dimensions. K = 8
 # (a layer of hidden size 32, expand_k 0.5, 2 heads) is padded to 16 inside.
 GLA_DIMS = ((8, 16), (64, 64), (64, 128), (128, 128), (256, 256))
-# The chunk of the backward's recomputed states (-D CHUNK of gla-fwd's
-# chunk_gla_states and of every gla_bwd.tile build).
-GLA_BWD_CHUNK = 16
 # The chunk of the chunked forward (gla-fwd2, gla-chunks).
 GLA_FWD_CHUNK = 64
+# The chunk of the backward (-D CHUNK of every gla_bwd.tile build): it
+# recomputes the chunked forward's states, gate sums and scores.
+GLA_BWD_CHUNK = GLA_FWD_CHUNK
 # gla.tile's and gla_bwd.tile's kernels by bundle: a build per (K, V), its
 # optional-tensor flags ("-h0", "-dht") where the kernel has them, dtype.
 _GLA_BUNDLES = {
     "chunk_gla_fwd": "gla-fwd",
-    "chunk_gla_states": "gla-fwd",
     # The chunked forward: states at CHUNK = GLA_FWD_CHUNK, then each
     # chunk's scores and outputs.
     "chunk_gla_states_fwd": "gla-fwd2",
@@ -93,6 +92,8 @@ _GLA_BUNDLES = {
     "chunk_gla_output": "gla-chunks",
     "recurrent_gla_fwd": "gla-fwd",
     "chunk_gla_bwd_dh": "gla-bwd-dh",
+    "chunk_gla_bwd_da": "gla-bwd",
+    "chunk_gla_bwd_dqk_intra": "gla-bwd",
     "chunk_gla_bwd_dqkg": "gla-bwd",
     "chunk_gla_bwd_dv": "gla-bwd",
 }

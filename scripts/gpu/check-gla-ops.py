@@ -171,11 +171,15 @@ def check_opcheck_compile_graph():
                     requires_grad=True)
     g = F.logsigmoid(torch.randn(shape, device="cuda")).requires_grad_()
     h0 = torch.randn(2, 3, 64, 128, device="cuda", requires_grad=True)
-    for args in ((q, k, v, g, h0, 0.125, False), (q, k, v, g, None, -0.3,
-                                                   True)):
+    # (..., scale, recurrent, keep_scores): the chunked form keeping its
+    # scores for the backward, and not; the recurrent form keeps none.
+    for args in ((q, k, v, g, h0, 0.125, False, True),
+                 (q, k, v, g, h0, 0.2, False, False),
+                 (q, k, v, g, None, -0.3, True, True)):
         try:
             torch.library.opcheck(torch.ops.tegula.gla_forward, args)
-            report(True, f"opcheck gla_forward h0={args[4] is not None}",
+            report(True, f"opcheck gla_forward h0={args[4] is not None} "
+                   f"recurrent={args[6]} keep_scores={args[7]}",
                    "schema, fake, autograd, aot_dispatch_dynamic")
         except Exception as error:  # noqa: BLE001 - reported, not raised
             report(False, "opcheck gla_forward", repr(error)[:400])

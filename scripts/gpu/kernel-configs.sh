@@ -153,7 +153,6 @@ for_each_kernel_run() {
     local gla=$k/gla-k64-v128-$target bwd=$k/gla-bwd-k64-v128-$target
     $fn gla-fwd-k64-$target $gla/chunk_gla_fwd.json --check --dims B=2,T=130,H=2,N0=2,NT=3 --scalar scale=0.125 --seed 70
     $fn gla-states-k64-$target $gla/chunk_gla_states.json --check --dims B=1,T=100,H=3,N0=1,NT=2 --seed 71
-    $fn gla-chunks-k64-$target $gla/chunk_gla_chunks.json --check --dims B=2,T=100,H=2,NT=2 --scalar scale=-0.3 --seed 72
     # The chunked forward's gate sums, scores (References: from q, k and
     # the derived gc) and outputs (from the a and hs given).
     $fn gla-cumsum-k64-$target $gla/chunk_gla_cumsum.json --check --dims B=2,T=130,H=2 --seed 83
@@ -166,12 +165,18 @@ for_each_kernel_run() {
     $fn gla-fwd-k8-$target $k/gla-k8-v16-$target/chunk_gla_fwd.json --check --dims B=2,T=37,H=3,N0=0,NT=0 --scalar scale=0.35 --seed 74
     $fn gla-fwd-k256-$target $k/gla-k256-$target/chunk_gla_fwd.json --check --dims B=1,T=130,H=2,N0=1,NT=0 --scalar scale=0.0625 --seed 75
     $fn gla-fwd-f16-$target $k/gla-f16-$target/chunk_gla_fwd.json --check --dims B=2,T=100,H=2,N0=0,NT=4 --scalar scale=-0.09 --seed 76
-    $fn gla-bwd-dh-k64-$target $bwd/chunk_gla_bwd_dh.json --check --dims B=2,T=130,H=2,N0=2,ND=2,NT=9 --scalar scale=0.125 --seed 77
-    $fn gla-bwd-dqkg-k64-$target $bwd/chunk_gla_bwd_dqkg.json --check --dims B=2,T=100,H=2,NT=7 --scalar scale=0.125 --seed 78
-    $fn gla-bwd-dv-k64-$target $bwd/chunk_gla_bwd_dv.json --check --dims B=1,T=130,H=3,NT=9 --scalar scale=-0.125 --seed 79
+    $fn gla-bwd-dh-k64-$target $bwd/chunk_gla_bwd_dh.json --check --dims B=2,T=130,H=2,N0=2,ND=2,NT=3 --scalar scale=0.125 --seed 77
+    $fn gla-bwd-da-k64-$target $bwd/chunk_gla_bwd_da.json --check --dims B=2,T=130,H=2 --scalar scale=0.125 --seed 90
+    $fn gla-bwd-dqk-intra-k64-$target $bwd/chunk_gla_bwd_dqk_intra.json --check --dims B=2,T=130,H=2 --seed 91
+    $fn gla-bwd-dqkg-k64-$target $bwd/chunk_gla_bwd_dqkg.json --check --dims B=2,T=100,H=2,NT=2 --scalar scale=0.125 --seed 78
+    $fn gla-bwd-dv-k64-$target $bwd/chunk_gla_bwd_dv.json --check --dims B=1,T=130,H=3,NT=3 --scalar scale=-0.125 --seed 79
+    $fn gla-bwd-dqk-intra-k256-$target $k/gla-bwd-k256-$target/chunk_gla_bwd_dqk_intra.json --check --dims B=1,T=100,H=2 --seed 92
+    $fn gla-bwd-dqkg-k256-$target $k/gla-bwd-k256-$target/chunk_gla_bwd_dqkg.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=-0.0625 --seed 93
+    $fn gla-bwd-dv-k256-$target $k/gla-bwd-k256-$target/chunk_gla_bwd_dv.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=0.0625 --seed 94
     $fn gla-bwd-dh-k8-c32-$target $k/gla-bwd-k8-c32-$target/chunk_gla_bwd_dh.json --check --dims B=2,T=37,H=3,N0=0,ND=0,NT=2 --scalar scale=0.35 --seed 80
     $fn gla-bwd-dqkg-k8-c32-$target $k/gla-bwd-k8-c32-$target/chunk_gla_bwd_dqkg.json --check --dims B=1,T=100,H=2,NT=4 --scalar scale=-0.35 --seed 81
-    $fn gla-bwd-dv-f16-$target $k/gla-bwd-f16-$target/chunk_gla_bwd_dv.json --check --dims B=2,T=100,H=1,NT=7 --scalar scale=0.088 --seed 82
+    $fn gla-bwd-dqk-intra-f16-$target $k/gla-bwd-f16-$target/chunk_gla_bwd_dqk_intra.json --check --dims B=2,T=100,H=1 --seed 95
+    $fn gla-bwd-dv-f16-$target $k/gla-bwd-f16-$target/chunk_gla_bwd_dv.json --check --dims B=2,T=100,H=1,NT=2 --scalar scale=0.088 --seed 82
     # Ragged sizes run the general code, multiples of 16 the div16 variant.
     $fn argmax-$target $k/argmax-$target/extremes.json --check --dims R=1000 --in x=$k/argmax-inputs/x.npy --ref imax=$k/argmax-inputs/imax.npy --ref imin=$k/argmax-inputs/imin.npy --ref cmax=$k/argmax-inputs/cmax.npy --ref cmin=$k/argmax-inputs/cmin.npy
     # Atomics: 1563 programs adding into 8 bins and one element.

@@ -13,7 +13,6 @@ out=${OUT:-/tmp/sanitize-kernels}
 mkdir -p "$out"
 passed=0
 failed=0
-summary=""
 
 # s NAME BUNDLE ARGS...: memcheck, racecheck, then synccheck, of one tile-run.
 s() {
@@ -31,15 +30,14 @@ s() {
       "$run" "$bundle" "$@" >"$log" 2>&1 &&
       grep -Eq "ERROR SUMMARY: 0 errors|SUMMARY: 0 hazards displayed \(0 errors, 0 warnings\)" "$log"; then
       passed=$((passed + 1))
-      summary+="CLEAN $tool $name"$'\n'
+      echo "CLEAN $tool $name"
     else
       failed=$((failed + 1))
-      summary+="DIRTY $tool $name: $(grep -E 'ERROR SUMMARY|error|FAIL' "$log" | head -3 | tr '\n' ' ')"$'\n'
+      echo "DIRTY $tool $name: $(grep -E 'ERROR SUMMARY|error|FAIL' "$log" | head -3 | tr '\n' ' ')"
     fi
   done
 }
 
 for_each_kernel_run s
-printf '%s' "$summary" | tee "$out/summary.txt"
 echo "clean $passed, dirty $failed"
 [ "$failed" = 0 ]

@@ -98,13 +98,14 @@ for target in sm_80 sm_90a; do
   # GLA: each kernel is named for its float64 reference. gla.tile's kernels
   # at K = 64, V = 128 with h0 and per-chunk states; K = 8 (padded to 16);
   # K = 256 (BLOCK_V = 16: wider blocks spill); f16 with CHUNK = 32.
-  # gla_bwd.tile's at CHUNK = 16 with h0 and dht; K = 8 at CHUNK = 32;
-  # f16.
+  # gla_bwd.tile's at CHUNK = 64 with h0 and dht; K = 256; K = 8 at
+  # CHUNK = 32; f16.
   compile gla-k64-v128-$target gla.tile $target -D K=64 -D V=128 -D USE_H0=true -D STORE_STATES=true
   compile gla-k8-v16-$target gla.tile $target -D K=8 -D V=16 -D BLOCK_V=16
   compile gla-k256-$target gla.tile $target -D K=256 -D V=256 -D BLOCK_V=16 -D USE_H0=true
   compile gla-f16-$target gla.tile $target -D K=128 -D V=64 -D DT=f16 -D GT=f16 -D CHUNK=32 -D STORE_STATES=true
   compile gla-bwd-k64-v128-$target gla_bwd.tile $target -D K=64 -D V=128 -D USE_H0=true -D USE_DHT=true
+  compile gla-bwd-k256-$target gla_bwd.tile $target -D K=256 -D V=256
   compile gla-bwd-k8-c32-$target gla_bwd.tile $target -D K=8 -D V=16 -D BLOCK_V=16 -D CHUNK=32
   compile gla-bwd-f16-$target gla_bwd.tile $target -D K=128 -D V=64 -D DT=f16 -D USE_DHT=true
   compile matmul-$target matmul.tile $target

@@ -45,7 +45,7 @@ module attributes {tile.target = "sm_90a"} {
     // expected-remark @+1 {{tile.convert_layout scratch = 256}}
     %23 = arith.addf %19, %22 : tensor<64xf32>
     %24 = tile.arange : tensor<64xi32>
-    // expected-remark @+1 {{tile.convert_layout scratch = 256}}
+    // A reduction's result is stored from its slice layout: no conversion.
     tile.store %1[%24], %23 : !tile.tensor<64xf32, mut>[tensor<64xi32>], tensor<64xf32>
     // A ring used after them: their scratch cannot go over the rings.
     %25 = tile.pipeline.pop %2 : !tile.pipeline<64x64xbf16, stages = 3> -> tensor<64x64xbf16>
@@ -71,8 +71,11 @@ module attributes {tile.target = "sm_90a"} {
     %18 = arith.extf %n16 : tensor<64x64xbf16> to tensor<64x64xf32>
     // expected-remark @+1 {{tile.reduce scratch = 1024 over the rings}}
     %19 = tile.reduce sum %18, 0 : tensor<64x64xf32> -> tensor<64xf32>
+    %20 = tile.reduce sum %18, 1 : tensor<64x64xf32> -> tensor<64xf32>
+    // The sums along the other dimension convert into the first's slice.
     // expected-remark @+1 {{tile.convert_layout scratch = 256 over the rings}}
-    tile.store %1[%4], %19 : !tile.tensor<64xf32, mut>[tensor<64xi32>], tensor<64xf32>
+    %21 = arith.addf %19, %20 : tensor<64xf32>
+    tile.store %1[%4], %21 : !tile.tensor<64xf32, mut>[tensor<64xi32>], tensor<64xf32>
     return
   }
 }

@@ -109,12 +109,12 @@ def test_norm_and_loss_kernels_are_built(target):
 
 # GLA's kernels by bundle, with the optional-tensor flags each is built
 # with (tegula/ops/_gla.py picks them by the call's arguments).
-GLA_FLAGS = {"chunk_gla_fwd": ("", "-h0"), "chunk_gla_states": ("", "-h0"),
-             "recurrent_gla_fwd": ("", "-h0"),
+GLA_FLAGS = {"chunk_gla_fwd": ("", "-h0"), "recurrent_gla_fwd": ("", "-h0"),
              "chunk_gla_states_fwd": ("", "-h0"), "chunk_gla_cumsum": ("",),
              "chunk_gla_intra": ("",),
              "chunk_gla_output": ("",),
              "chunk_gla_bwd_dh": ("", "-h0", "-dht", "-h0-dht"),
+             "chunk_gla_bwd_da": ("",), "chunk_gla_bwd_dqk_intra": ("",),
              "chunk_gla_bwd_dqkg": ("",), "chunk_gla_bwd_dv": ("",)}
 
 
@@ -135,16 +135,19 @@ def test_every_gla_kernel_is_built(target):
         entry = _prebuilt.gla_entry(kernel)
         built = _prebuilt.kernel(name, entry, capability)
         dtype = "f16" if f16 else "bf16"
-        # chunk_gla_cumsum reads only the f32 gates.
+        # chunk_gla_cumsum reads only the f32 gates, chunk_gla_bwd_da only
+        # v and do.
         if entry == "chunk_gla_cumsum":
             first = f"g: f32[B, T, H, {k}]"
+        elif entry == "chunk_gla_bwd_da":
+            first = f"v: {dtype}[B, T, H, {v}]"
         else:
             first = f": {dtype}[B, T, H, {k}]"
         assert first in built.signature, name
         with open(os.path.join(ROOT, target, name, entry + ".json")) as f:
             meta = json.load(f)
         template = meta["template"]
-        assert (template["K"], template.get("V", v)) == (k, v), name
+        assert (template.get("K", k), template.get("V", v)) == (k, v), name
         two_launch = kernel in ("chunk_gla_states_fwd", "chunk_gla_cumsum",
                                 "chunk_gla_intra", "chunk_gla_output")
         if "CHUNK" in template and kernel != "chunk_gla_fwd":

@@ -423,6 +423,17 @@ class _FakeTorchModule:
 
     float16, bfloat16, float32 = "float16", "bfloat16", "float32"
     int32, int64, bool = "int32", "int64", "bool"
+    allocated = []
+
+    @classmethod
+    def empty(cls, shape, dtype, device):
+        # The full path names the device ("cuda:0"), the fast path its index.
+        if isinstance(device, str):
+            device = int(device.split(":")[1])
+        t = cls.Tensor(shape, dtype, 0x900000 + 0x10000 * len(cls.allocated),
+                       device)
+        cls.allocated.append(t)
+        return t
 
     class _C:
         @staticmethod
@@ -470,6 +481,41 @@ def test_fast_path(monkeypatch, runtime_inputs):
     for _ in range(2):
         e = launch_error(k, bad, bad, a=0.5, b=1)
         assert "N % 4 == 0" in str(e)
+
+
+def test_fast_path_allocates_outputs(monkeypatch, lib):
+    """An output left out is allocated on every call, in the shape and
+    dtype the first call's check gave it, without the full path."""
+    from tegula import _arrays, _kernel, _lib
+    fake = _FakeTorchModule()
+    fake.allocated.clear()
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(_arrays, "_torch_dtypes", None)
+    launches = []
+    monkeypatch.setattr(
+        _lib.lib(), "tegula_rt_launch_pointers",
+        lambda h, p, n, s: launches.append(tuple(p[i] for i in range(n))) or 0)
+    full = []
+    real_call = _kernel.Kernel._call
+    monkeypatch.setattr(_kernel.Kernel, "_call",
+                        lambda self, *a: full.append(a) or real_call(self, *a))
+    # rmsnorm(x: bf16[R, C], w: bf16[C], y: mut bf16[R, C], eps: f32)
+    k = lib.rmsnorm
+    x = fake.Tensor((4, 256), "bfloat16", 0x10000)
+    w = fake.Tensor((256,), "bfloat16", 0x20000)
+    first = k(x, w, eps=1e-5)
+    second = k(x, w, eps=1e-5)
+    assert len(full) == 1 and len(fake.allocated) == 2
+    assert second is fake.allocated[1] and first is fake.allocated[0]
+    assert second.shape == (4, 256) and second.dtype == "bfloat16"
+    assert launches[-1] == (0x10000, 0x20000, second.data_ptr(), 0)
+    # The output given: another binding key, the full path once.
+    y = fake.Tensor((4, 256), "bfloat16", 0x40000)
+    assert k(x, w, y, eps=1e-5) is y and len(full) == 2
+    assert k(x, w, y=y, eps=1e-5) is y and len(full) == 2
+    # An input left out, or an unknown keyword: the full path's errors.
+    assert "missing argument 'w'" in str(launch_error(k, x, eps=1e-5))
+    assert "no parameter 'ys'" in str(launch_error(k, x, w, ys=y, eps=1e-5))
 
 
 # --- Strided tensors ---------------------------------------------------------

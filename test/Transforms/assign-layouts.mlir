@@ -280,3 +280,47 @@ func.func @rotary_like(%xp: !tile.ptr<bf16>, %cp: !tile.ptr<f32>, %n: i32) attri
   tile.store %x[%rows, %cols], %yb : !tile.tensor<?x64xbf16, mut>[tensor<16x64xi32>, tensor<16x64xi32>], tensor<16x64xbf16>
   return
 }
+
+// -----
+
+// A loop-invariant bf16 tile (q, loaded before the loop, 8 a thread)
+// times a tile computed in the loop (an f32 load's, 4 a thread): the
+// product follows the loop's tile, so the conversion falls on q, outside
+// the loop's computation (LICM hoists it), and not on every iteration's
+// product. The row sums of the product are stored from the reduction's
+// slice layout: no conversion (and no shared-memory round trip) before
+// the store.
+// CHECK-DAG: #[[$F32:.*]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [2, 1], order = [1, 0]>
+// CHECK-DAG: #[[$ROWS:.*]] = #tile.slice<dim = 1, parent = #[[$F32]]>
+// CHECK-LABEL: func.func @invariant_operand
+// CHECK: scf.for
+// CHECK: %[[G:.*]] = tile.load {{.*}} -> tensor<16x64xf32, #[[$F32]]>
+// CHECK: %[[QF:.*]] = tile.convert_layout %{{.*}} : tensor<16x64xf32, #{{.*}}> -> tensor<16x64xf32, #[[$F32]]>
+// CHECK: %[[P:.*]] = arith.mulf %[[QF]], %[[G]] : tensor<16x64xf32, #[[$F32]]>
+// CHECK: %[[S:.*]] = tile.reduce sum %[[P]], 1 {{.*}} -> tensor<16xf32, #[[$ROWS]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.store %{{.*}}, %[[S]] : {{.*}}, tensor<16xf32, #[[$ROWS]]>
+func.func @invariant_operand(%qp: !tile.ptr<bf16>, %gp: !tile.ptr<f32>, %ap: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.warps = 2 : i32} {
+  %q = tile.make_tensor %qp[%n] : !tile.ptr<bf16> -> !tile.tensor<?x64xbf16>
+  %g = tile.make_tensor %gp[%n] : !tile.ptr<f32> -> !tile.tensor<?x64xf32>
+  %a = tile.make_tensor %ap[%n] : !tile.ptr<f32> -> !tile.tensor<?x16xf32, mut>
+  %r = tile.arange : tensor<16xi32>
+  %re = tile.expand_dims %r, 1 : tensor<16xi32> -> tensor<16x1xi32>
+  %rows = tile.broadcast %re : tensor<16x1xi32> -> tensor<16x64xi32>
+  %i = tile.arange : tensor<64xi32>
+  %ie = tile.expand_dims %i, 0 : tensor<64xi32> -> tensor<1x64xi32>
+  %cols = tile.broadcast %ie : tensor<1x64xi32> -> tensor<16x64xi32>
+  %qv = tile.load %q[%rows, %cols] : !tile.tensor<?x64xbf16>[tensor<16x64xi32>, tensor<16x64xi32>] -> tensor<16x64xbf16>
+  %qf = arith.extf %qv : tensor<16x64xbf16> to tensor<16x64xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c16 = arith.constant 16 : i32
+  scf.for %j = %c0 to %c16 step %c1 : i32 {
+    %gv = tile.load %g[%rows, %cols] : !tile.tensor<?x64xf32>[tensor<16x64xi32>, tensor<16x64xi32>] -> tensor<16x64xf32>
+    %p = arith.mulf %qf, %gv : tensor<16x64xf32>
+    %s = tile.reduce sum %p, 1 : tensor<16x64xf32> -> tensor<16xf32>
+    %col = tile.splat %j : tensor<16xi32>
+    tile.store %a[%r, %col], %s : !tile.tensor<?x16xf32, mut>[tensor<16xi32>, tensor<16xi32>], tensor<16xf32>
+  }
+  return
+}

@@ -3,7 +3,9 @@
 // glaForward and glaBackward on two positions worked out by hand;
 // glaBackward against central differences of sum(o do) + sum(ht dht);
 // chunks restarted from the forward's own states (hs, dhs) giving the
-// whole sequence's outputs; and the reference as tile-run runs it: a
+// whole sequence's outputs; the backward's intra-chunk terms (score
+// gradients, dq and dk within a chunk) giving glaBackward's gradients
+// where there are no states; and the reference as tile-run runs it: a
 // bundle's gates derived into forget gates and CHUNK read from its
 // template.
 //
@@ -157,14 +159,53 @@ void testChunksFromStates() {
       EXPECT_NEAR(grads[1][i][e], grads[0][i][e]);
 }
 
+void testIntraChunkTerms() {
+  // With no h0 and no dht, one chunk holding all of T has no state terms:
+  // glaBackward's dq and dk are the intra-chunk ones the backward's
+  // chunk_gla_bwd_da and chunk_gla_bwd_dqk_intra references form, and its
+  // dv is scale a^T dout with glaIntraScores' a.
+  Case c;
+  GlaSizes n = c.n;
+  n.chunk = n.T;
+  size_t scores = size_t(n.B * n.T * n.H * n.chunk);
+  std::vector<double> dq(c.keys), dk(c.keys), dv(c.vals), dg(c.keys),
+      dh0(c.states), dhs(c.states), gc(c.keys), da(scores), a(scores),
+      dqi(c.keys), dki(c.keys);
+  glaBackward(n, c.q.data(), c.k.data(), c.v.data(), c.g.data(), c.dout.data(),
+              nullptr, nullptr, nullptr, nullptr, c.scale, dq.data(), dk.data(),
+              dv.data(), dg.data(), dh0.data(), dhs.data());
+  glaChunkCumsum(n, c.g.data(), gc.data());
+  glaChunkScoreGrads(n, c.v.data(), c.dout.data(), c.scale, da.data());
+  glaIntraGrads(n, c.q.data(), c.k.data(), gc.data(), da.data(), dqi.data(),
+                dki.data());
+  for (size_t i = 0; i < c.keys; ++i) {
+    EXPECT_NEAR(dqi[i], dq[i]);
+    EXPECT_NEAR(dki[i], dk[i]);
+  }
+  glaIntraScores(n, c.q.data(), c.k.data(), gc.data(), a.data());
+  for (int64_t b = 0; b < n.B; ++b)
+    for (int64_t h = 0; h < n.H; ++h)
+      for (int64_t j = 0; j < n.T; ++j)
+        for (int64_t e = 0; e < n.V; ++e) {
+          double acc = 0;
+          for (int64_t i = j; i < n.T; ++i)
+            acc += c.scale * a[size_t(((b * n.T + i) * n.H + h) * n.T + j)] *
+                   c.dout[size_t(((b * n.T + i) * n.H + h) * n.V + e)];
+          EXPECT_NEAR(dv[size_t(((b * n.T + j) * n.H + h) * n.V + e)], acc);
+        }
+  // da is 0 above the diagonal.
+  EXPECT(da[1] == 0 && da[size_t(n.T) - 1] == 0);
+}
+
 void testBundle() {
-  // chunk_gla_chunks' tensors in a bundle with CHUNK = 2: --check draws
-  // forget gates from the random g, and the reference restarts each chunk
-  // from the kernel's hs input.
+  // A kernel of o from given per-chunk states (as chunk_gla_output reads
+  // them) with the forward's reference in a bundle with CHUNK = 2: --check
+  // draws forget gates from the random g, and the reference restarts each
+  // chunk from the kernel's hs input.
   HostSession session("");
-  std::string text = R"json({"kernel": "chunk_gla_chunks",
+  std::string text = R"json({"kernel": "gla_from_states",
     "target": "sm_80", "threads": 128, "shared_bytes": 0,
-    "template": {"CHUNK": 2}, "reference": "chunk_gla_chunks",
+    "template": {"CHUNK": 2}, "reference": "chunk_gla_fwd",
     "params": [
       {"name": "q", "kind": "tensor", "dtype": "f32", "dims": ["B", "T", "H", 3], "access": "read"},
       {"name": "k", "kind": "tensor", "dtype": "f32", "dims": ["B", "T", "H", 3], "access": "read"},
@@ -212,6 +253,7 @@ void testGla() {
   testByHand();
   testCentralDifferences();
   testChunksFromStates();
+  testIntraChunkTerms();
   testBundle();
 }
 

@@ -153,6 +153,19 @@ void glaChunkCumsum(const GlaSizes &n, const double *g, double *gc);
 void glaIntraScores(const GlaSizes &n, const double *q, const double *k,
                     const double *gc, double *a);
 
+/// chunk_gla_bwd_da's score gradients [B, T, H, chunk]: da[b, t, h, j] =
+/// scale dout[t] . v[t0 + j] for t0 + j <= t, t0 = t's chunk start, else 0.
+void glaChunkScoreGrads(const GlaSizes &n, const double *v, const double *dout,
+                        double scale, double *da);
+
+/// chunk_gla_bwd_dqk_intra's intra-chunk gradients [B, T, H, K] from the
+/// lower triangle of da: dqi[i] = sum_{j <= i} da[i, j] k_j exp(gc_i -
+/// gc_j), dki[j] = sum_{i >= j} da[i, j] q_i exp(gc_i - gc_j), i and j in
+/// one chunk.
+void glaIntraGrads(const GlaSizes &n, const double *q, const double *k,
+                   const double *gc, const double *da, double *dqi,
+                   double *dki);
+
 /// The gradients of glaForward's L = sum(o dout) + sum(ht dht) (dht null:
 /// 0) through its adjoint: with Ga_t = dL/dS_t through positions after t
 /// (dht at t = T - 1) and G_t = Ga_t + scale q_t^T dout_t,

@@ -140,7 +140,14 @@ Attribute LoadOp::inferResultLayout(LayoutQuery &query) {
   return query.defaultLayout(getType());
 }
 
+// A reduction's result is stored from the slice layout it is in: threads
+// that hold the same element store it to the same address (harmless, one
+// transaction), where converting it to a blocked layout first would cost a
+// shared-memory round trip and two barriers per store.
 Attribute StoreOp::getRequiredOperandLayout(unsigned, LayoutQuery &query) {
+  Attribute layout = query.layoutOf(getValue());
+  if (isa_and_nonnull<SliceLayoutAttr>(layout))
+    return layout;
   return query.defaultLayout(getValue().getType());
 }
 

@@ -8,12 +8,14 @@
 // and its adjoint, as test/Kernels/Inputs/gla_check.py's reference and
 // reference_bwd.
 //
-// Kernels that read per-chunk states (chunk_gla_chunks hs, chunk_gla_bwd_dqkg
-// hs and dhs, chunk_gla_bwd_dv dhs) are checked on the states they are
-// given: the recurrence restarts from hs[c] at each chunk's first position
-// and the adjoint from dhs[c] at its last, which gives each chunk's outputs
-// exactly, for any hs and dhs. Random states check those kernels as well
-// as the forward's own would, so only the gates are derived.
+// Kernels that read per-chunk states (chunk_gla_output hs; in
+// GlaBackward.cpp chunk_gla_bwd_dqkg hs and dhs, chunk_gla_bwd_dv dhs) are
+// checked on the states they are given: the recurrence restarts from hs[c]
+// at each chunk's first position and the adjoint from dhs[c] at its last
+// (glaForward's hsIn, glaBackward's hsIn and dhsIn), which gives each
+// chunk's outputs exactly, for any hs and dhs. Random states check those
+// kernels as well as the forward's own would, so only the gates (and
+// chunk_gla_bwd_dqkg's intra-chunk terms) are derived.
 //
 // The gates: tile-run's random inputs are uniform in [-1, 1], and states
 // grow as exp of g's running sums: to |S| ~ 3e5 at T = 37 and 1e8 at
@@ -234,8 +236,9 @@ const double *orNull(const std::vector<double> &values) {
   return values.empty() ? nullptr : values.data();
 }
 
-/// options.chunk, else the template's CHUNK; 0 when neither is an integer.
-int64_t chunkOf(const RefContext &c) {
+} // namespace
+
+int64_t glaChunkOf(const RefContext &c) {
   if (auto it = c.options.find("chunk"); it != c.options.end())
     return it->is_number_integer() ? it->get<int64_t>() : 0;
   const nlohmann::json &t = c.bundle.templateParams;
@@ -243,6 +246,8 @@ int64_t chunkOf(const RefContext &c) {
     return it->get<int64_t>();
   return 0;
 }
+
+namespace {
 
 bool GlaTensors::bind(RefContext &c) {
   using Roles = std::vector<std::pair<const char *, int *>>;
@@ -296,7 +301,7 @@ bool GlaTensors::bind(RefContext &c) {
   for (auto [role, slot] : chunks)
     if (*slot >= 0 && c.isOutput(*slot) && c.shape(*slot)[1] == 0)
       *slot = -1;
-  n.chunk = chunkOf(c);
+  n.chunk = glaChunkOf(c);
   if (hs < 0 && dhs < 0) {
     // No per-chunk tensor: the chunk length changes nothing computed.
     n.chunk = 64;
@@ -479,7 +484,7 @@ namespace {
 /// sums (option or CHUNK); false (c failed) without a chunk.
 bool cumsumSizes(RefContext &c, int gates, GlaSizes &n) {
   const std::vector<int64_t> &s = c.shape(gates);
-  n.B = s[0], n.T = s[1], n.H = s[2], n.K = s[3], n.chunk = chunkOf(c);
+  n.B = s[0], n.T = s[1], n.H = s[2], n.K = s[3], n.chunk = glaChunkOf(c);
   if (n.chunk < 1)
     return c.fail("the cumulative sums need the chunk length: a positive "
                   "integer \"chunk\" option or template parameter CHUNK");
@@ -531,7 +536,8 @@ bool deriveGlaInputs(RefContext &c, std::vector<HostTensor> &host,
                      const std::set<std::string> &fromFiles) {
   int g = c.index("g");
   if (g < 0)
-    return deriveChunkCumsums(c, host, fromFiles);
+    return deriveChunkCumsums(c, host, fromFiles) &&
+           deriveGlaIntraGrads(c, host, fromFiles);
   std::vector<double> gates = c.values(g);
   if (!fromFiles.count(c.param(g)) && !c.isOutput(g)) {
     drawForgetGates(gates);

@@ -235,6 +235,23 @@ bool glaOutputRef(RefContext &c,
 /// chunk_gla_cumsum's chunk cumulative sums (glaChunkCumsum).
 bool glaCumsumRef(RefContext &c,
                   std::map<std::string, std::vector<double>> &outputs);
+/// options.chunk, else the template's CHUNK; 0 when neither is an integer.
+int64_t glaChunkOf(const RefContext &c);
+/// kernels/gla_bwd.tile's per-chunk launches (References/GlaBackward.cpp):
+/// chunk_gla_bwd_da's da, chunk_gla_bwd_dqk_intra's dqi and dki,
+/// chunk_gla_bwd_dqkg's dq, dk and dg, chunk_gla_bwd_dv's dv.
+bool glaScoreGradsRef(RefContext &c,
+                      std::map<std::string, std::vector<double>> &outputs);
+bool glaIntraGradsRef(RefContext &c,
+                      std::map<std::string, std::vector<double>> &outputs);
+bool glaDqkgRef(RefContext &c,
+                std::map<std::string, std::vector<double>> &outputs);
+bool glaDvRef(RefContext &c,
+              std::map<std::string, std::vector<double>> &outputs);
+/// chunk_gla_bwd_dqkg's dqi and dki where it reads them and no --in file
+/// gives them: chunk_gla_bwd_dqk_intra's, exact, from q, k, gc, v, do.
+bool deriveGlaIntraGrads(RefContext &c, std::vector<HostTensor> &host,
+                         const std::set<std::string> &fromFiles);
 
 /// The inputs the backward references need from the forward, derived in
 /// float64 into `host` where the kernel reads them and no --in file in

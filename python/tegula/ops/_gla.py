@@ -9,9 +9,14 @@ Two custom ops, each with a fake implementation:
 tegula::gla_forward (kernels/gla.tile: chunk_gla_fwd, or recurrent_gla_fwd
 for the recurrent form) returns o and the final state S_T;
 tegula::gla_backward recomputes the per-chunk states (chunk_gla_states),
-walks them back for dS (chunk_gla_bwd_dh) and forms dq, dk, dg
-(chunk_gla_bwd_dqkg) and dv (chunk_gla_bwd_dv), kernels/gla_bwd.tile. Both
-forms share the backward: they compute the same function.
+walks them back for dS (chunk_gla_bwd_dh), recomputes the gate sums
+(chunk_gla_cumsum) and takes the forward's intra-chunk scores when its
+chunked form kept them (with a backward to come it picks that form past
+one chunk), else recomputes them (chunk_gla_intra), forms the scores'
+gradient (chunk_gla_bwd_da) and from it the intra-chunk dq, dk
+(chunk_gla_bwd_dqk_intra), then dq, dk, dg (chunk_gla_bwd_dqkg) and dv
+(chunk_gla_bwd_dv), kernels/gla_bwd.tile (its header says why in this
+form). Both forms share the backward: they compute the same function.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def _kernel(kernel: str, q: Tensor, v: Tensor, flags: str = ""):
 FORWARD_CHUNKED: Optional[bool] = None
 
 
-def _chunked(q: Tensor, v: Tensor) -> bool:
+def _chunked(q: Tensor, v: Tensor, keep_scores: bool) -> bool:
     """The chunked forward (states, gate sums, scores, outputs: a program
     per chunk of 64) or chunk_gla_fwd (a program per head and block of V
     walking all of T). Measured on an H200 at [8, 2048, H, K], H K = 2048
@@ -50,7 +55,10 @@ def _chunked(q: Tensor, v: Tensor) -> bool:
     against 1.34 at K = 64; the chunked form 1.54 against 2.28 at K = 128
     and 1.93 against 13.1 at K = 256, where chunk_gla_fwd's blocks of 16
     values each form all of K's scores. With fewer programs than
-    multiprocessors chunk_gla_fwd leaves the GPU idle."""
+    multiprocessors chunk_gla_fwd leaves the GPU idle. When the backward
+    will run (keep_scores), the chunked form's scores spare it their
+    recomputation (chunk_gla_intra, 0.77-0.92 ms there), more than
+    chunk_gla_fwd gains at K = 64 (0.19 ms, s36 call 8)."""
     if FORWARD_CHUNKED is not None:
         return FORWARD_CHUNKED
     b, t, h, kd = q.shape
@@ -58,7 +66,19 @@ def _chunked(q: Tensor, v: Tensor) -> bool:
         return False
     block_v = 16 if v.shape[-1] <= 16 else 64
     programs = b * h * -(-v.shape[-1] // block_v)
-    return kd >= 128 or programs < _common.multiprocessors(q)
+    return keep_scores or kd >= 128 or \
+        programs < _common.multiprocessors(q)
+
+
+def _no_scores(q: Tensor) -> Tensor:
+    return q.new_empty((0,), dtype=torch.float32)
+
+
+def _keeps_scores(q: Tensor, v: Tensor, recurrent: bool,
+                  keep_scores: bool) -> bool:
+    """Whether the forward returns the chunked form's scores a [B, T, H,
+    64] f32 for the backward (fla keeps its A too), else an empty tensor."""
+    return keep_scores and not recurrent and _chunked(q, v, True)
 
 
 def _empty_state(q: Tensor, v: Tensor, n: int) -> Tensor:
@@ -68,8 +88,8 @@ def _empty_state(q: Tensor, v: Tensor, n: int) -> Tensor:
 
 @torch.library.custom_op("tegula::gla_forward", mutates_args=())
 def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
-             h0: Optional[Tensor], scale: float,
-             recurrent: bool) -> Tuple[Tensor, Tensor]:
+             h0: Optional[Tensor], scale: float, recurrent: bool,
+             keep_scores: bool) -> Tuple[Tensor, Tensor, Tensor]:
     flags = "-h0" if h0 is not None else ""
     state = h0 if h0 is not None else _empty_state(q, v, 0)
     # Every tensor is passed: which ones a build returns depends on what it
@@ -78,9 +98,9 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
     if recurrent:
         _kernel("recurrent_gla_fwd", q, v, flags)(
             q, k, v, g, state, o=o, ht=ht, scale=scale)
-        return o, ht
+        return o, ht, _no_scores(q)
     b, t, h, kd = q.shape
-    if _chunked(q, v):
+    if _chunked(q, v, keep_scores):
         nt = -(-t // _prebuilt.GLA_FWD_CHUNK)
         hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
         _kernel("chunk_gla_states_fwd", q, v, flags)(
@@ -91,30 +111,34 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
                         dtype=torch.float32)
         _kernel("chunk_gla_intra", q, v)(q, k, gc, a=a)
         _kernel("chunk_gla_output", q, v)(q, v, gc, a, hs, o=o, scale=scale)
-        return o, ht
+        return o, ht, (a if keep_scores else _no_scores(q))
     no_states = q.new_empty((b, 0, h, kd, v.shape[-1]), dtype=torch.float32)
     _kernel("chunk_gla_fwd", q, v, flags)(
         q, k, v, g, state, o=o, ht=ht, hs=no_states, scale=scale)
-    return o, ht
+    return o, ht, _no_scores(q)
 
 
 @_forward.register_fake
 def _forward_fake(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
-                  h0: Optional[Tensor], scale: float,
-                  recurrent: bool) -> Tuple[Tensor, Tensor]:
-    return torch.empty_like(v), _empty_state(q, v, q.shape[0])
+                  h0: Optional[Tensor], scale: float, recurrent: bool,
+                  keep_scores: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    b, t, h, _ = q.shape
+    a = (q.new_empty((b, t, h, _prebuilt.GLA_FWD_CHUNK), dtype=torch.float32)
+         if _keeps_scores(q, v, recurrent, keep_scores) else _no_scores(q))
+    return torch.empty_like(v), _empty_state(q, v, q.shape[0]), a
 
 
 @torch.library.custom_op("tegula::gla_backward", mutates_args=())
 def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
-              v: Tensor, g: Tensor, h0: Optional[Tensor], scale: float
+              v: Tensor, g: Tensor, h0: Optional[Tensor], a: Tensor,
+              scale: float
               ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     b, t, h, kd = q.shape
     nt = -(-t // BWD_CHUNK)
     hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
     h0_flag = "-h0" if h0 is not None else ""
     state = h0 if h0 is not None else _empty_state(q, v, 0)
-    _kernel("chunk_gla_states", q, v, h0_flag)(
+    _kernel("chunk_gla_states_fwd", q, v, h0_flag)(
         k, v, g, state, hs=hs, ht=_empty_state(q, v, b))
     dh_flags = h0_flag + ("-dht" if dht is not None else "")
     dhs = torch.empty_like(hs)
@@ -124,16 +148,27 @@ def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
         q, g, do,
         dht.contiguous() if dht is not None else _empty_state(q, v, 0),
         dhs=dhs, dh0=dh0, scale=scale)
+    gc = torch.empty_like(g)
+    _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
+    # The forward's scores when it kept them (_keeps_scores), else again.
+    if a.numel() == 0:
+        a = q.new_empty((b, t, h, BWD_CHUNK), dtype=torch.float32)
+        _kernel("chunk_gla_intra", q, v)(q, k, gc, a=a)
+    da = torch.empty_like(a)
+    _kernel("chunk_gla_bwd_da", q, v)(v, do, da=da, scale=scale)
+    dqi, dki = torch.empty_like(gc), torch.empty_like(gc)
+    _kernel("chunk_gla_bwd_dqk_intra", q, v)(q, k, gc, da, dqi=dqi, dki=dki)
     dq, dk, dv, dg = (torch.empty_like(t) for t in (q, k, v, g))
     _kernel("chunk_gla_bwd_dqkg", q, v)(
-        q, k, v, g, do, hs, dhs, dq=dq, dk=dk, dg=dg, scale=scale)
-    _kernel("chunk_gla_bwd_dv", q, v)(q, k, g, do, dhs, dv=dv, scale=scale)
+        q, k, v, gc, do, hs, dhs, dqi, dki, dq=dq, dk=dk, dg=dg, scale=scale)
+    _kernel("chunk_gla_bwd_dv", q, v)(k, gc, a, do, dhs, dv=dv, scale=scale)
     return dq, dk, dv, dg, dh0
 
 
 @_backward.register_fake
 def _backward_fake(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
-                   v: Tensor, g: Tensor, h0: Optional[Tensor], scale: float
+                   v: Tensor, g: Tensor, h0: Optional[Tensor], a: Tensor,
+                   scale: float
                    ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     dh0 = _empty_state(q, v, q.shape[0] if h0 is not None else 0)
     return (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v),
@@ -141,18 +176,21 @@ def _backward_fake(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
 
 
 def _setup_context(ctx, inputs, output) -> None:
-    q, k, v, g, h0, scale, _ = inputs
-    ctx.save_for_backward(q, k, v, g, h0)
+    q, k, v, g, h0, scale, _, _ = inputs
+    ctx.save_for_backward(q, k, v, g, h0, output[2])
     ctx.scale = scale
     ctx.set_materialize_grads(False)
 
 
-def _autograd_backward(ctx, do: Optional[Tensor], dht: Optional[Tensor]):
-    q, k, v, g, h0 = ctx.saved_tensors
+def _autograd_backward(ctx, do: Optional[Tensor], dht: Optional[Tensor],
+                       da: Optional[Tensor]):
+    # The scores are no input's function the caller sees: da is ignored.
+    q, k, v, g, h0, a = ctx.saved_tensors
     if do is None:
         do = torch.zeros_like(v)
-    dq, dk, dv, dg, dh0 = _backward(do, dht, q, k, v, g, h0, ctx.scale)
-    return dq, dk, dv, dg, (dh0 if h0 is not None else None), None, None
+    dq, dk, dv, dg, dh0 = _backward(do, dht, q, k, v, g, h0, a, ctx.scale)
+    return (dq, dk, dv, dg, (dh0 if h0 is not None else None), None, None,
+            None)
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
@@ -220,9 +258,12 @@ def _run(op: str, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
     g32 = g.float().contiguous()
     h0 = (initial_state.float().contiguous()
           if initial_state is not None else None)
-    o, ht = torch.ops.tegula.gla_forward(
+    # With a backward to come, the forward keeps its chunked scores.
+    keep = torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (q, k, v, g, initial_state))
+    o, ht, _ = torch.ops.tegula.gla_forward(
         q.contiguous(), k.contiguous(), v.contiguous(), g32, h0,
-        float(scale), recurrent)
+        float(scale), recurrent, keep)
     return o, (ht if output_final_state else None)
 
 

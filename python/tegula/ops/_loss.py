@@ -27,10 +27,13 @@ def _kernel(entry: str, logits: Tensor):
         _prebuilt.loss_bundle(logits.dtype == torch.float16), entry, logits)
 
 
-@torch.library.custom_op("tegula::cross_entropy_forward", mutates_args=())
-def _forward(logits: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
+def _forward_impl(logits: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
     loss, lse = _kernel("cross_entropy", logits)(logits, target)
     return loss, lse
+
+
+_forward = torch.library.custom_op("tegula::cross_entropy_forward",
+                                   _forward_impl, mutates_args=())
 
 
 @_forward.register_fake
@@ -39,11 +42,14 @@ def _forward_fake(logits: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
     return rows, torch.empty_like(rows)
 
 
-@torch.library.custom_op("tegula::cross_entropy_backward", mutates_args=())
-def _backward(dloss: Tensor, logits: Tensor, target: Tensor,
-              lse: Tensor) -> Tensor:
+def _backward_impl(dloss: Tensor, logits: Tensor, target: Tensor,
+                   lse: Tensor) -> Tensor:
     return _kernel("cross_entropy_bwd", logits)(
         logits, target, lse, dloss.float().contiguous())
+
+
+_backward = torch.library.custom_op("tegula::cross_entropy_backward",
+                                    _backward_impl, mutates_args=())
 
 
 @_backward.register_fake
@@ -62,10 +68,13 @@ def _autograd_backward(ctx, dloss, dlse):
     logits, target, lse = ctx.saved_tensors
     if dloss is None:
         return None, None
-    return _backward(dloss, logits, target, lse), None
+    run = _backward_impl if _common.eager(dloss, logits) else _backward
+    return run(dloss, logits, target, lse), None
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+_Eager = _common.autograd_function(_forward_impl, _setup_context,
+                                   _autograd_backward)
 
 
 def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
@@ -92,8 +101,10 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
     ignored = target == ignore_index
     # The kernels take a negative target as "ignored".
     target32 = torch.where(ignored, -1, target).to(torch.int32)
-    loss, _ = torch.ops.tegula.cross_entropy_forward(logits.contiguous(),
-                                                     target32)
+    logits = logits.contiguous()
+    run = _Eager.apply if _common.eager(logits, target32) else \
+        torch.ops.tegula.cross_entropy_forward
+    loss, _ = run(logits, target32)
     if reduction == "none":
         return loss
     if reduction == "sum":

@@ -29,10 +29,13 @@ def _kernel(entry: str, x: Tensor):
                           entry, x)
 
 
-@torch.library.custom_op("tegula::rms_norm_forward", mutates_args=())
-def _forward(x: Tensor, w: Tensor, eps: float) -> Tuple[Tensor, Tensor]:
+def _forward_impl(x: Tensor, w: Tensor, eps: float) -> Tuple[Tensor, Tensor]:
     y, rstd = _kernel("rmsnorm_fwd", x)(x, w, eps=eps)
     return y, rstd
+
+
+_forward = torch.library.custom_op("tegula::rms_norm_forward", _forward_impl,
+                                   mutates_args=())
 
 
 @_forward.register_fake
@@ -40,9 +43,8 @@ def _forward_fake(x: Tensor, w: Tensor, eps: float) -> Tuple[Tensor, Tensor]:
     return torch.empty_like(x), x.new_empty(x.shape[:1], dtype=torch.float32)
 
 
-@torch.library.custom_op("tegula::rms_norm_backward", mutates_args=())
-def _backward(dy: Tensor, x: Tensor, w: Tensor,
-              rstd: Tensor) -> Tuple[Tensor, Tensor]:
+def _backward_impl(dy: Tensor, x: Tensor, w: Tensor,
+                   rstd: Tensor) -> Tuple[Tensor, Tensor]:
     rows, cols = x.shape
     groups = max(1, min(rows, _ROW_GROUPS))
     dw_part = torch.empty(groups, cols, dtype=torch.float32, device=x.device)
@@ -50,6 +52,10 @@ def _backward(dy: Tensor, x: Tensor, w: Tensor,
                                           dw_part=dw_part)
     dw = _kernel("rmsnorm_bwd_dw", x)(dw_part)
     return dx, dw
+
+
+_backward = torch.library.custom_op("tegula::rms_norm_backward",
+                                    _backward_impl, mutates_args=())
 
 
 @_backward.register_fake
@@ -68,11 +74,14 @@ def _autograd_backward(ctx, dy, drstd):
     x, w, rstd = ctx.saved_tensors
     if dy is None:
         return None, None, None
-    dx, dw = _backward(dy, x, w, rstd)
+    run = _backward_impl if _common.eager(dy, x) else _backward
+    dx, dw = run(dy, x, w, rstd)
     return dx, dw, None
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+_Eager = _common.autograd_function(_forward_impl, _setup_context,
+                                   _autograd_backward)
 
 
 def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
@@ -92,5 +101,8 @@ def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
                           f"{w.device} but x is {x.dtype} on {x.device}", "w")
     shape = x.shape
     rows = x.reshape(-1, shape[-1]).contiguous()
-    y, _ = torch.ops.tegula.rms_norm_forward(rows, w.contiguous(), float(eps))
+    w = w.contiguous()
+    run = _Eager.apply if _common.eager(rows, w) else \
+        torch.ops.tegula.rms_norm_forward
+    y, _ = run(rows, w, float(eps))
     return y.view(shape)

@@ -23,10 +23,14 @@ def _kernel(entry: str, x: Tensor, rotary_dim: int, interleaved: bool):
     return _common.kernel(name, entry, x)
 
 
-@torch.library.custom_op("tegula::rotary", mutates_args=())
-def _rotary(x: Tensor, cos: Tensor, sin: Tensor, interleaved: bool) -> Tensor:
+def _rotary_impl(x: Tensor, cos: Tensor, sin: Tensor,
+                 interleaved: bool) -> Tensor:
     return _kernel("rotary", x, 2 * cos.shape[-1], interleaved)(
         x.contiguous(), cos.contiguous(), sin.contiguous())
+
+
+_rotary = torch.library.custom_op("tegula::rotary", _rotary_impl,
+                                  mutates_args=())
 
 
 @_rotary.register_fake
@@ -43,10 +47,12 @@ def _setup_context(ctx, inputs, output) -> None:
 
 def _backward(ctx, dy: Tensor):
     cos, sin = ctx.saved_tensors
-    return _rotary(dy, cos, -sin, ctx.interleaved), None, None, None
+    run = _rotary_impl if _common.eager(dy, cos) else _rotary
+    return run(dy, cos, -sin, ctx.interleaved), None, None, None
 
 
 _rotary.register_autograd(_backward, setup_context=_setup_context)
+_Eager = _common.autograd_function(_rotary_impl, _setup_context, _backward)
 
 
 @torch.library.custom_op("tegula::rotary_", mutates_args=("x",))
@@ -119,4 +125,6 @@ def rotary(x: Tensor, cos: Tensor, sin: Tensor, interleaved: bool = False,
     if inplace:
         torch.ops.tegula.rotary_(x, cos, sin, bool(interleaved))
         return x
-    return torch.ops.tegula.rotary(x, cos, sin, bool(interleaved))
+    run = _Eager.apply if _common.eager(x, cos, sin) else \
+        torch.ops.tegula.rotary
+    return run(x, cos, sin, bool(interleaved))
