@@ -61,14 +61,17 @@ def _lse(q: Tensor) -> Tensor:
     return q.new_empty(q.shape[:3], dtype=torch.float32)
 
 
-@torch.library.custom_op("tegula::attention_forward", mutates_args=())
-def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
-             scale: float) -> Tuple[Tensor, Tensor]:
+def _forward_impl(q: Tensor, k: Tensor, v: Tensor, causal: bool,
+                  scale: float) -> Tuple[Tensor, Tensor]:
     # Every tensor given (none left for the launcher to allocate): repeated
     # calls take the kernel's cached binding.
     o, lse = _like(q), _lse(q)
     _kernel("attention_fwd_lse", q, causal)(q, k, v, o, lse, scale)
     return o, lse
+
+
+_forward = torch.library.custom_op("tegula::attention_forward", _forward_impl,
+                                   mutates_args=())
 
 
 @_forward.register_fake
@@ -77,10 +80,9 @@ def _forward_fake(q: Tensor, k: Tensor, v: Tensor, causal: bool,
     return _like(q), _lse(q)
 
 
-@torch.library.custom_op("tegula::attention_backward", mutates_args=())
-def _backward(do: Tensor, dlse: Optional[Tensor], q: Tensor, k: Tensor,
-              v: Tensor, o: Tensor, lse: Tensor, causal: bool,
-              scale: float) -> Tuple[Tensor, Tensor, Tensor]:
+def _backward_impl(do: Tensor, dlse: Optional[Tensor], q: Tensor, k: Tensor,
+                   v: Tensor, o: Tensor, lse: Tensor, causal: bool,
+                   scale: float) -> Tuple[Tensor, Tensor, Tensor]:
     delta = _lse(q)
     _kernel("attention_bwd_preprocess", q, False)(o, do, delta)
     if dlse is not None:
@@ -94,6 +96,10 @@ def _backward(do: Tensor, dlse: Optional[Tensor], q: Tensor, k: Tensor,
     _kernel("attention_bwd_dq", q, causal)(
         q, k, v, do, lse, delta, dq, scale)
     return dq, dk, dv
+
+
+_backward = torch.library.custom_op("tegula::attention_backward",
+                                    _backward_impl, mutates_args=())
 
 
 @_backward.register_fake
@@ -117,11 +123,14 @@ def _autograd_backward(ctx, do: Optional[Tensor], dlse: Optional[Tensor]):
     q, k, v, o, lse = ctx.saved_tensors
     if do is None:
         do = torch.zeros_like(o)
-    dq, dk, dv = _backward(do, dlse, q, k, v, o, lse, ctx.causal, ctx.scale)
+    run = _backward_impl if _common.eager(do, dlse, q) else _backward
+    dq, dk, dv = run(do, dlse, q, k, v, o, lse, ctx.causal, ctx.scale)
     return dq, dk, dv, None, None
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+_Eager = _common.autograd_function(_forward_impl, _setup_context,
+                                   _autograd_backward)
 
 
 # layout -> (q's dimension names, k's and v's): the caller's order.
@@ -210,8 +219,9 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
         # Transposed views: the kernels read [B, N, H, D] memory through
         # their strides.
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-    o, lse = torch.ops.tegula.attention_forward(q, k, v, bool(causal),
-                                                float(scale))
+    run = _Eager.apply if _common.eager(q, k, v) else \
+        torch.ops.tegula.attention_forward
+    o, lse = run(q, k, v, bool(causal), float(scale))
     if layout == "bnhd":
         o = o.transpose(1, 2)
     return (o, lse) if return_lse else o
