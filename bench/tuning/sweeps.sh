@@ -14,10 +14,11 @@
 # BLOCK_T: its flops) cannot be swept. The lists are the blocks a Triton
 # user would autotune over (bench/baselines.py's configs) minus those that
 # exceed shared memory or spill on sm_90a in the code the bench's shapes
-# run (the div16 variant where there is one: every bench shape is a
-# multiple of 16); bench/tuning/check_spills.py, run by bench/stage.sh,
-# fails on a config that spills there. $inputs is the folder of the varlen
-# bounds (bench/stage.sh writes them).
+# run (the unit-stride variants of a kernel with strided tensors, else the
+# div16 variant where there is one: every bench shape is a multiple of
+# 16); bench/tuning/check_spills.py, run by bench/stage.sh, fails on a
+# config that spills there. $inputs is the folder of the varlen bounds
+# (bench/stage.sh writes them).
 for_each_sweep() {
   local fn=$1 s64="--scalar scale=0.125" s128="--scalar scale=0.088"
   local mm="--dims M=2048,N=2048,K=2048 --dims M=4096,N=4096,K=4096 --dims M=8192,N=8192,K=8192 --dims M=4000,N=4000,K=4000"

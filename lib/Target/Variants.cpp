@@ -126,24 +126,35 @@ target::addDivisibilityVariants(ModuleOp tileModule) {
     SmallVector<unsigned> assumed = sizeVarsToAssume(kernel, sizeWhen);
     SmallVector<StridedParam> strided = stridedParams(kernel);
     // The ladder, most specialized first (the launcher takes the first that
-    // holds): with unit-stride views, then without (a transposed or
-    // broadcast view still gets aligned sizes).
-    for (bool unit : {true, false}) {
-      if (unit ? strided.empty() : assumed.empty())
+    // holds): unit-stride views and aligned sizes; unit-stride views alone
+    // (a ragged length: a kernel whose masks do not split vectors, such as
+    // attention's over rows of a static width, still moves 16 bytes); then
+    // aligned sizes alone (a transposed or broadcast view). A kernel with
+    // no size left to assume has div16_unit alone, which is unit.
+    struct Rung {
+      bool sizes, unit;
+    };
+    for (Rung rung : {Rung{true, true}, Rung{false, true}, Rung{true, false}}) {
+      if (rung.unit ? strided.empty() || (!rung.sizes && assumed.empty())
+                    : assumed.empty())
         continue;
       KernelVariant variant;
       variant.kernel = kernel.getSymName().str();
-      variant.name = unit ? div + "_unit" : div;
+      variant.name = !rung.unit   ? div
+                     : rung.sizes ? div + "_unit"
+                                  : std::string("unit");
       variant.function = variant.kernel + "__" + variant.name;
-      variant.when = sizeWhen;
+      if (rung.sizes)
+        variant.when = sizeWhen;
       if (SymbolTable::lookupSymbolIn(tileModule, variant.function))
         continue;
       func::FuncOp copy = kernel.clone();
       copy.setSymName(variant.function);
-      for (unsigned i : assumed)
-        copy.setArgAttr(i, TileDialect::kDivisibilityAttrName,
-                        builder.getI64IntegerAttr(kVariantDivisor));
-      if (unit)
+      if (rung.sizes)
+        for (unsigned i : assumed)
+          copy.setArgAttr(i, TileDialect::kDivisibilityAttrName,
+                          builder.getI64IntegerAttr(kVariantDivisor));
+      if (rung.unit)
         assumeUnitStrides(copy, strided, variant.when);
       tileModule.getBody()->push_back(copy);
       variants.push_back(std::move(variant));

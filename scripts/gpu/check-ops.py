@@ -31,6 +31,7 @@ import tegula.ops  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ops_report  # noqa: E402
+from ops_layouts import attention_inputs, check_layout_speed  # noqa: E402
 from ops_report import poison, rel_l2, report, time_of  # noqa: E402
 
 def reference(q, k, v, causal, scale):
@@ -53,13 +54,15 @@ def reference(q, k, v, causal, scale):
 
 
 def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
-                    kv_heads=None, keys=None):
+                    kv_heads=None, keys=None, layout="bhnd"):
     """Forward and backward of one call; with use_o=False the loss reads
     only the logsumexp (o's gradient never reaches the op); kv_heads < H is
     grouped-query attention; `keys` (N) other than q's M rows is cross
     attention, causal bottom-right (rows with no key: o = 0, lse = -inf,
     which must match the reference's exactly; the loss's lse term is then
-    infinite, its gradient still dlse)."""
+    infinite, its gradient still dlse). `layout` (attention_inputs): how
+    q, k and v lie in memory; o must come back in q's ([B, M, H, D]
+    contiguous for "bnhd" and "qkv")."""
     b, h, m, d = shape
     n = m if keys is None else keys
     kv_shape = (b, kv_heads or h, n, d)
@@ -67,18 +70,27 @@ def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
             f"{'causal ' if causal else ''}scale={scale}"
             f"{f' HKV={kv_heads}' if kv_heads else ''}"
             f"{f' N={keys}' if keys is not None else ''}"
-            f"{'' if use_o else ' (loss of lse alone)'}")
-    q, k, v = (torch.randn(s, device="cuda").to(dtype).requires_grad_()
-               for s in (shape, kv_shape, kv_shape))
+            f"{'' if use_o else ' (loss of lse alone)'}"
+            f"{'' if layout == 'bhnd' else f' layout {layout}'}")
+    (q, k, v), given, layout_arg = attention_inputs(shape, kv_shape, dtype,
+                                                    layout)
     do = torch.randn(shape, device="cuda").to(dtype)
     dlse = torch.randn(shape[:3], device="cuda")
     poison()
-    o, lse = tegula.ops.attention(q, k, v, causal=causal, scale=scale,
-                                  return_lse=True)
+    o, lse = tegula.ops.attention(*given, causal=causal, scale=scale,
+                                  return_lse=True, layout=layout_arg)
+    if layout_arg == "bnhd":
+        layout_ok = o.is_contiguous() and o.shape == given[0].shape
+        o = o.transpose(1, 2)
+    else:
+        layout_ok = o.stride() == q.stride()
     loss = (lse * dlse).sum()
     if use_o:
         loss = loss + (o.float() * do.float()).sum()
-    loss.backward()
+    # Gradients of the tensors the op got, in the reference's order.
+    dq, dk, dv = torch.autograd.grad(loss, given)
+    if layout_arg == "bnhd":
+        dq, dk, dv = (g.transpose(1, 2) for g in (dq, dk, dv))
     q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
     c = d ** -0.5 if scale is None else scale
     o64, lse64 = reference(q64, k64, v64, causal, c)
@@ -90,16 +102,39 @@ def check_attention(shape, dtype, causal, scale, tol=1e-2, use_o=True,
     empty = torch.isneginf(lse64)
     errors = {"o": rel_l2(o, o64),
               "lse": rel_l2(lse[~empty], lse64.detach()[~empty]),
-              "dq": rel_l2(q.grad, q64.grad), "dk": rel_l2(k.grad, k64.grad),
-              "dv": rel_l2(v.grad, v64.grad)}
+              "dq": rel_l2(dq, q64.grad), "dk": rel_l2(dk, k64.grad),
+              "dv": rel_l2(dv, v64.grad)}
     finite = (torch.equal(torch.isneginf(lse), empty)
               and torch.isfinite(lse[~empty]).all().item()
               and all(torch.isfinite(t).all().item()
-                      for t in (o, q.grad, k.grad, v.grad)))
+                      for t in (o, dq, dk, dv)))
     worst = max(errors.values())
-    report(finite and worst <= tol, name,
+    report(finite and worst <= tol and layout_ok, name,
            " ".join(f"{key} {err:.2e}" for key, err in errors.items()) +
-           f" (rel L2, tol {tol:g})" + ("" if finite else " NOT FINITE"))
+           f" (rel L2, tol {tol:g})" + ("" if finite else " NOT FINITE") +
+           ("" if layout_ok else f" o strides {list(o.stride())}"))
+
+
+def check_attention_layouts():
+    """flash-attn's [B, N, H, D] (layout="bnhd") and a fused qkv's slices
+    through their strides, at ragged N, both dtypes and head sizes, causal
+    and not, GQA and MQA, cross attention in [B, N, H, D]."""
+    for layout in ("bnhd", "qkv"):
+        for d in (64, 128):
+            for dtype in (torch.bfloat16, torch.float16):
+                for causal in (False, True):
+                    check_attention((2, 3, 333, d), dtype, causal, None,
+                                    layout=layout)
+            check_attention((2, 8, 250, d), torch.bfloat16, True, None,
+                            kv_heads=2, layout=layout)
+        check_attention((1, 4, 200, 128), torch.float16, True, -0.3,
+                        kv_heads=1, layout=layout)
+        check_attention((2, 2, 512, 64), torch.bfloat16, False, None,
+                        layout=layout)
+    check_attention((2, 4, 77, 64), torch.bfloat16, True, None, kv_heads=2,
+                    keys=333, layout="bnhd")
+    check_attention((1, 2, 333, 128), torch.float16, True, None, keys=77,
+                    use_o=False, layout="bnhd")
 
 
 def varlen_reference(q, k, v, cu_q, cu_k, causal, scale):
@@ -691,6 +726,7 @@ def main():
         check_cross_entropy(37, 32003, torch.bfloat16, reduction)
     check_cross_entropy(64, 128256, torch.bfloat16, "mean")
     check_cross_entropy(16, 32000, torch.float16, "mean")
+    check_attention_layouts()
     check_decodes()
     check_attention_varlens()
     check_errors()
@@ -700,6 +736,7 @@ def main():
     check_varlen_compile_and_graph()
     check_two_devices()
     check_speed()
+    check_layout_speed()
     print(f"check-ops: {ops_report.failures} failed", flush=True)
     return 1 if ops_report.failures else 0
 

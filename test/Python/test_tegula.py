@@ -546,8 +546,8 @@ def test_strided_views():
 
 def test_strided_variants():
     scale2 = tegula.load(os.path.join(BUNDLES, "strided")).scale2
-    # div16 would be the general code: only the unit-stride variant.
-    assert scale2.variants == ("div16_unit",)
+    # div16 would be the general code: only the unit-stride variants.
+    assert scale2.variants == ("div16_unit", "unit")
     y = Fake((16, 64), "<f4", 0x200000)
 
     def variant(ptr=0x100000, strides=None, shape=(16, 64), out=y):
@@ -558,9 +558,12 @@ def test_strided_variants():
     assert variant() == "div16_unit"
     assert variant(strides=(320, 4)) == "div16_unit"
     assert variant(strides=(0, 4)) == "div16_unit"
+    # Sizes off 16: unit.
+    assert variant(shape=(12, 64), out=Fake((12, 64), "<f4")) == "unit"
     # Otherwise the general code: a slice starting mid-vector, rows 8 bytes
-    # off 16, a transposed view, sizes off 16.
+    # off 16, a transposed view, at any size.
     assert variant(ptr=0x100000 + 12, strides=(320, 4)) == "general"
     assert variant(strides=(264, 4)) == "general"
     assert variant(strides=(4, 64)) == "general"
-    assert variant(shape=(12, 64), out=Fake((12, 64), "<f4")) == "general"
+    assert variant(shape=(12, 64), strides=(4, 48),
+                   out=Fake((12, 64), "<f4")) == "general"

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -126,7 +127,16 @@ bool addVariant(const target::KernelVariant &variant, std::string ptx,
   return true;
 }
 
-/// Lowers `module` to PTX, every kernel and its variants (div16_unit,
+/// Whether every condition of `less` is one of `more`'s: `less` runs
+/// wherever `more` would.
+bool assumesLess(const target::KernelVariant &less,
+                 const target::KernelVariant &more) {
+  return llvm::all_of(less.when, [&](const std::string &condition) {
+    return llvm::is_contained(more.when, condition);
+  });
+}
+
+/// Lowers `module` to PTX, every kernel and its variants (div16_unit, unit,
 /// div16; each left out when its PTX comes out the same as a less
 /// specialized build's): one described bundle per kernel, its one config
 /// holding the code. False after an error, printed.
@@ -161,8 +171,9 @@ bool buildKernels(mlir::ModuleOp module, const std::string &reference,
       return false;
     code.ptx = std::move(*ptx);
     // The kernel's ladder, most specialized first: a variant whose PTX
-    // comes out the same as a less specialized one's (or the general
-    // code's) is not worth a choice.
+    // comes out the same as the general code's, or as that of a later one
+    // that runs wherever it would (unit's need not: div16 assumes other
+    // things), is not worth a choice.
     std::vector<std::pair<const target::KernelVariant *, std::string>> ladder;
     for (const target::KernelVariant &variant : variants) {
       if (variant.kernel != name)
@@ -177,7 +188,8 @@ bool buildKernels(mlir::ModuleOp module, const std::string &reference,
       auto &[variant, variantPtx] = ladder[i];
       bool same = variantPtx == code.ptx;
       for (size_t j = i + 1; j < ladder.size(); ++j)
-        same = same || variantPtx == ladder[j].second;
+        same = same || (variantPtx == ladder[j].second &&
+                        assumesLess(*ladder[j].first, *variant));
       if (!same && !addVariant(*variant, std::move(variantPtx),
                                sharedBytes[variant->function], code))
         return false;

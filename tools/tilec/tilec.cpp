@@ -173,8 +173,8 @@ std::optional<int> parseOptions(int argc, char **argv, Options &options) {
                "either way)");
   app.add_option("--variant", options.variant,
                  "take a specialized variant of the one kernel (div16, "
-                 "div16_unit) through --emit's stages or --run, in place of "
-                 "its general code (docs/runtime.md)");
+                 "div16_unit, unit) through --emit's stages or --run, in "
+                 "place of its general code (docs/runtime.md)");
   app.add_flag("--run", options.run,
                "run the kernel in the tile-IR interpreter instead of "
                "compiling it for the GPU");

@@ -6,6 +6,15 @@ output and each row's logsumexp) and tegula::attention_backward (the
 backward's preprocess, dK/dV and dQ kernels). The forward's autograd
 formula calls the backward op, so eager, torch.compile(fullgraph=True) and
 CUDA graphs all run the same kernels.
+
+The kernels take q, k, v, o, do and the gradients as strided views
+[B, H, N, D]: SDPA's layout, flash-attn's [B, N, H, D] (transposed views)
+and the slices of a fused qkv pass by their strides, never copied. No view
+torch makes is refused at launch (strides are never negative; a read view
+may alias, as an expanded one does; the written views are the op's own,
+dense), so nothing falls back to a copy. Views with unit-stride rows at
+16-byte offsets run the kernels' unit-stride variants (docs/runtime.md);
+any other view runs their general code, correct and slower.
 """
 
 from __future__ import annotations
@@ -31,46 +40,73 @@ def _kernel(entry: str, q: Tensor, causal: bool, build: str = ""):
     return _common.kernel(name, entry, q)
 
 
-@torch.library.custom_op("tegula::attention_forward", mutates_args=())
-def _forward(q: Tensor, k: Tensor, v: Tensor, causal: bool,
-             scale: float) -> Tuple[Tensor, Tensor]:
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    o, lse = _kernel("attention_fwd_lse", q, causal)(q, k, v, scale=scale)
+def _like(t: Tensor) -> Tensor:
+    """An empty tensor of t's shape, dense, in t's memory order: its first
+    three dimensions by stride, largest first (ties in order), and D last
+    (unit-stride rows). For a dense t (contiguous, a transposed
+    [B, N, H, D]) that is torch.empty_like's layout; a slice of a fused qkv
+    [B, N, 3, H, D] gives [B, N, H, D] memory. The outputs o, dq, dk and dv
+    come back in their input's layout, and the fake implementations give
+    the real ones' strides by calling this too."""
+    order = sorted(range(3), key=lambda d: -t.stride(d)) + [3]
+    strides, step = [0] * 4, 1
+    for d in reversed(order):
+        strides[d], step = step, step * t.shape[d]
+    # Not a permuted view: a custom op's outputs may not be views.
+    return t.new_empty_strided(t.shape, strides)
+
+
+def _lse(q: Tensor) -> Tensor:
+    """The f32 [B, H, M] buffer of each row's logsumexp (contiguous)."""
+    return q.new_empty(q.shape[:3], dtype=torch.float32)
+
+
+def _forward_impl(q: Tensor, k: Tensor, v: Tensor, causal: bool,
+                  scale: float) -> Tuple[Tensor, Tensor]:
+    # Every tensor given (none left for the launcher to allocate): repeated
+    # calls take the kernel's cached binding.
+    o, lse = _like(q), _lse(q)
+    _kernel("attention_fwd_lse", q, causal)(q, k, v, o, lse, scale)
     return o, lse
+
+
+_forward = torch.library.custom_op("tegula::attention_forward", _forward_impl,
+                                   mutates_args=())
 
 
 @_forward.register_fake
 def _forward_fake(q: Tensor, k: Tensor, v: Tensor, causal: bool,
                   scale: float) -> Tuple[Tensor, Tensor]:
-    return (torch.empty_like(q, memory_format=torch.contiguous_format),
-            q.new_empty(q.shape[:3], dtype=torch.float32))
+    return _like(q), _lse(q)
 
 
-@torch.library.custom_op("tegula::attention_backward", mutates_args=())
-def _backward(do: Tensor, dlse: Optional[Tensor], q: Tensor, k: Tensor,
-              v: Tensor, o: Tensor, lse: Tensor, causal: bool,
-              scale: float) -> Tuple[Tensor, Tensor, Tensor]:
-    do, q, k, v = do.contiguous(), q.contiguous(), k.contiguous(), \
-        v.contiguous()
-    delta = _kernel("attention_bwd_preprocess", q, False)(o, do)
+def _backward_impl(do: Tensor, dlse: Optional[Tensor], q: Tensor, k: Tensor,
+                   v: Tensor, o: Tensor, lse: Tensor, causal: bool,
+                   scale: float) -> Tuple[Tensor, Tensor, Tensor]:
+    delta = _lse(q)
+    _kernel("attention_bwd_preprocess", q, False)(o, do, delta)
     if dlse is not None:
         # d lse_i / d s_ij = P_ij (s the scaled score): the kernels'
         # dS = P (dP - delta) takes an lse gradient g as delta - g.
-        delta = delta - dlse.float()
+        delta.sub_(dlse.float())
     grouped = "_grouped" if k.shape[1] != q.shape[1] else ""
-    dk, dv = _kernel("attention_bwd_dkdv", q, causal, grouped)(
-        q, k, v, do, lse, delta, scale=scale)
-    dq = _kernel("attention_bwd_dq", q, causal)(
-        q, k, v, do, lse, delta, scale=scale)
+    dq, dk, dv = _like(q), _like(k), _like(v)
+    _kernel("attention_bwd_dkdv", q, causal, grouped)(
+        q, k, v, do, lse, delta, dk, dv, scale)
+    _kernel("attention_bwd_dq", q, causal)(
+        q, k, v, do, lse, delta, dq, scale)
     return dq, dk, dv
+
+
+_backward = torch.library.custom_op("tegula::attention_backward",
+                                    _backward_impl, mutates_args=())
 
 
 @_backward.register_fake
 def _backward_fake(do: Tensor, dlse: Optional[Tensor], q: Tensor, k: Tensor,
                    v: Tensor, o: Tensor, lse: Tensor, causal: bool,
                    scale: float) -> Tuple[Tensor, Tensor, Tensor]:
-    return tuple(torch.empty_like(t, memory_format=torch.contiguous_format)
-                 for t in (q, k, v))
+    return _like(q), _like(k), _like(v)
 
 
 def _setup_context(ctx, inputs, output) -> None:
@@ -87,21 +123,40 @@ def _autograd_backward(ctx, do: Optional[Tensor], dlse: Optional[Tensor]):
     q, k, v, o, lse = ctx.saved_tensors
     if do is None:
         do = torch.zeros_like(o)
-    dq, dk, dv = _backward(do, dlse, q, k, v, o, lse, ctx.causal, ctx.scale)
+    run = _backward_impl if _common.eager(do, dlse, q) else _backward
+    dq, dk, dv = run(do, dlse, q, k, v, o, lse, ctx.causal, ctx.scale)
     return dq, dk, dv, None, None
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+_Eager = _common.autograd_function(_forward_impl, _setup_context,
+                                   _autograd_backward)
 
 
-def _check(q: Tensor, k: Tensor, v: Tensor) -> None:
-    """What the kernels cannot take, as LaunchError naming the argument."""
+# layout -> (q's dimension names, k's and v's): the caller's order.
+LAYOUTS = {"bhnd": ("[B, H, M, D]", "[B, HKV, N, D]"),
+           "bnhd": ("[B, M, H, D]", "[B, N, HKV, D]")}
+
+
+def _check_layout(layout: object) -> None:
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise LaunchError(
+            f"attention: argument 'layout' is {layout!r}: expected 'bhnd' "
+            f"(q [B, H, M, D], k and v [B, HKV, N, D]: SDPA's) or 'bnhd' "
+            f"(q [B, M, H, D], k and v [B, N, HKV, D]: flash-attn's)",
+            "layout")
+
+
+def _check(q: Tensor, k: Tensor, v: Tensor, layout: str) -> None:
+    """What the kernels cannot take, as LaunchError naming the argument.
+    q, k and v are in the caller's layout; shapes are named in it."""
+    q_dims, kv_dims = LAYOUTS[layout]
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, Tensor):
             raise TypeError(f"attention: {name} must be a torch.Tensor, "
                             f"got {type(t).__name__}")
         if t.dim() != 4:
-            shape = "[B, H, M, D]" if name == "q" else "[B, HKV, N, D]"
+            shape = q_dims if name == "q" else kv_dims
             raise LaunchError(f"attention: argument '{name}' has shape "
                               f"{list(t.shape)}: expected {shape}")
         if t.dtype not in DTYPES:
@@ -110,14 +165,17 @@ def _check(q: Tensor, k: Tensor, v: Tensor) -> None:
         if t.device.type != "cuda":
             raise LaunchError(f"attention: argument '{name}' is on "
                               f"{t.device}: expected a CUDA tensor")
+    heads = 1 if layout == "bhnd" else 2
     for name, t in (("k", k), ("v", v)):
-        b, h, m, d = q.shape
-        if (t.shape[0] != b or t.shape[3] != d or t.shape[1] < 1
-                or h % t.shape[1] or t.shape != k.shape):
+        b, h, m, d = q.shape[0], q.shape[heads], q.shape[3 - heads], \
+            q.shape[3]
+        hkv = t.shape[heads]
+        if (t.shape[0] != b or t.shape[3] != d or hkv < 1 or h % hkv
+                or t.shape != k.shape):
             raise LaunchError(
                 f"attention: argument '{name}' has shape {list(t.shape)} "
                 f"but q has {list(q.shape)}: k and v must both be "
-                f"[B, HKV, N, D] with q's B and D (N keys, any number; q "
+                f"{kv_dims} with q's B and D (N keys, any number; q "
                 f"has M = {m} queries), and HKV dividing q's H heads (GQA; "
                 f"HKV = H is multi-head attention)")
         if t.dtype != q.dtype or t.device != q.device:
@@ -132,7 +190,8 @@ def _check(q: Tensor, k: Tensor, v: Tensor) -> None:
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
-              scale: Optional[float] = None, return_lse: bool = False
+              scale: Optional[float] = None, return_lse: bool = False,
+              layout: str = "bhnd"
               ) -> Union[Tensor, Tuple[Tensor, Tensor]]:
     """softmax(scale * q k^T) v with q [B, H, M, D] and k, v [B, HKV, N, D]
     (SDPA's layout), differentiable in q, k and v. M and N may differ
@@ -145,12 +204,24 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
     gives o = 0, lse = -inf and no gradient. scale: None means D ** -0.5;
     any float, zero and negative included. return_lse: also return each
     row's logsumexp ln(sum_j exp(scale * q_i . k_j)), f32 [B, H, M],
-    itself differentiable. bf16 or f16; D = 64 or 128. docs/ops.md has the
-    limits.
+    itself differentiable. layout: "bhnd" (above) or "bnhd", flash-attn's
+    q [B, M, H, D] and k, v [B, N, HKV, D], o returned as [B, M, H, D] (lse
+    stays [B, H, M]). Any strides are taken without a copy (a transposed
+    view, the slices of a fused qkv), and o and the gradients come back in
+    their input's memory order. bf16 or f16; D = 64 or 128. docs/ops.md
+    has the limits.
     """
-    _check(q, k, v)
+    _check_layout(layout)
+    _check(q, k, v, layout)
     if scale is None:
         scale = q.shape[-1] ** -0.5
-    o, lse = torch.ops.tegula.attention_forward(q, k, v, bool(causal),
-                                                float(scale))
+    if layout == "bnhd":
+        # Transposed views: the kernels read [B, N, H, D] memory through
+        # their strides.
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+    run = _Eager.apply if _common.eager(q, k, v) else \
+        torch.ops.tegula.attention_forward
+    o, lse = run(q, k, v, bool(causal), float(scale))
+    if layout == "bnhd":
+        o = o.transpose(1, 2)
     return (o, lse) if return_lse else o
