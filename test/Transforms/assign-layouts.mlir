@@ -324,3 +324,25 @@ func.func @invariant_operand(%qp: !tile.ptr<bf16>, %gp: !tile.ptr<f32>, %ap: !ti
   }
   return
 }
+
+// -----
+
+// A row statistic of a dot's result (attention's lse) is stored from the
+// dot's slice layout: the threads of a row's quad store the same value to
+// one address, with no conversion (and no shared-memory round trip) first.
+// CHECK-DAG: #[[$MMA8:.*]] = #tile.mma<warpsPerCTA = [4, 1]>
+// CHECK-DAG: #[[$MROWS:.*]] = #tile.slice<dim = 1, parent = #[[$MMA8]]>
+// CHECK-LABEL: func.func @dot_row_statistic
+// CHECK: %[[D:.*]] = tile.dot {{.*}} -> tensor<64x64xf32, #[[$MMA8]]>
+// CHECK: %[[M:.*]] = tile.reduce max %[[D]], 1 {{.*}} -> tensor<64xf32, #[[$MROWS]]>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.store %{{.*}}, %[[M]] : {{.*}}, tensor<64xf32, #[[$MROWS]]>
+func.func @dot_row_statistic(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>, %lp: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.warps = 4 : i32} {
+  %l = tile.make_tensor %lp[%n] : !tile.ptr<f32> -> !tile.tensor<?xf32, mut>
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %d = tile.dot %a, %b, %zero : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  %m = tile.reduce max %d, 1 : tensor<64x64xf32> -> tensor<64xf32>
+  %r = tile.arange : tensor<64xi32>
+  tile.store %l[%r], %m : !tile.tensor<?xf32, mut>[tensor<64xi32>], tensor<64xf32>
+  return
+}

@@ -140,25 +140,14 @@ Attribute LoadOp::inferResultLayout(LayoutQuery &query) {
   return query.defaultLayout(getType());
 }
 
-/// True for a slice (of slices) of a blocked layout.
-static bool isBlockedSlice(Attribute layout) {
-  auto slice = dyn_cast_or_null<SliceLayoutAttr>(layout);
-  if (!slice)
-    return false;
-  Attribute parent = slice.getParent();
-  return isa<BlockedLayoutAttr>(parent) || isBlockedSlice(parent);
-}
-
-// A reduction of a blocked tile is stored from the slice layout it is in:
-// threads that hold the same element store it to the same address
-// (harmless, one transaction), where converting it to a blocked layout
-// first would cost a shared-memory round trip and two barriers per store.
-// A slice of a dot's result (attention's row statistics) still converts:
-// its code is what the committed H100 tuning tables were measured on, and
-// it changes with the next re-tuning.
+// A reduction (a slice layout, of a blocked tile or of a dot's result) is
+// stored from the layout it is in: threads that hold the same element store
+// it to the same address (harmless, one transaction), where converting it
+// to a blocked layout first would cost a shared-memory round trip and two
+// barriers per store.
 Attribute StoreOp::getRequiredOperandLayout(unsigned, LayoutQuery &query) {
   Attribute layout = query.layoutOf(getValue());
-  if (isBlockedSlice(layout))
+  if (isa_and_nonnull<SliceLayoutAttr>(layout))
     return layout;
   return query.defaultLayout(getValue().getType());
 }
