@@ -16,9 +16,12 @@ t() {
   local name=$1 kernel=$3 tune=$5
   [[ $want == *" $name "* ]] || return 0
   echo "== $name"
+  local start=$SECONDS
   # shellcheck disable=SC2086
   .device-bundle/bin/tile-run --tune ".device-bundle/bench/$name/$kernel.json" \
-    $tune --against-first 2>&1 | grep -E 'winner|wrote|error|FAIL'
+    $tune --against-first 2>&1 | tee -a "$out/tune.log" |
+    grep -E 'winner|wrote|error|FAIL|failed'
+  echo "   ($((SECONDS - start)) s)"
   (cd .device-bundle/bench && tar -cf "$out/tables.tar" */*.tuning.json)
 }
 for_each_sweep t
