@@ -104,18 +104,35 @@ bool mayAlias(const std::vector<int64_t> &shape,
 }
 
 namespace {
-/// Calls `visit(logical, offset)` for every element of `tensor` seen
-/// through `strides`, row-major.
+/// Calls `visit(logical, offset, count)` for every run of `count` elements
+/// of `tensor` seen through `strides`, row-major, that lie at consecutive
+/// logical indices and consecutive offsets: whole rows when the last
+/// dimension's stride is 1 (a dense view is one run), single elements
+/// otherwise. Copies by run are what keep a bench-sized tensor's upload
+/// (tile-run --tune: 33M elements a tensor, per config) at memcpy speed.
 template <typename F>
-void forEachElement(const HostTensor &tensor,
-                    const std::vector<int64_t> &strides, F visit) {
+void forEachRun(const HostTensor &tensor, const std::vector<int64_t> &strides,
+                F visit) {
   const std::vector<int64_t> &shape = tensor.shape;
   int64_t n = tensor.numel();
-  std::vector<int64_t> index(shape.size(), 0);
+  if (n == 0)
+    return;
+  if (shape.empty()) {
+    visit(0, 0, 1);
+    return;
+  }
+  // The trailing dimensions laid out densely fold into one run.
+  size_t outer = shape.size();
+  int64_t run = 1;
+  while (outer > 0 && (shape[outer - 1] == 1 || strides[outer - 1] == run)) {
+    run *= shape[outer - 1];
+    --outer;
+  }
+  std::vector<int64_t> index(outer, 0);
   int64_t offset = 0;
-  for (int64_t logical = 0; logical < n; ++logical) {
-    visit(logical, offset);
-    for (size_t d = shape.size(); d-- > 0;) {
+  for (int64_t logical = 0; logical < n; logical += run) {
+    visit(logical, offset, run);
+    for (size_t d = outer; d-- > 0;) {
       offset += strides[d];
       if (++index[d] < shape[d])
         break;
@@ -123,6 +140,29 @@ void forEachElement(const HostTensor &tensor,
       index[d] = 0;
     }
   }
+}
+
+/// True when the view is the row-major layout of its shape (one run).
+bool isDense(const std::vector<int64_t> &shape,
+             const std::vector<int64_t> &strides) {
+  int64_t run = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != run)
+      return false;
+    run *= shape[d];
+  }
+  return true;
+}
+
+/// Calls `visit(logical, offset)` for every element, row-major.
+template <typename F>
+void forEachElement(const HostTensor &tensor,
+                    const std::vector<int64_t> &strides, F visit) {
+  forEachRun(tensor, strides,
+             [&](int64_t logical, int64_t offset, int64_t count) {
+               for (int64_t e = 0; e < count; ++e)
+                 visit(logical + e, offset + e);
+             });
 }
 } // namespace
 
@@ -150,13 +190,17 @@ std::vector<uint8_t> scatterView(const HostTensor &tensor,
                                  const std::vector<uint8_t> &fill) {
   size_t size = dtypeSize(tensor.dtype);
   int64_t span = viewSpan(tensor.shape, strides);
+  if (isDense(tensor.shape, strides))
+    return tensor.bytes; // no gaps to fill
   std::vector<uint8_t> spanned(size_t(span) * size);
   for (int64_t e = 0; e < span; ++e)
     std::memcpy(&spanned[size_t(e) * size], fill.data(), size);
-  forEachElement(tensor, strides, [&](int64_t logical, int64_t offset) {
-    std::memcpy(&spanned[size_t(offset) * size],
-                &tensor.bytes[size_t(logical) * size], size);
-  });
+  forEachRun(tensor, strides,
+             [&](int64_t logical, int64_t offset, int64_t count) {
+               std::memcpy(&spanned[size_t(offset) * size],
+                           &tensor.bytes[size_t(logical) * size],
+                           size_t(count) * size);
+             });
   return spanned;
 }
 
@@ -166,12 +210,20 @@ bool gatherView(const std::vector<uint8_t> &spanned,
                 HostTensor &tensor, std::string &error) {
   size_t size = dtypeSize(tensor.dtype);
   int64_t span = int64_t(spanned.size() / size);
+  // Offsets outside the view, by runs: what lies there must still be the
+  // fill (a write between the view's elements).
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  forEachRun(
+      tensor, strides, [&](int64_t logical, int64_t offset, int64_t count) {
+        std::memcpy(&tensor.bytes[size_t(logical) * size],
+                    &spanned[size_t(offset) * size], size_t(count) * size);
+        runs.emplace_back(offset, count);
+      });
+  if (isDense(tensor.shape, strides))
+    return true; // no gaps
   std::vector<bool> inView(size_t(span), false);
-  forEachElement(tensor, strides, [&](int64_t logical, int64_t offset) {
-    inView[size_t(offset)] = true;
-    std::memcpy(&tensor.bytes[size_t(logical) * size],
-                &spanned[size_t(offset) * size], size);
-  });
+  for (auto [offset, count] : runs)
+    std::fill_n(inView.begin() + offset, count, true);
   int64_t touched = 0, first = -1;
   for (int64_t e = 0; e < span; ++e)
     if (!inView[size_t(e)] &&

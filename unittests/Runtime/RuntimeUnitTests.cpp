@@ -621,6 +621,35 @@ void testStrides() {
   EXPECT(!gatherView(spanned, strides, fill, "y", back, error) &&
          error == "output 'y': 1 elements between the elements of its view "
                   "(strides [1, 3]) were written (first at offset 2)");
+  // Rows of 4 copied as runs, 5 apart, batches 20 apart: gaps at offsets
+  // 4, 9, 14 and 15-19 keep the fill; a write to offset 17 is reported.
+  HostTensor rows(DType::I32, {2, 3, 4});
+  for (int64_t i = 0; i < rows.numel(); ++i)
+    rows.set(i, double(i + 100));
+  std::vector<int64_t> rowStrides = {20, 5, 1};
+  spanned = scatterView(rows, rowStrides, fill);
+  EXPECT(spanned.size() == 34 * 4);
+  int32_t at;
+  std::memcpy(&at, &spanned[26 * 4], 4);
+  EXPECT(at == 117); // offset 26 = 20 + 5 + 1 holds element [1, 1, 1]
+  std::memcpy(&at, &spanned[9 * 4], 4);
+  EXPECT(at == int32_t(0xA5A5A5A5));
+  HostTensor rowsBack(DType::I32, {2, 3, 4});
+  EXPECT(gatherView(spanned, rowStrides, fill, "r", rowsBack, error) &&
+         rowsBack.bytes == rows.bytes);
+  spanned[17 * 4] = 0;
+  EXPECT(!gatherView(spanned, rowStrides, fill, "r", rowsBack, error) &&
+         error.find("first at offset 17") != std::string::npos);
+  // Dense (a size-1 dimension's stride is free): the bytes as they are.
+  std::vector<int64_t> denseStrides = {4, 99, 1};
+  HostTensor dense(DType::I32, {3, 1, 4});
+  for (int64_t i = 0; i < dense.numel(); ++i)
+    dense.set(i, double(i));
+  spanned = scatterView(dense, denseStrides, fill);
+  EXPECT(spanned == dense.bytes);
+  HostTensor denseBack(DType::I32, {3, 1, 4});
+  EXPECT(gatherView(spanned, denseStrides, fill, "d", denseBack, error) &&
+         denseBack.bytes == dense.bytes);
   // Aliasing: allowed when only read, refused when written.
   Param p;
   p.name = "y";
