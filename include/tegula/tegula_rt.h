@@ -230,6 +230,14 @@ int tegula_rt_launch(tegula_rt_binding *binding, tegula_rt_stream stream);
 int tegula_rt_launch_pointers(tegula_rt_binding *binding,
                               const uint64_t *pointers, int count,
                               tegula_rt_stream stream);
+/* tegula_rt_launch_pointers for strided views that may lie in other
+ * allocations than the checked ones: `bases` holds, per parameter, the
+ * address of the allocation its view lies in (0: keep the one set), of the
+ * size tegula_rt_binding_set_allocation gave; each view is checked against
+ * it before the launch, as at the first check. */
+int tegula_rt_launch_views(tegula_rt_binding *binding, const uint64_t *pointers,
+                           const uint64_t *bases, int count,
+                           tegula_rt_stream stream);
 
 #ifdef __cplusplus
 }

@@ -230,6 +230,12 @@ int tegula_rt_launch(tegula_rt_binding *binding, tegula_rt_stream stream) {
 int tegula_rt_launch_pointers(tegula_rt_binding *binding,
                               const uint64_t *pointers, int count,
                               tegula_rt_stream stream) {
+  return tegula_rt_launch_views(binding, pointers, nullptr, count, stream);
+}
+
+int tegula_rt_launch_views(tegula_rt_binding *binding, const uint64_t *pointers,
+                           const uint64_t *bases, int count,
+                           tegula_rt_stream stream) {
   if (!binding || (!pointers && count > 0))
     return capi::fail(TEGULA_RT_ERROR_USAGE, "null binding or pointers");
   if (count != int(binding->tensors.size()))
@@ -237,8 +243,14 @@ int tegula_rt_launch_pointers(tegula_rt_binding *binding,
                       "expected " + std::to_string(binding->tensors.size()) +
                           " pointers (one per parameter), got " +
                           std::to_string(count));
-  for (int i = 0; i < count; ++i)
-    binding->tensors[size_t(i)].pointer = pointers[i];
+  // Packing checks every view against its allocation (checkAllocations),
+  // so a new base needs no new binding check, only a new pack.
+  for (int i = 0; i < count; ++i) {
+    tegula_rt_binding::Tensor &t = binding->tensors[size_t(i)];
+    t.pointer = pointers[i];
+    if (bases && bases[i])
+      t.allocationBase = bases[i];
+  }
   binding->packed = false;
   return tegula_rt_launch(binding, stream);
 }

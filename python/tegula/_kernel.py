@@ -102,13 +102,17 @@ class _Plan:
     """A checked C binding kept for repeated launches."""
 
     __slots__ = ("handle", "output_shapes", "grid", "variant", "pointers",
-                 "_free")
+                 "bases", "_free")
 
     def __init__(self, handle: int, output_shapes: Dict[int, Tuple[int, ...]],
                  grid: Tuple[int, int, int], variant: int, count: int = 0):
         self.handle = handle
         # Refilled by each launch; plans are per thread (Kernel._plan).
         self.pointers = (c_uint64 * max(count, 1))()
+        # Strided views' allocations (0: none), checked at each launch: a
+        # plan serves every view at the same offset in an allocation of the
+        # same size (the plans' keys), wherever that allocation lies.
+        self.bases = (c_uint64 * max(count, 1))()
         self.output_shapes = output_shapes
         self.grid = grid
         self.variant = variant
@@ -164,6 +168,7 @@ class Kernel:
         self._names = tuple(p.name for p in params)
         self._tensor_mask = tuple(p.is_tensor for p in params)
         self._strided_mask = tuple(p.strided for p in params)
+        self._any_strided = any(self._strided_mask)
         self._output_positions = tuple(p.index for p in params if p.is_output)
         self._output_set = frozenset(self._output_positions)
 
@@ -484,11 +489,20 @@ class Kernel:
         pointers = plan.pointers
         for i, (is_tensor, v) in enumerate(zip(self._tensor_mask, values)):
             pointers[i] = v.data_ptr() if is_tensor else 0
+        bases = None
+        if self._any_strided:
+            bases = plan.bases
+            for i, strided in enumerate(self._strided_mask):
+                if strided:
+                    bases[i] = values[i].untyped_storage().data_ptr()
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         stream = raw(device) if raw is not None else \
             torch.cuda.current_stream(device).cuda_stream
-        status = _lib.lib().tegula_rt_launch_pointers(
-            plan.handle, pointers, len(values), stream or None)
+        rt = _lib.lib()
+        status = rt.tegula_rt_launch_views(
+            plan.handle, pointers, bases, len(values), stream or None) \
+            if bases is not None else rt.tegula_rt_launch_pointers(
+                plan.handle, pointers, len(values), stream or None)
         if status:
             _raise(status)
         outputs = self._output_positions
@@ -522,8 +536,16 @@ class Kernel:
         pointers = plan.pointers
         for i, p in enumerate(self.params):
             pointers[i] = arrays[p.name].pointer if p.is_tensor else 0
+        bases = None
+        if self._any_strided:
+            bases = plan.bases
+            for i, p in enumerate(self.params):
+                allocation = torch_allocation(arrays[p.name].keep) \
+                    if p.strided else None
+                bases[i] = allocation[0] if allocation else 0
         handle = _stream_handle(stream, torch, device)
-        _launch(plan, pointers, len(self.params), handle, torch, device)
+        _launch(plan, pointers, bases, len(self.params), handle, torch,
+                device)
         self._local.last_plan = plan  # per thread, for _fast_call
         outputs = tuple(values[p.name] for p in self.params if p.is_output)
         if not outputs:
@@ -577,22 +599,28 @@ def _current_device(torch: Any) -> int:
     return get() if get is not None else torch.cuda.current_device()
 
 
-def _launch(plan: _Plan, pointers: Any, count: int, stream: int, torch: Any,
-            device: Optional[str]) -> None:
+def _launch(plan: _Plan, pointers: Any, bases: Any, count: int, stream: int,
+            torch: Any, device: Optional[str]) -> None:
     rt = _lib.lib()
     if torch is not None and device:
         index = _device_index(device)
         if _current_device(torch) != index:
             # The launch goes to the current context: the tensors' device's.
             with torch.cuda.device(index):
-                return _launch(plan, pointers, count, stream, torch, device)
-    status = rt.tegula_rt_launch_pointers(plan.handle, pointers, count,
-                                          stream or None)
+                return _launch(plan, pointers, bases, count, stream, torch,
+                               device)
+
+    def launch() -> int:
+        if bases is not None:
+            return rt.tegula_rt_launch_views(plan.handle, pointers, bases,
+                                             count, stream or None)
+        return rt.tegula_rt_launch_pointers(plan.handle, pointers, count,
+                                            stream or None)
+    status = launch()
     if status == _lib.ERROR_NO_CONTEXT and torch is not None and device:
         # A thread where PyTorch has not made its context current yet.
         torch.cuda.set_device(device)
-        status = rt.tegula_rt_launch_pointers(plan.handle, pointers, count,
-                                              stream or None)
+        status = launch()
     if status:
         _raise(status)
 

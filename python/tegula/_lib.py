@@ -86,6 +86,8 @@ _SIGNATURES = {
     "tegula_rt_launch": (c_int, [c_void_p, c_void_p]),
     "tegula_rt_launch_pointers": (c_int, [c_void_p, POINTER(c_uint64), c_int,
                                           c_void_p]),
+    "tegula_rt_launch_views": (c_int, [c_void_p, POINTER(c_uint64),
+                                       POINTER(c_uint64), c_int, c_void_p]),
 }
 
 _lock = threading.Lock()

@@ -456,6 +456,20 @@ static int stridedMode(const char *path) {
    * element short of that allocation, outside. */
   tegula_rt_binding_set_allocation(binding, "x", base, 64 * 4);
   report("inside", tegula_rt_binding_check(binding));
+  /* The same view in another allocation of the same size: only the
+   * pointers moved, it lies outside the checked allocation; with its
+   * allocation's base too, it passes the pack and reaches the driver. */
+  uint64_t moved[2] = {x + 0x10000, 0x9000}, bases[2] = {base + 0x10000, 0};
+  report("moved", tegula_rt_launch_pointers(binding, moved, 2, NULL));
+  int status = tegula_rt_launch_views(binding, moved, bases, 2, NULL);
+  printf("moved with its allocation: %s\n",
+         status == TEGULA_RT_ERROR_NO_DRIVER ||
+                 status == TEGULA_RT_ERROR_NO_CONTEXT
+             ? "refused by the driver only"
+             : tegula_rt_last_error());
+  uint64_t old[2] = {base, 0};
+  tegula_rt_launch_views(binding, moved, old, 2, NULL); /* back to base */
+  tegula_rt_binding_set_tensor(binding, "x", TEGULA_RT_F32, 2, shape, slice, x);
   tegula_rt_binding_set_allocation(binding, "x", base, 58 * 4);
   report("outside", tegula_rt_binding_check(binding));
   tegula_rt_binding_set_allocation(binding, "x", base + 16, 1024);

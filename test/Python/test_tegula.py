@@ -8,9 +8,11 @@ numpy arrays through DLPack): nothing here touches a driver until a test
 means to."""
 
 import ctypes
+import math
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -404,9 +406,16 @@ class _FakeTorchModule:
     type, the dtypes, and torch._C's current device and raw stream."""
 
     class Tensor:
-        def __init__(self, shape, dtype, ptr, device=0):
+        def __init__(self, shape, dtype, ptr, device=0, storage=None):
             self.shape, self.dtype = tuple(shape), dtype
             self._ptr, self._device = ptr, device
+            # (address, bytes) of the allocation: the tensor's own memory.
+            self._storage = storage or (ptr, 4 * math.prod(shape))
+
+        def untyped_storage(self):
+            address, size = self._storage
+            return types.SimpleNamespace(data_ptr=lambda: address,
+                                         nbytes=lambda: size)
 
         def stride(self):
             strides, step = [], 1
@@ -516,6 +525,40 @@ def test_fast_path_allocates_outputs(monkeypatch, lib):
     # An input left out, or an unknown keyword: the full path's errors.
     assert "missing argument 'w'" in str(launch_error(k, x, eps=1e-5))
     assert "no parameter 'ys'" in str(launch_error(k, x, w, ys=y, eps=1e-5))
+
+
+def test_fast_path_strided_allocations(monkeypatch):
+    """A strided view's plan serves views at the same offset in an
+    allocation of the same size, wherever it lies: each launch passes the
+    allocations' addresses (tegula_rt_launch_views), so the C side checks
+    the view against its own allocation, not the first call's (the
+    attention backward's o, a new tensor each step, failed that check)."""
+    from tegula import _arrays, _kernel, _lib
+    fake = _FakeTorchModule()
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(_arrays, "_torch_dtypes", None)
+    launches = []
+
+    def views(handle, pointers, bases, count, stream):
+        launches.append((tuple(pointers[i] for i in range(count)),
+                         tuple(bases[i] for i in range(count))))
+        return 0
+    monkeypatch.setattr(_lib.lib(), "tegula_rt_launch_views", views)
+    full = []
+    real_call = _kernel.Kernel._call
+    monkeypatch.setattr(_kernel.Kernel, "_call",
+                        lambda self, *a: full.append(a) or real_call(self, *a))
+    scale2 = tegula.load(os.path.join(BUNDLES, "strided")).scale2
+    for step in range(3):
+        # Rows 4..7 of a fresh [8, 64] tensor each step, written to another.
+        base = 0x100000 * (step + 1)
+        x = fake.Tensor((4, 64), "float32", base + 4 * 64 * 4,
+                        storage=(base, 8 * 64 * 4))
+        y = fake.Tensor((4, 64), "float32", base + 0x80000)
+        scale2(x, y)
+        assert launches[-1] == ((base + 1024, base + 0x80000),
+                                (base, base + 0x80000))
+    assert len(full) == 1  # the later steps took the fast path
 
 
 # --- Strided tensors ---------------------------------------------------------
