@@ -18,10 +18,8 @@ compile_only=${TEGULA_COMPILE_ONLY:-0}
 rm -rf "$bench"
 
 # The bench's kernels: one swept bundle per entry of bench/tuning/sweeps.sh
-# (docs/tuning.md), each with its committed tuning table
-# (bench/tuning/tables/NAME/KERNEL.tuning.json) copied in first, so that
-# tilec names it and the runtime launches the tuned winner; a table whose
-# PTX hashes no longer match is stale and the bench says so.
+# (docs/tuning.md) with its committed table (scripts/gpu/stage-sweeps.sh),
+# after the varlen runs' inputs they name.
 inputs=$bench/inputs
 mkdir -p "$inputs"
 # The varlen runs' sequence bounds (bench/attention_family.py's), as int32
@@ -38,16 +36,7 @@ for name, b in (("cu-203", [0, 1, 66, 66, 140, 203]),
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)))
         f.write(head.encode() + struct.pack(f"<{len(b)}i", *b))
 PY
-# NAME FILE KERNEL CHECK TUNE -- DEFINES: one swept bundle for the H100.
-compile_sweep() {
-  local name=$1 file=$2 kernel=$3
-  shift 6
-  mkdir -p "$bench/$name"
-  cp "$root/bench/tuning/tables/$name/"*.tuning.json "$bench/$name/" 2>/dev/null || true
-  "$build/bin/tilec" "$root/kernels/$file" -k "$kernel" --target sm_90a -o "$bench/$name" "$@"
-}
-source "$root/bench/tuning/sweeps.sh"
-for_each_sweep compile_sweep
+TEGULA_STAGE_DIR=$(dirname "$bench") "$root/scripts/gpu/stage-sweeps.sh"
 if command -v ptxas >/dev/null; then
   python3 "$root/bench/tuning/check_spills.py" "$bench"
 else

@@ -210,20 +210,20 @@ bool gatherView(const std::vector<uint8_t> &spanned,
                 HostTensor &tensor, std::string &error) {
   size_t size = dtypeSize(tensor.dtype);
   int64_t span = int64_t(spanned.size() / size);
-  // Offsets outside the view, by runs: what lies there must still be the
-  // fill (a write between the view's elements).
-  std::vector<std::pair<int64_t, int64_t>> runs;
-  forEachRun(
-      tensor, strides, [&](int64_t logical, int64_t offset, int64_t count) {
-        std::memcpy(&tensor.bytes[size_t(logical) * size],
-                    &spanned[size_t(offset) * size], size_t(count) * size);
-        runs.emplace_back(offset, count);
-      });
+  forEachRun(tensor, strides,
+             [&](int64_t logical, int64_t offset, int64_t count) {
+               std::memcpy(&tensor.bytes[size_t(logical) * size],
+                           &spanned[size_t(offset) * size],
+                           size_t(count) * size);
+             });
   if (isDense(tensor.shape, strides))
     return true; // no gaps
+  // What lies between the view's elements must still be the fill (else a
+  // write landed there).
   std::vector<bool> inView(size_t(span), false);
-  for (auto [offset, count] : runs)
+  forEachRun(tensor, strides, [&](int64_t, int64_t offset, int64_t count) {
     std::fill_n(inView.begin() + offset, count, true);
+  });
   int64_t touched = 0, first = -1;
   for (int64_t e = 0; e < span; ++e)
     if (!inView[size_t(e)] &&

@@ -454,11 +454,21 @@ class _FakeTorchModule:
             return 0x5000 + device
 
 
+def _record_full_calls(monkeypatch):
+    """The arguments of every call that takes Kernel's full path."""
+    from tegula import _kernel
+    full = []
+    real_call = _kernel.Kernel._call
+    monkeypatch.setattr(_kernel.Kernel, "_call",
+                        lambda self, *a: full.append(a) or real_call(self, *a))
+    return full
+
+
 def test_fast_path(monkeypatch, runtime_inputs):
     """The second call with the same shapes, dtypes and scalars skips the
     checks and passes only the new pointers; anything else takes the full
     path, which checks (and raises) as the first call did."""
-    from tegula import _arrays, _kernel, _lib
+    from tegula import _arrays, _lib
     fake = _FakeTorchModule()
     monkeypatch.setitem(sys.modules, "torch", fake)
     monkeypatch.setattr(_arrays, "_torch_dtypes", None)
@@ -469,10 +479,7 @@ def test_fast_path(monkeypatch, runtime_inputs):
                          stream))
         return 0
     monkeypatch.setattr(_lib.lib(), "tegula_rt_launch_pointers", launch)
-    full = []
-    real_call = _kernel.Kernel._call
-    monkeypatch.setattr(_kernel.Kernel, "_call",
-                        lambda self, *a: full.append(a) or real_call(self, *a))
+    full = _record_full_calls(monkeypatch)
 
     k = runtime_inputs["scale_add"].scale_add  # (x: f32[N], y: mut f32[N], a, b)
     x, y = fake.Tensor((64,), "float32", 0x10000), fake.Tensor((64,), "float32", 0x20000)
@@ -495,7 +502,7 @@ def test_fast_path(monkeypatch, runtime_inputs):
 def test_fast_path_allocates_outputs(monkeypatch, lib):
     """An output left out is allocated on every call, in the shape and
     dtype the first call's check gave it, without the full path."""
-    from tegula import _arrays, _kernel, _lib
+    from tegula import _arrays, _lib
     fake = _FakeTorchModule()
     fake.allocated.clear()
     monkeypatch.setitem(sys.modules, "torch", fake)
@@ -504,10 +511,7 @@ def test_fast_path_allocates_outputs(monkeypatch, lib):
     monkeypatch.setattr(
         _lib.lib(), "tegula_rt_launch_pointers",
         lambda h, p, n, s: launches.append(tuple(p[i] for i in range(n))) or 0)
-    full = []
-    real_call = _kernel.Kernel._call
-    monkeypatch.setattr(_kernel.Kernel, "_call",
-                        lambda self, *a: full.append(a) or real_call(self, *a))
+    full = _record_full_calls(monkeypatch)
     # rmsnorm(x: bf16[R, C], w: bf16[C], y: mut bf16[R, C], eps: f32)
     k = lib.rmsnorm
     x = fake.Tensor((4, 256), "bfloat16", 0x10000)
@@ -533,7 +537,7 @@ def test_fast_path_strided_allocations(monkeypatch):
     allocations' addresses (tegula_rt_launch_views), so the C side checks
     the view against its own allocation, not the first call's (the
     attention backward's o, a new tensor each step, failed that check)."""
-    from tegula import _arrays, _kernel, _lib
+    from tegula import _arrays, _lib
     fake = _FakeTorchModule()
     monkeypatch.setitem(sys.modules, "torch", fake)
     monkeypatch.setattr(_arrays, "_torch_dtypes", None)
@@ -544,10 +548,7 @@ def test_fast_path_strided_allocations(monkeypatch):
                          tuple(bases[i] for i in range(count))))
         return 0
     monkeypatch.setattr(_lib.lib(), "tegula_rt_launch_views", views)
-    full = []
-    real_call = _kernel.Kernel._call
-    monkeypatch.setattr(_kernel.Kernel, "_call",
-                        lambda self, *a: full.append(a) or real_call(self, *a))
+    full = _record_full_calls(monkeypatch)
     scale2 = tegula.load(os.path.join(BUNDLES, "strided")).scale2
     for step in range(3):
         # Rows 4..7 of a fresh [8, 64] tensor each step, written to another.
