@@ -210,12 +210,11 @@ bool gatherView(const std::vector<uint8_t> &spanned,
                 HostTensor &tensor, std::string &error) {
   size_t size = dtypeSize(tensor.dtype);
   int64_t span = int64_t(spanned.size() / size);
-  forEachRun(tensor, strides,
-             [&](int64_t logical, int64_t offset, int64_t count) {
-               std::memcpy(&tensor.bytes[size_t(logical) * size],
-                           &spanned[size_t(offset) * size],
-                           size_t(count) * size);
-             });
+  forEachRun(
+      tensor, strides, [&](int64_t logical, int64_t offset, int64_t count) {
+        std::memcpy(&tensor.bytes[size_t(logical) * size],
+                    &spanned[size_t(offset) * size], size_t(count) * size);
+      });
   if (isDense(tensor.shape, strides))
     return true; // no gaps
   // What lies between the view's elements must still be the fill (else a
