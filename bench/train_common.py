@@ -40,6 +40,13 @@ def markov_batches(vocab, batch, seq, steps, seed, device, successors=4,
         yield tokens.to(device, non_blocking=True)
 
 
+def run_name(run):
+    """A run's name in reports: its impl, and its process count under
+    DDP."""
+    procs = run.get("processes", 1)
+    return run["impl"] + (f", {procs} GPUs (DDP)" if procs > 1 else "")
+
+
 def compare(paths, tol, plot, title):
     """Loss curves of runs from one seed: the largest gap between each run
     and the first over the last half of the steps (where both have left
@@ -55,19 +62,19 @@ def compare(paths, tol, plot, title):
         mean = sum(gaps) / len(gaps)
         fine = worst <= tol
         ok &= fine
-        print(f"{'PASS' if fine else 'FAIL'} {run['impl']} vs {base['impl']}: "
+        print(f"{'PASS' if fine else 'FAIL'} {run_name(run)} vs {run_name(base)}: "
               f"max |loss gap| over steps {len(gaps) // 2}-{len(gaps) - 1} "
               f"{worst:.4f} (tol {tol}), mean over all {mean:.4f}; final "
               f"{run['losses'][-1]:.4f} vs {base['losses'][-1]:.4f}")
     for run in runs:
-        print(f"INFO {run['impl']}: {run['tokens_per_s']:.0f} tokens/s")
+        print(f"INFO {run_name(run)}: {run['tokens_per_s']:.0f} tokens/s")
     if plot:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(7, 4))
         for run in runs:
-            ax.plot(run["losses"], label=f"{run['impl']} "
+            ax.plot(run["losses"], label=f"{run_name(run)} "
                     f"({run['tokens_per_s'] / 1e3:.1f}k tok/s)", lw=1)
         ax.set_title(title(base["config"]), fontsize=9)
         ax.set_xlabel("step")
