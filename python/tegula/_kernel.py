@@ -9,7 +9,7 @@ import threading
 from ctypes import c_int64, c_uint64, c_void_p
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
-from . import _checks, _lib
+from . import _checks, _fast, _lib
 from ._arrays import (ArrayArg, is_array, to_array,
                       torch_allocation, torch_allocation_key)
 from ._errors import BundleError, DriverError, Error, LaunchError
@@ -18,7 +18,7 @@ from ._errors import BundleError, DriverError, Error, LaunchError
 # strides, dtypes and the scalars: a repeated call only swaps pointers.
 _CACHE_LIMIT = 32
 # An output the caller left out (the launch allocates it).
-_MISSING = object()
+_MISSING = _fast.MISSING
 
 
 def _raise(status: int) -> None:
@@ -166,9 +166,10 @@ class Kernel:
         # For the fast path of __call__: parameter names in order, which are
         # tensors, and which positions return (write-only outputs).
         self._names = tuple(p.name for p in params)
-        self._tensor_mask = tuple(p.is_tensor for p in params)
-        self._strided_mask = tuple(p.strided for p in params)
-        self._any_strided = any(self._strided_mask)
+        self._fast_kinds = tuple(
+            _fast.STRIDED if p.strided else _fast.TENSOR if p.is_tensor
+            else _fast.SCALAR for p in params)
+        self._any_strided = any(p.strided for p in params)
         self._output_positions = tuple(p.index for p in params if p.is_output)
         self._output_set = frozenset(self._output_positions)
 
@@ -397,38 +398,6 @@ class Kernel:
                 return result
         return self._call(args, kwargs, stream, dims)
 
-    def _fast_key(self, values: List[Any]) -> Optional[Tuple[Any, ...]]:
-        """What a checked binding depends on, for calls whose every tensor
-        given is a CUDA torch.Tensor: shapes, strides, dtypes, the device,
-        the scalars, and which outputs were left out (_MISSING). None when
-        the call is not of that kind."""
-        torch = sys.modules.get("torch")
-        if torch is None:
-            return None
-        tensor_type = torch.Tensor
-        key: List[Any] = []
-        device = -1
-        for is_tensor, strided, v in zip(self._tensor_mask, self._strided_mask,
-                                         values):
-            if v is _MISSING:
-                key.append(None)
-            elif is_tensor:
-                if not isinstance(v, tensor_type):
-                    return None
-                index = v.get_device()
-                if index < 0 or (device >= 0 and index != device):
-                    return None
-                device = index
-                key += (v.shape, v.stride(), v.dtype)
-                if strided:
-                    key.append(torch_allocation_key(v))
-            else:
-                key.append(_checks.scalar_key(v))
-        if device < 0:
-            return None
-        key.append(device)
-        return tuple(key)
-
     def _fast_values(self, args: Tuple[Any, ...],
                      kwargs: Mapping[str, Any]) -> Optional[List[Any]]:
         """The call's arguments in parameter order, _MISSING for outputs
@@ -451,58 +420,47 @@ class Kernel:
     def _fast_call(self, args: Tuple[Any, ...],
                    kwargs: Mapping[str, Any]) -> Tuple[bool, Any]:
         """A repeated call on CUDA torch tensors: the checked binding is
-        found by the arguments' shapes, strides, dtypes and scalars, the
-        outputs left out are allocated as the first call sized them, and
-        only the pointers are passed on. Anything else (a first call,
-        another kind of array) returns (False, None) for the full path,
-        which checks everything."""
+        found by the arguments' shapes, strides, dtypes and scalars
+        (_fast.scan), the outputs left out are allocated as the first call
+        sized them, and only the pointers are passed on. Anything else (a
+        first call, another kind of array) returns (False, None) for the
+        full path, which checks everything."""
         values = self._fast_values(args, kwargs)
         if values is None:
             return False, None
-        key = self._fast_key(values)
-        if key is None:
+        torch = sys.modules.get("torch")
+        if torch is None:
             return False, None
+        found = _fast.scan(values, self._fast_kinds, torch.Tensor)
+        if found is None:
+            return False, None
+        key, device, pointers, bases = found
         fast = getattr(self._local, "fast", None)
         entry = fast.get(key) if fast is not None else None
         if entry is None:
-            # The full path checks this call; its plan serves the next ones.
-            result = self._call(args, kwargs, None, None)
-            if fast is None:
-                fast = self._local.fast = {}
-            if len(fast) >= _CACHE_LIMIT:
-                fast.clear()
-            plan = getattr(self._local, "last_plan", None)
-            if plan is not None:
-                torch = sys.modules["torch"]
-                allocate = tuple(
-                    (i, shape, _torch_dtype(torch, self.params[i].dtype))
-                    for i, shape in plan.output_shapes.items())
-                fast[key] = (plan, allocate)
-            return True, result
+            return True, self._first_fast_call(args, kwargs, key)
         plan, allocate = entry
-        torch = sys.modules["torch"]
-        device = key[-1]
-        if _current_device(torch) != device:
+        entry_points = _fast.torch_entry_points()
+        if entry_points.current_device() != device:
             return False, None
+        empty = entry_points.empty
+        kinds = self._fast_kinds
         for i, shape, dtype in allocate:
-            values[i] = torch.empty(shape, dtype=dtype, device=device)
-        pointers = plan.pointers
-        for i, (is_tensor, v) in enumerate(zip(self._tensor_mask, values)):
-            pointers[i] = v.data_ptr() if is_tensor else 0
-        bases = None
-        if self._any_strided:
-            bases = plan.bases
-            for i, strided in enumerate(self._strided_mask):
-                if strided:
-                    bases[i] = values[i].untyped_storage().data_ptr()
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        stream = raw(device) if raw is not None else \
-            torch.cuda.current_stream(device).cuda_stream
+            output = values[i] = empty(shape, dtype=dtype, device=device)
+            pointers[i] = output.data_ptr()
+            if kinds[i] == _fast.STRIDED:
+                bases[i] = pointers[i]
+        count = len(values)
+        plan.pointers[:count] = pointers
+        stream = entry_points.stream(device) or None
         rt = _lib.lib()
-        status = rt.tegula_rt_launch_views(
-            plan.handle, pointers, bases, len(values), stream or None) \
-            if bases is not None else rt.tegula_rt_launch_pointers(
-                plan.handle, pointers, len(values), stream or None)
+        if self._any_strided:
+            plan.bases[:count] = bases
+            status = rt.tegula_rt_launch_views(plan.handle, plan.pointers,
+                                               plan.bases, count, stream)
+        else:
+            status = rt.tegula_rt_launch_pointers(plan.handle, plan.pointers,
+                                                  count, stream)
         if status:
             _raise(status)
         outputs = self._output_positions
@@ -511,6 +469,25 @@ class Kernel:
         if len(outputs) == 1:
             return True, values[outputs[0]]
         return True, tuple(values[i] for i in outputs)
+
+    def _first_fast_call(self, args: Tuple[Any, ...],
+                         kwargs: Mapping[str, Any], key: tuple) -> Any:
+        """The full path checks this call; its plan serves the next calls
+        of the same key."""
+        result = self._call(args, kwargs, None, None)
+        fast = getattr(self._local, "fast", None)
+        if fast is None:
+            fast = self._local.fast = {}
+        if len(fast) >= _CACHE_LIMIT:
+            fast.clear()
+        plan = getattr(self._local, "last_plan", None)
+        if plan is not None:
+            torch = sys.modules["torch"]
+            allocate = tuple(
+                (i, shape, _torch_dtype(torch, self.params[i].dtype))
+                for i, shape in plan.output_shapes.items())
+            fast[key] = (plan, allocate)
+        return result
 
     def _call(self, args: Tuple[Any, ...], kwargs: Mapping[str, Any],
               stream: Any, dims: Optional[Mapping[str, int]]) -> Any:

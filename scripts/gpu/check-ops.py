@@ -305,18 +305,22 @@ def check_rms_norm(shape, dtype, eps=1e-5, tol=1e-2):
            f"{'deterministic' if same else 'NOT deterministic'}")
 
 
-def check_cross_entropy(rows, vocab, dtype, reduction, tol=1e-2):
-    name = f"cross_entropy [{rows}, {vocab}] {str(dtype)[6:]} {reduction}"
+def check_cross_entropy(rows, vocab, dtype, reduction, tol=1e-2,
+                        ignore_index=-100):
+    name = f"cross_entropy [{rows}, {vocab}] {str(dtype)[6:]} {reduction}" \
+        f" ignore_index {ignore_index}"
     logits = (3 * torch.randn(rows, vocab, device="cuda")).to(dtype)
     logits.requires_grad_()
     target = torch.randint(0, vocab, (rows,), device="cuda")
-    target[::5] = -100  # ignored rows
+    target[::5] = ignore_index  # ignored rows
     poison()
-    loss = tegula.ops.cross_entropy(logits, target, reduction=reduction)
+    loss = tegula.ops.cross_entropy(logits, target, ignore_index=ignore_index,
+                                    reduction=reduction)
     grad = torch.randn_like(loss)
     loss.backward(grad)
     l64 = logits.detach().double().requires_grad_()
-    ref = torch.nn.functional.cross_entropy(l64, target, ignore_index=-100,
+    ref = torch.nn.functional.cross_entropy(l64, target,
+                                            ignore_index=ignore_index,
                                             reduction=reduction)
     ref.backward(grad.double())
     errors = {"loss": rel_l2(loss, ref), "dlogits": rel_l2(logits.grad,
@@ -326,6 +330,39 @@ def check_cross_entropy(rows, vocab, dtype, reduction, tol=1e-2):
            " ".join(f"{k} {e:.2e}" for k, e in errors.items()) +
            f" (rel L2, tol {tol:g}); ignored rows' gradient "
            f"{'zero' if zero else 'NOT zero'}")
+
+
+def check_fast_path():
+    """Each op again at a shape checked above: fresh inputs in new
+    allocations, the same shapes, dtypes and scalars, so every kernel runs
+    its cached binding with new pointers (Kernel._fast_call), with and
+    without gradients (_common.eager_call runs the implementation itself
+    when nothing needs one)."""
+    ops_report.prefix = "again (fast path) "
+    try:
+        check_attention((2, 8, 333, 64), torch.bfloat16, True, None,
+                        kv_heads=2)
+        check_attention((2, 3, 77, 128), torch.bfloat16, False, None,
+                        keys=333)
+        check_rotary((2, 37, 3, 64), 32, False, torch.bfloat16)
+        check_rms_norm((7, 3001), torch.bfloat16)
+        check_cross_entropy(37, 32003, torch.bfloat16, "mean")
+        with torch.no_grad():
+            q, k, v = (torch.randn(2, 3, 77, 64, device="cuda",
+                                   dtype=torch.bfloat16) for _ in range(3))
+            tegula.ops.attention(q, k, v)  # the first call of this key
+            q, k, v = (torch.randn_like(t) for t in (q, k, v))
+            poison()
+            o = tegula.ops.attention(q, k, v)
+            ref = torch.nn.functional.scaled_dot_product_attention(
+                q.double(), k.double(), v.double())
+            error = rel_l2(o, ref)
+            report(error <= 1e-2 and o.grad_fn is None,
+                   "attention no_grad [2, 3, 77, 64]",
+                   f"o rel L2 {error:.2e} (tol 1e-2), no autograd node: "
+                   f"{o.grad_fn is None}")
+    finally:
+        ops_report.prefix = ""
 
 
 def check_errors():
@@ -726,6 +763,11 @@ def main():
         check_cross_entropy(37, 32003, torch.bfloat16, reduction)
     check_cross_entropy(64, 128256, torch.bfloat16, "mean")
     check_cross_entropy(16, 32000, torch.float16, "mean")
+    for reduction in ("mean", "none"):
+        # A non-negative ignore_index: rewritten to the kernels' -1.
+        check_cross_entropy(37, 32003, torch.bfloat16, reduction,
+                            ignore_index=0)
+    check_fast_path()
     check_attention_layouts()
     check_decodes()
     check_attention_varlens()

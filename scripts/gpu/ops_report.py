@@ -6,12 +6,16 @@ import torch
 failures = 0
 
 
+# Put before every name report() prints (check-ops.py's repeated calls).
+prefix = ""
+
+
 def report(ok, name, detail):
     """One line; ok None is information, False counts as a failure."""
     global failures
     failures += ok is False
     word = {True: "PASS", False: "FAIL", None: "INFO"}[ok]
-    print(f"{word} {name}: {detail}", flush=True)
+    print(f"{word} {prefix}{name}: {detail}", flush=True)
 
 
 def rel_l2(got, want):

@@ -72,3 +72,31 @@ def test_compiled_calls_take_the_custom_op():
 
     torch.compile(f, backend="eager", fullgraph=True)(torch.ones(2))
     assert seen == [False]
+
+
+def test_eager_call_records_only_what_needs_a_gradient():
+    """No input needing a gradient (or no_grad): the implementation itself,
+    no autograd node; an input that needs one: the Function; a trace's
+    tensors: None (the custom op)."""
+    x, w = torch.ones(2, 3), torch.ones(3)
+    assert _common.eager_call(_Eager, _scale_impl, x, w) is _scale_impl
+    wg = torch.ones(3, requires_grad=True)
+    assert _common.eager_call(_Eager, _scale_impl, x, wg) == _Eager.apply
+    with torch.no_grad():
+        assert _common.eager_call(_Eager, _scale_impl, x, wg) is _scale_impl
+    with FakeTensorMode():
+        fake = torch.empty(3)
+    assert _common.eager_call(_Eager, _scale_impl, x, fake) is None
+
+
+def test_eager_function_skips_signature_binding(monkeypatch):
+    """The Function's forward takes ctx (old style), so apply never binds
+    its arguments through inspect.signature (torch 2.11 does so for a
+    forward without ctx, on every call)."""
+    import inspect
+    calls = []
+    real = inspect.signature
+    monkeypatch.setattr(inspect, "signature",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    y = _Eager.apply(torch.ones(2, 3), torch.ones(3, requires_grad=True))
+    assert y.grad_fn is not None and calls == []

@@ -48,6 +48,8 @@ def _like(t: Tensor) -> Tensor:
     [B, N, 3, H, D] gives [B, N, H, D] memory. The outputs o, dq, dk and dv
     come back in their input's layout, and the fake implementations give
     the real ones' strides by calling this too."""
+    if t.is_contiguous():
+        return t.new_empty(t.shape)
     order = sorted(range(3), key=lambda d: -t.stride(d)) + [3]
     strides, step = [0] * 4, 1
     for d in reversed(order):
@@ -219,7 +221,7 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
         # Transposed views: the kernels read [B, N, H, D] memory through
         # their strides.
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-    run = _Eager.apply if _common.eager(q, k, v) else \
+    run = _common.eager_call(_Eager, _forward_impl, q, k, v) or \
         torch.ops.tegula.attention_forward
     o, lse = run(q, k, v, bool(causal), float(scale))
     if layout == "bnhd":

@@ -98,15 +98,19 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
         raise LaunchError(f"cross_entropy: argument 'target' is "
                           f"{target.dtype} on {target.device}: expected "
                           f"integers on {logits.device}", "target")
-    ignored = target == ignore_index
-    # The kernels take a negative target as "ignored".
-    target32 = torch.where(ignored, -1, target).to(torch.int32)
+    # The kernels take a negative target as "ignored": a negative
+    # ignore_index (-100, the default) needs no rewrite, one launch fewer
+    # on every call.
+    target32 = target if ignore_index < 0 else \
+        torch.where(target == ignore_index, -1, target)
+    if target32.dtype != torch.int32:
+        target32 = target32.to(torch.int32)
     logits = logits.contiguous()
-    run = _Eager.apply if _common.eager(logits, target32) else \
+    run = _common.eager_call(_Eager, _forward_impl, logits, target32) or \
         torch.ops.tegula.cross_entropy_forward
     loss, _ = run(logits, target32)
     if reduction == "none":
         return loss
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / (~ignored).sum()
+    return loss.sum() / (target != ignore_index).sum()

@@ -102,7 +102,7 @@ def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
     shape = x.shape
     rows = x.reshape(-1, shape[-1]).contiguous()
     w = w.contiguous()
-    run = _Eager.apply if _common.eager(rows, w) else \
+    run = _common.eager_call(_Eager, _forward_impl, rows, w) or \
         torch.ops.tegula.rms_norm_forward
     y, _ = run(rows, w, float(eps))
     return y.view(shape)

@@ -125,6 +125,6 @@ def rotary(x: Tensor, cos: Tensor, sin: Tensor, interleaved: bool = False,
     if inplace:
         torch.ops.tegula.rotary_(x, cos, sin, bool(interleaved))
         return x
-    run = _Eager.apply if _common.eager(x, cos, sin) else \
+    run = _common.eager_call(_Eager, _rotary_impl, x, cos, sin) or \
         torch.ops.tegula.rotary
     return run(x, cos, sin, bool(interleaved))
