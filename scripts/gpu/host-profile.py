@@ -96,6 +96,29 @@ def main():
         "autograd.Function trivial": lambda: Trivial.apply(x),
         "target.to(int32)": lambda: target.to(torch.int32),
     }
+    # The fast path's pieces at attention's direct call with its outputs
+    # given: the scan of the arguments, and the ctypes launch alone.
+    from tegula import _fast, _lib
+    attn_k(q, k, v, o, lse, 0.125)
+    attn_k(q, k, v, o, lse, 0.125)
+    plan, _ = next(iter(attn_k._local.fast.values()))
+    values = [q, k, v, o, lse, 0.125]
+    rt = _lib.lib()
+    raw = torch._C._cuda_getCurrentRawStream
+    cases.update({
+        "fast path: scan of attention's arguments": lambda: _fast.scan(
+            values, attn_k._fast_kinds, torch.Tensor),
+        "fast path: ctypes launch_views alone": lambda: rt.tegula_rt_launch_views(
+            plan.handle, plan.pointers, plan.bases, 6, raw(0) or None),
+        "ctypes call of a getter (tegula_rt_kernel_threads)": lambda:
+            rt.tegula_rt_kernel_threads(attn_k._handle),
+        "current raw stream": lambda: raw(0),
+        "tensor.data_ptr()": lambda: q.data_ptr(),
+        "tensor.untyped_storage().data_ptr()": lambda:
+            q.untyped_storage().data_ptr(),
+        "torch.is_grad_enabled()": torch.is_grad_enabled,
+        "python loop of 1000 additions (CPU speed)": lambda: sum(range(1000)),
+    })
     with torch.no_grad():
         for name, fn in cases.items():
             print(f"{name}: {ops_bench.host_us(fn, calls):.2f} us per call "
