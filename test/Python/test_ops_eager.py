@@ -100,3 +100,14 @@ def test_eager_function_skips_signature_binding(monkeypatch):
                         lambda *a, **k: calls.append(a) or real(*a, **k))
     y = _Eager.apply(torch.ones(2, 3), torch.ones(3, requires_grad=True))
     assert y.grad_fn is not None and calls == []
+
+
+def test_compiled_calls_of_eager_call_take_the_custom_op():
+    seen = []
+
+    def f(x):
+        seen.append(_common.eager_call(_Eager, _scale_impl, x))
+        return x + 1
+
+    torch.compile(f, backend="eager", fullgraph=True)(torch.ones(2))
+    assert seen == [None]

@@ -164,7 +164,7 @@ def _check(q: Tensor, k: Tensor, v: Tensor, layout: str) -> None:
         if t.dtype not in DTYPES:
             raise LaunchError(f"attention: argument '{name}' is {t.dtype}: "
                               f"expected torch.bfloat16 or torch.float16")
-        if t.device.type != "cuda":
+        if not t.is_cuda:
             raise LaunchError(f"attention: argument '{name}' is on "
                               f"{t.device}: expected a CUDA tensor")
     heads = 1 if layout == "bhnd" else 2
@@ -180,7 +180,8 @@ def _check(q: Tensor, k: Tensor, v: Tensor, layout: str) -> None:
                 f"{kv_dims} with q's B and D (N keys, any number; q "
                 f"has M = {m} queries), and HKV dividing q's H heads (GQA; "
                 f"HKV = H is multi-head attention)")
-        if t.dtype != q.dtype or t.device != q.device:
+        # get_device: an int, where .device builds an object per call.
+        if t.dtype != q.dtype or t.get_device() != q.get_device():
             raise LaunchError(
                 f"attention: argument '{name}' is {t.dtype} on {t.device} "
                 f"but q is {q.dtype} on {q.device}")

@@ -79,11 +79,20 @@ def eager_call(function: Any, impl: Callable, *tensors: Any
     """What an eager call of an op runs: its implementation itself when no
     input needs a gradient (nothing to record), else `function`'s apply
     (its autograd_function); None where the custom op must run (eager's
-    traces)."""
-    if not eager(*tensors):
+    traces). One pass over the tensors: this runs on every op call."""
+    if _is_compiling():
         return None
-    if torch.is_grad_enabled():
-        for t in tensors:
-            if t is not None and t.requires_grad:
-                return function.apply
-    return impl
+    grad = _grad_enabled()
+    needs = False
+    for t in tensors:
+        if t is None:
+            continue
+        if type(t) not in _PLAIN:
+            return None
+        if grad and t.requires_grad:
+            needs = True
+    return function.apply if needs else impl
+
+
+_is_compiling = torch.compiler.is_compiling
+_grad_enabled = torch.is_grad_enabled

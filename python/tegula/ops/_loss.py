@@ -90,11 +90,12 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
         raise LaunchError(f"cross_entropy: logits {list(logits.shape)} and "
                           f"target {list(target.shape)}: expected [R, V] and "
                           f"[R]", "target")
-    if logits.dtype not in DTYPES or logits.device.type != "cuda":
+    if logits.dtype not in DTYPES or not logits.is_cuda:
         raise LaunchError(f"cross_entropy: argument 'logits' is "
                           f"{logits.dtype} on {logits.device}: expected a "
                           f"bf16 or f16 CUDA tensor", "logits")
-    if target.dtype.is_floating_point or target.device != logits.device:
+    if target.dtype.is_floating_point or \
+            target.get_device() != logits.get_device():
         raise LaunchError(f"cross_entropy: argument 'target' is "
                           f"{target.dtype} on {target.device}: expected "
                           f"integers on {logits.device}", "target")

@@ -93,10 +93,10 @@ def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
         raise LaunchError(f"rms_norm: argument 'w' has shape {list(w.shape)} "
                           f"but x has {list(x.shape)}: w must be [C] with x's "
                           f"last extent", "w")
-    if x.dtype not in DTYPES or x.device.type != "cuda":
+    if x.dtype not in DTYPES or not x.is_cuda:
         raise LaunchError(f"rms_norm: argument 'x' is {x.dtype} on {x.device}"
                           f": expected a bf16, f16 or f32 CUDA tensor", "x")
-    if w.dtype != x.dtype or w.device != x.device:
+    if w.dtype != x.dtype or w.get_device() != x.get_device():
         raise LaunchError(f"rms_norm: argument 'w' is {w.dtype} on "
                           f"{w.device} but x is {x.dtype} on {x.device}", "w")
     shape = x.shape
