@@ -87,6 +87,9 @@ _GLA_BUNDLES = {
     # The chunked forward: states at CHUNK = GLA_FWD_CHUNK, then each
     # chunk's scores and outputs.
     "chunk_gla_states_fwd": "gla-fwd2",
+    # The backward's states again, in f32 (the forward's are in the
+    # inputs' dtype: chunk_gla_output rounds them to it anyway).
+    "chunk_gla_states_bwd": "gla-bwd-states",
     "chunk_gla_cumsum": "gla-chunks",
     "chunk_gla_intra": "gla-chunks",
     "chunk_gla_output": "gla-chunks",
@@ -102,7 +105,8 @@ _GLA_BUNDLES = {
 def gla_entry(kernel: str) -> str:
     """The kernel's name in its bundle (a role of _GLA_BUNDLES may name
     another build of a kernel)."""
-    return "chunk_gla_states" if kernel == "chunk_gla_states_fwd" else kernel
+    return "chunk_gla_states" if kernel.startswith("chunk_gla_states_") \
+        else kernel
 
 
 def gla_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,

@@ -161,6 +161,9 @@ for_each_kernel_run() {
     $fn gla-intra-k256-$target $k/gla-k256-$target/chunk_gla_intra.json --check --dims B=1,T=100,H=2 --seed 86
     $fn gla-output-k256-$target $k/gla-k256-$target/chunk_gla_output.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=-0.0625 --seed 87
     $fn gla-intra-f16-$target $k/gla-f16-$target/chunk_gla_intra.json --check --dims B=1,T=100,H=2 --seed 89
+    $fn gla-states-k256-bf16-$target $k/gla-k256-$target/chunk_gla_states.json --check --dims B=1,T=100,H=2,N0=1,NT=2 --seed 96
+    $fn gla-states-f16-$target $k/gla-f16-$target/chunk_gla_states.json --check --dims B=1,T=100,H=2,N0=0,NT=4 --seed 97
+    $fn gla-output-f16-$target $k/gla-f16-$target/chunk_gla_output.json --check --dims B=1,T=100,H=2,NT=4 --scalar scale=0.25 --seed 98
     $fn gla-recurrent-k64-$target $gla/recurrent_gla_fwd.json --check --dims B=2,T=37,H=2,N0=2 --scalar scale=0.125 --seed 73
     $fn gla-fwd-k8-$target $k/gla-k8-v16-$target/chunk_gla_fwd.json --check --dims B=2,T=37,H=3,N0=0,NT=0 --scalar scale=0.35 --seed 74
     $fn gla-fwd-k256-$target $k/gla-k256-$target/chunk_gla_fwd.json --check --dims B=1,T=130,H=2,N0=1,NT=0 --scalar scale=0.0625 --seed 75

@@ -102,8 +102,10 @@ for target in sm_80 sm_90a; do
   # CHUNK = 32; f16.
   compile gla-k64-v128-$target gla.tile $target -D K=64 -D V=128 -D USE_H0=true -D STORE_STATES=true
   compile gla-k8-v16-$target gla.tile $target -D K=8 -D V=16 -D BLOCK_V=16
-  compile gla-k256-$target gla.tile $target -D K=256 -D V=256 -D BLOCK_V=16 -D USE_H0=true
-  compile gla-f16-$target gla.tile $target -D K=128 -D V=64 -D DT=f16 -D GT=f16 -D CHUNK=32 -D STORE_STATES=true
+  # K = 256 and f16: the chunked forward's states in the inputs' dtype (HT),
+  # as tegula.ops builds them.
+  compile gla-k256-$target gla.tile $target -D K=256 -D V=256 -D BLOCK_V=16 -D USE_H0=true -D HT=bf16
+  compile gla-f16-$target gla.tile $target -D K=128 -D V=64 -D DT=f16 -D GT=f16 -D CHUNK=32 -D STORE_STATES=true -D HT=f16
   compile gla-bwd-k64-v128-$target gla_bwd.tile $target -D K=64 -D V=128 -D USE_H0=true -D USE_DHT=true
   compile gla-bwd-k256-$target gla_bwd.tile $target -D K=256 -D V=256
   compile gla-bwd-k8-c32-$target gla_bwd.tile $target -D K=8 -D V=16 -D BLOCK_V=16 -D CHUNK=32

@@ -110,7 +110,8 @@ def test_norm_and_loss_kernels_are_built(target):
 # GLA's kernels by bundle, with the optional-tensor flags each is built
 # with (tegula/ops/_gla.py picks them by the call's arguments).
 GLA_FLAGS = {"chunk_gla_fwd": ("", "-h0"), "recurrent_gla_fwd": ("", "-h0"),
-             "chunk_gla_states_fwd": ("", "-h0"), "chunk_gla_cumsum": ("",),
+             "chunk_gla_states_fwd": ("", "-h0"),
+             "chunk_gla_states_bwd": ("", "-h0"), "chunk_gla_cumsum": ("",),
              "chunk_gla_intra": ("",),
              "chunk_gla_output": ("",),
              "chunk_gla_bwd_dh": ("", "-h0", "-dht", "-h0-dht"),
@@ -153,6 +154,12 @@ def test_every_gla_kernel_is_built(target):
         if "CHUNK" in template and kernel != "chunk_gla_fwd":
             assert template["CHUNK"] == (_prebuilt.GLA_FWD_CHUNK if two_launch
                                          else _prebuilt.GLA_BWD_CHUNK), name
+        # The forward's states (read by chunk_gla_output) in the inputs'
+        # dtype, the backward's in f32.
+        if kernel in ("chunk_gla_states_fwd", "chunk_gla_output"):
+            assert template["HT"] == dtype, name
+        elif kernel == "chunk_gla_states_bwd":
+            assert template["HT"] == "f32", name
         if "USE_H0" in template:
             assert template["USE_H0"] == ("-h0" in flag), name
         if "USE_DHT" in template:

@@ -102,7 +102,9 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
     b, t, h, kd = q.shape
     if _chunked(q, v, keep_scores):
         nt = -(-t // _prebuilt.GLA_FWD_CHUNK)
-        hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
+        # In q's dtype: chunk_gla_output rounds the states to it before its
+        # product, so storing them rounded is exact and halves their bytes.
+        hs = q.new_empty((b, nt, h, kd, v.shape[-1]))
         _kernel("chunk_gla_states_fwd", q, v, flags)(
             k, v, g, state, hs=hs, ht=ht)
         gc = torch.empty_like(g)
@@ -138,7 +140,7 @@ def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
     hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
     h0_flag = "-h0" if h0 is not None else ""
     state = h0 if h0 is not None else _empty_state(q, v, 0)
-    _kernel("chunk_gla_states_fwd", q, v, h0_flag)(
+    _kernel("chunk_gla_states_bwd", q, v, h0_flag)(
         k, v, g, state, hs=hs, ht=_empty_state(q, v, b))
     dh_flags = h0_flag + ("-dht" if dht is not None else "")
     dhs = torch.empty_like(hs)
