@@ -10,7 +10,11 @@
 # timed launches, whose table is thrown away); a bundle with a failing
 # config is not tuned. Then tile-run --tune --against-first at the bench's
 # shapes (10 warm-up, median of 100 launches; each config checked against
-# the first config's outputs, as float64 there would take minutes).
+# the first config's outputs, as float64 there would take minutes). QUICK=1
+# skips the float64 phase (about 60 s a bundle; config 0 is checked against
+# float64 by scripts/gpu/check-kernels.sh) when device time is short. Each
+# bundle's time goes to the log, and $OUT/tables.tar is rewritten after
+# each, so a timeout keeps the tables done.
 #   bash bench/tuning/tune-on-device.sh [NAME...]   (default: every sweep)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,13 +34,15 @@ tune_one() {
     return
   fi
   echo "== $name"
-  if [ -n "$check" ]; then
+  local began=$SECONDS
+  if [ -n "$check" ] && [ "${QUICK:-0}" != 1 ]; then
     rm -rf "${scratch:?}/$name" && cp -r "$bench/$name" "$scratch/$name"
     # shellcheck disable=SC2086
     log=$("$run" --tune "$scratch/$name/$kernel.json" $check --warmup 1 \
       --iters 3 2>&1)
     rc=$?
-    echo "$log"
+    # Not the scratch table's "wrote" line: the summary counts those.
+    grep -v '^wrote ' <<<"$log"
     if [ $rc -ne 0 ] || grep -q ': failed' <<<"$log"; then
       echo "FAIL $name: a config fails the float64 check; not tuned"
       return
@@ -46,6 +52,8 @@ tune_one() {
   if ! "$run" --tune "$bench/$name/$kernel.json" $tune --against-first; then
     echo "FAIL $name: tile-run --tune failed"
   fi
+  echo "   ($((SECONDS - began)) s)"
+  (cd "$bench" && tar -cf "$out/tables.tar" */*.tuning.json)
 }
 only="$*"
 start=$SECONDS

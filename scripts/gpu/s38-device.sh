@@ -2,7 +2,8 @@
 # Stop 38's last device call, after scripts/build-ops.sh and
 # scripts/gpu/stage-sweeps.sh here (carry .device-bundle/bench,
 # .device-bundle/bin, python/tegula/_bundles, python/tegula/libtegula_rt.so):
-#   1. tunes the swept bundles named in $TUNE (scripts/gpu/s37-tune.sh);
+#   1. tunes the swept bundles named in $TUNE (bench/tuning/tune-on-device.sh
+#      with QUICK=1: no float64 phase);
 #   2. check-ops.sh: tegula.ops from a fresh venv against float64 (the
 #      strided layouts, M != N and the attention eager path included);
 #   3. the host cost per op call (ops-bench.sh --only host).
@@ -13,7 +14,7 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 start=$SECONDS
 # shellcheck disable=SC2086
-[ -n "${TUNE:-}" ] && OUT=$out bash scripts/gpu/s37-tune.sh $TUNE
+[ -n "${TUNE:-}" ] && QUICK=1 OUT=$out bash bench/tuning/tune-on-device.sh $TUNE
 echo "tuning: $((SECONDS - start)) s"
 timeout "${OPS_TIMEOUT:-200}" bash scripts/gpu/check-ops.sh > "$out/ops.txt" 2>&1
 echo "check-ops rc=$? PASS $(grep -c '^PASS' "$out/ops.txt") FAIL $(grep -c '^FAIL' "$out/ops.txt") ($((SECONDS - start)) s)"

@@ -4,7 +4,8 @@
 # committed tuning table copied in first, so that tilec names it and the
 # runtime launches the tuned winner (a table whose PTX hashes no longer
 # match is stale, and the bench says so). With NAMEs, only those (to
-# re-tune a few on the GPU, scripts/gpu/s37-tune.sh); bench/stage.sh
+# re-tune a few on the GPU: QUICK=1 bench/tuning/tune-on-device.sh
+# NAME...); bench/stage.sh
 # stages them all.
 #   bash scripts/gpu/stage-sweeps.sh [NAME...]   (after scripts/build.sh)
 set -euo pipefail
