@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """tegula.ops.chunk_gla and fused_recurrent_gla on the GPU (needs torch; no
 tilec). As check-ops.py: python3 scripts/gpu/check-gla-ops.py [--installed]
-[--speed | --speed-only] after scripts/build-ops.sh here.
+[--speed | --speed-only] [--seed N] after scripts/build-ops.sh here.
 
 Forward and backward (q, k, v, g and the initial state) against the float64
 step recurrence and its PyTorch autograd, on fresh random inputs (the seed
-is printed) at ragged lengths, outputs poisoned first; both forms, negative
+is printed; --seed N draws it again) at ragged lengths, outputs poisoned first; both forms, negative
 and zero scales, f16 and bf16, f32 and bf16 gates, gates strong enough that
 a factored exp(gc_i) exp(-gc_j) would overflow; errors raised before
 launch; opcheck; torch.compile(fullgraph=True) and a CUDA graph replay
@@ -273,10 +273,7 @@ def check_values():
 
 
 def main():
-    seed = int.from_bytes(os.urandom(4), "little")
-    torch.manual_seed(seed)
-    print(f"INFO seed {seed}; torch {torch.__version__}; "
-          f"{torch.cuda.get_device_name()}", flush=True)
+    ops_report.seed_inputs(sys.argv)
     if "--speed-only" not in sys.argv:
         check_values()
     check_opcheck_compile_graph()

@@ -8,8 +8,8 @@
 With --installed the checks import the package that `pip install ./python`
 put in a fresh virtual environment (tilec is on no PATH there); otherwise
 python/ itself. Every op, forward and backward, against a float64 reference
-on fresh random inputs (the seed is printed) at ragged and multiple-of-16
-sizes, outputs poisoned first (the caching allocator's blocks hold NaN);
+on fresh random inputs (the seed is printed; --seed N draws it again) at
+ragged and multiple-of-16 sizes, outputs poisoned first (the caching allocator's blocks hold NaN);
 gradients against PyTorch autograd of the float64 reference; errors raised
 before launch; torch.library.opcheck; torch.compile(fullgraph=True) and a
 CUDA graph replay bit-identical to eager. One PASS/FAIL/INFO line per
@@ -712,11 +712,8 @@ def check_speed():
 
 
 def main():
-    seed = int.from_bytes(os.urandom(4), "little")
-    torch.manual_seed(seed)
-    print(f"INFO seed {seed}; torch {torch.__version__}; "
-          f"{torch.cuda.get_device_name()}; tegula from "
-          f"{os.path.dirname(tegula.__file__)}", flush=True)
+    ops_report.seed_inputs(sys.argv)
+    print(f"INFO tegula from {os.path.dirname(tegula.__file__)}", flush=True)
     for d in (64, 128):
         for dtype in (torch.bfloat16, torch.float16):
             for causal in (False, True):

@@ -133,10 +133,7 @@ def speed(fla_chunk_gla, sizes):
 
 
 def main():
-    seed = int.from_bytes(os.urandom(4), "little")
-    torch.manual_seed(seed)
-    print(f"INFO seed {seed}; torch {torch.__version__}; "
-          f"{torch.cuda.get_device_name()}", flush=True)
+    ops_report.seed_inputs(sys.argv)
     if "--no-check" not in sys.argv:
         check(check_gla_ops())
     fla_chunk_gla = None

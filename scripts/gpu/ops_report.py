@@ -1,6 +1,8 @@
 """What the tegula.ops GPU checks share (check-ops.py, check-gla-ops.py):
 one PASS/FAIL/INFO line per check, relative L2 errors, poisoned memory."""
 
+import os
+
 import torch
 
 failures = 0
@@ -8,6 +10,20 @@ failures = 0
 
 # Put before every name report() prints (check-ops.py's repeated calls).
 prefix = ""
+
+
+def seed_inputs(argv):
+    """Seeds torch's generators: with the value after --seed in argv (a
+    failing draw again), else a fresh random seed. Prints the seed, torch's
+    version and the GPU, the header every check script's log starts with."""
+    if "--seed" in argv:
+        seed = int(argv[argv.index("--seed") + 1])
+    else:
+        seed = int.from_bytes(os.urandom(4), "little")
+    torch.manual_seed(seed)
+    print(f"INFO seed {seed}; torch {torch.__version__}; "
+          f"{torch.cuda.get_device_name()}", flush=True)
+    return seed
 
 
 def report(ok, name, detail):
