@@ -25,9 +25,14 @@ using namespace tegula::tile;
 
 namespace {
 
-/// The flags `op` may carry beyond its own: contract on arith, afn on
-/// exp and exp2, none elsewhere.
+/// The flags `op` may carry beyond its own: contract on arith but its
+/// conversions, afn on exp and exp2, none elsewhere. A conversion keeps
+/// its rounding: with contract on both, MLIR folds extf(truncf(x)) to x, so
+/// `x - cast<f32>(cast<bf16>(x))` (dot_split's low half) was 0 on the GPU
+/// and not in the interpreter.
 arith::FastMathFlags allowedFlags(Operation *op) {
+  if (isa<arith::TruncFOp, arith::ExtFOp>(op))
+    return arith::FastMathFlags::none;
   if (isa<arith::ArithDialect>(op->getDialect()))
     return arith::FastMathFlags::contract;
   if (isa<math::ExpOp, math::Exp2Op>(op))

@@ -43,3 +43,19 @@ func.func @exact(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32>
   %e = math.exp %e2 : tensor<8xf32>
   return %e : tensor<8xf32>
 }
+
+// -----
+
+// Conversions keep their rounding: no contract on truncf or extf (with it
+// on both, extf(truncf(x)) folds to x), while the subtraction gets it.
+// CHECK-LABEL: func.func @round_trip(
+// CHECK: %[[H:.*]] = arith.truncf %{{.*}} : tensor<8xf32> to tensor<8xbf16>
+// CHECK: %[[W:.*]] = arith.extf %[[H]] : tensor<8xbf16> to tensor<8xf32>
+// CHECK: arith.subf %{{.*}}, %[[W]] fastmath<contract> : tensor<8xf32>
+func.func @round_trip(%x: tensor<8xf32>) -> tensor<8xf32>
+    attributes {tile.kernel} {
+  %h = arith.truncf %x : tensor<8xf32> to tensor<8xbf16>
+  %w = arith.extf %h : tensor<8xbf16> to tensor<8xf32>
+  %lo = arith.subf %x, %w : tensor<8xf32>
+  return %lo : tensor<8xf32>
+}
