@@ -67,9 +67,19 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} digits)"
 
 
+_PACK_DOUBLE = struct.Struct("<d").pack
+
+
 def scalar_key(value: Any) -> Any:
     """What a binding made for scalar `value` depends on: floats by their
-    bits, so that -0.0 and 0.0 differ and a NaN matches itself."""
+    bits, so that -0.0 and 0.0 differ and a NaN matches itself. The plain
+    float and int every op passes first, without the numbers ABC checks
+    (the fast path of a kernel call keys on this)."""
+    kind = type(value)
+    if kind is float:
+        return _PACK_DOUBLE(value)
+    if kind is int:
+        return (int, value)
     if isinstance(value, numbers.Real) and not isinstance(
             value, numbers.Integral):
         try:

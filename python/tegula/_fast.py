@@ -10,7 +10,6 @@ machine's host, twice Triton's launch)."""
 
 from __future__ import annotations
 
-import struct
 import sys
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -22,20 +21,6 @@ MISSING = object()
 # What a parameter is, for the scan: a scalar, a tensor, or a tensor whose
 # view is checked against its allocation (Param.strided).
 SCALAR, TENSOR, STRIDED = 0, 1, 2
-
-_pack_double = struct.Struct("<d").pack
-
-
-def scalar_key(value: Any) -> Any:
-    """_checks.scalar_key, without its numbers ABC checks for the plain
-    float and int every op passes."""
-    kind = type(value)
-    if kind is float:
-        return _pack_double(value)
-    if kind is int:
-        return (int, value)
-    return _checks.scalar_key(value)
-
 
 def scan(values: Sequence[Any], kinds: Sequence[int], tensor_type: type
          ) -> Optional[Tuple[tuple, int, List[int], List[int]]]:
@@ -76,7 +61,7 @@ def scan(values: Sequence[Any], kinds: Sequence[int], tensor_type: type
                 key += (v.shape, v.stride(), v.dtype)
                 bases.append(0)
         else:
-            key.append(scalar_key(v))
+            key.append(_checks.scalar_key(v))
             pointers.append(0)
             bases.append(0)
     if device is None:
@@ -93,10 +78,11 @@ class Torch:
         self.module = torch
         self.empty = torch.empty
         c = torch._C
-        get_device = getattr(c, "_cuda_getDevice", None)
-        self.current_device = get_device or torch.cuda.current_device
-        raw = getattr(c, "_cuda_getCurrentRawStream", None)
-        self.stream = raw or (
+        # The raw calls where this torch has them: no torch.device or
+        # torch.cuda.Stream built (Triton's launcher reads them too).
+        self.current_device = getattr(c, "_cuda_getDevice", None) or (
+            lambda: torch.cuda.current_device())
+        self.stream = getattr(c, "_cuda_getCurrentRawStream", None) or (
             lambda d: torch.cuda.current_stream(d).cuda_stream)
 
 

@@ -553,12 +553,7 @@ def _device_index(device: str) -> int:
 def _stream_handle(stream: Any, torch: Any, device: Optional[str]) -> int:
     if stream is None:
         if torch is not None and device and device.startswith("cuda"):
-            # The raw handle of PyTorch's current stream without building a
-            # torch.cuda.Stream (what Triton's launcher reads too).
-            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-            if raw is not None:
-                return raw(_device_index(device))
-            return torch.cuda.current_stream(device).cuda_stream
+            return _fast.torch_entry_points().stream(_device_index(device))
         return 0
     if isinstance(stream, int):
         return _checks.stream(stream)
@@ -571,17 +566,12 @@ def _stream_handle(stream: Any, torch: Any, device: Optional[str]) -> int:
                 f"{type(stream).__name__}")
 
 
-def _current_device(torch: Any) -> int:
-    get = getattr(torch._C, "_cuda_getDevice", None)
-    return get() if get is not None else torch.cuda.current_device()
-
-
 def _launch(plan: _Plan, pointers: Any, bases: Any, count: int, stream: int,
             torch: Any, device: Optional[str]) -> None:
     rt = _lib.lib()
     if torch is not None and device:
         index = _device_index(device)
-        if _current_device(torch) != index:
+        if _fast.torch_entry_points().current_device() != index:
             # The launch goes to the current context: the tensors' device's.
             with torch.cuda.device(index):
                 return _launch(plan, pointers, bases, count, stream, torch,

@@ -50,9 +50,7 @@ def eager(*tensors: Any) -> bool:
     dispatch cost 10 us a call without autograd and 22 us with it, an
     autograd.Function's 1.4 and 3.4 (CPU torch 2.15 on the development
     machine, a trivial op), more than the launch itself."""
-    if torch.compiler.is_compiling():
-        return False
-    return all(t is None or type(t) in _PLAIN for t in tensors)
+    return _needs_grad(tensors) is not None
 
 
 def autograd_function(forward: Callable, setup_context: Callable,
@@ -78,8 +76,17 @@ def eager_call(function: Any, impl: Callable, *tensors: Any
                ) -> Optional[Callable]:
     """What an eager call of an op runs: its implementation itself when no
     input needs a gradient (nothing to record), else `function`'s apply
-    (its autograd_function); None where the custom op must run (eager's
-    traces). One pass over the tensors: this runs on every op call."""
+    (its autograd_function); None where the custom op must run (eager()
+    is false)."""
+    needs = _needs_grad(tensors)
+    if needs is None:
+        return None
+    return function.apply if needs else impl
+
+
+def _needs_grad(tensors: Tuple[Any, ...]) -> Optional[bool]:
+    """None where the custom op must run (eager()), else whether autograd
+    must record the call: one pass over the tensors, on every op call."""
     if _is_compiling():
         return None
     grad = _grad_enabled()
@@ -91,7 +98,7 @@ def eager_call(function: Any, impl: Callable, *tensors: Any
             return None
         if grad and t.requires_grad:
             needs = True
-    return function.apply if needs else impl
+    return needs
 
 
 _is_compiling = torch.compiler.is_compiling
