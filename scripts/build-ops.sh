@@ -173,19 +173,21 @@ for target in sm_80 sm_90a; do
         # in blocks of 64 keys (programs independent over K; at K = 256,
         # 16 values with all of K in a program took 2.2 ms on an H200 at
         # [8, 2048, 8, 256]).
-        # The forward's in the inputs' dtype (what chunk_gla_output reads:
+        # From chunk_gla_cumsum's sums (GC: no scan a block; so chunk_gla_bwd_dh
+        # below). The forward's in the inputs' dtype (what chunk_gla_output reads:
         # 0.257 against 0.306 ms for f32 at K = V = 128, H100, stop 39), the
         # backward's in f32.
         gla $target "gla-fwd2-k$k-v$v$f$sfx" gla.tile chunk_gla_states \
           -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D BLOCK_T=64 \
-          -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0 -D HT=$dt
+          -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0 -D HT=$dt -D GC=true
         gla $target "gla-bwd-states-k$k-v$v$f$sfx" gla.tile chunk_gla_states \
           -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D BLOCK_T=64 \
-          -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0 -D HT=f32
+          -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0 -D HT=f32 -D GC=true
         for dht in false true; do
           f2=$f$([ $dht = true ] && echo -dht || true)
           gla $target "gla-bwd-dh-k$k-v$v$f2$sfx" gla_bwd.tile \
-            chunk_gla_bwd_dh -- "${common[@]}" -D USE_H0=$h0 -D USE_DHT=$dht
+            chunk_gla_bwd_dh -- "${common[@]}" -D USE_H0=$h0 -D USE_DHT=$dht \
+            -D GC=true
         done
       done
       gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_da \

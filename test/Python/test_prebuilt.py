@@ -160,6 +160,10 @@ def test_every_gla_kernel_is_built(target):
             assert template["HT"] == dtype, name
         elif kernel == "chunk_gla_states_bwd":
             assert template["HT"] == "f32", name
+        # The states and dh read chunk_gla_cumsum's sums, not the gates.
+        if kernel in ("chunk_gla_states_fwd", "chunk_gla_states_bwd",
+                      "chunk_gla_bwd_dh"):
+            assert template["GC"] is True, name
         if "USE_H0" in template:
             assert template["USE_H0"] == ("-h0" in flag), name
         if "USE_DHT" in template:

@@ -318,6 +318,26 @@ bool GlaTensors::bind(RefContext &c) {
   return true;
 }
 
+/// A kernel built with GC (chunk_gla_states, chunk_gla_bwd_dh) reads in `g`
+/// chunk_gla_cumsum's sums within each chunk: the gates the references take
+/// are their differences, restarting at each chunk of n.chunk rows.
+void gatesFromChunkSums(const RefContext &c, const GlaSizes &n,
+                        std::vector<double> &g) {
+  auto gc = c.bundle.templateParams.find("GC");
+  if (gc == c.bundle.templateParams.end() || !gc->is_boolean() ||
+      !gc->get<bool>())
+    return;
+  size_t row = size_t(n.H * n.K);
+  for (int64_t b = 0; b < n.B; ++b)
+    for (int64_t t = n.T - 1; t > 0; --t) {
+      if (t % n.chunk == 0)
+        continue;
+      double *at = g.data() + size_t(b * n.T + t) * row;
+      for (size_t i = 0; i < row; ++i)
+        at[i] -= at[i - row];
+    }
+}
+
 /// The outputs among `results` that the kernel writes.
 void emit(RefContext &c,
           std::initializer_list<std::pair<int, std::vector<double> *>> results,
@@ -350,6 +370,7 @@ bool glaForwardRef(RefContext &c,
   std::vector<double> q = inputOr(c, t.q, keys), k = c.values(t.k),
                       v = c.values(t.v), g = c.values(t.g), h0 = given(c, t.h0),
                       hsIn = given(c, t.hs);
+  gatesFromChunkSums(c, n, g);
   std::vector<double> o(vals), ht(size_t(n.B * n.H) * kv),
       hs(size_t(n.B * chunkCount(n) * n.H) * kv);
   glaForward(n, q.data(), k.data(), v.data(), g.data(), orNull(h0),
@@ -383,6 +404,7 @@ bool glaBackwardRef(RefContext &c,
                       dout = c.values(t.dout), h0 = given(c, t.h0),
                       hsIn = given(c, t.hs), dht = given(c, t.dht),
                       dhsIn = given(c, t.dhs);
+  gatesFromChunkSums(c, n, g);
   std::vector<double> dq(keys), dk(keys), dv(vals), dg(keys),
       dh0(size_t(n.B * n.H) * kv), dhs(size_t(n.B * chunkCount(n) * n.H) * kv);
   glaBackward(n, q.data(), k.data(), v.data(), g.data(), dout.data(),

@@ -105,10 +105,11 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
         # In q's dtype: chunk_gla_output rounds the states to it before its
         # product, so storing them rounded is exact and halves their bytes.
         hs = q.new_empty((b, nt, h, kd, v.shape[-1]))
-        _kernel("chunk_gla_states_fwd", q, v, flags)(
-            k, v, g, state, hs=hs, ht=ht)
-        gc = torch.empty_like(g)
+        gc = torch.empty_like(g, dtype=torch.float32)
         _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
+        # The states read the chunk sums (GC builds), not the gates.
+        _kernel("chunk_gla_states_fwd", q, v, flags)(
+            k, v, gc, state, hs=hs, ht=ht)
         a = q.new_empty((b, t, h, _prebuilt.GLA_FWD_CHUNK),
                         dtype=torch.float32)
         _kernel("chunk_gla_intra", q, v)(q, k, gc, a=a)
@@ -140,18 +141,19 @@ def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
     hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
     h0_flag = "-h0" if h0 is not None else ""
     state = h0 if h0 is not None else _empty_state(q, v, 0)
+    # The states and dh read the chunk sums (GC builds), not the gates.
+    gc = torch.empty_like(g, dtype=torch.float32)
+    _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
     _kernel("chunk_gla_states_bwd", q, v, h0_flag)(
-        k, v, g, state, hs=hs, ht=_empty_state(q, v, b))
+        k, v, gc, state, hs=hs, ht=_empty_state(q, v, b))
     dh_flags = h0_flag + ("-dht" if dht is not None else "")
     dhs = torch.empty_like(hs)
     dh0 = _empty_state(q, v, b if h0_flag else 0)
     do = do.contiguous()
     _kernel("chunk_gla_bwd_dh", q, v, dh_flags)(
-        q, g, do,
+        q, gc, do,
         dht.contiguous() if dht is not None else _empty_state(q, v, 0),
         dhs=dhs, dh0=dh0, scale=scale)
-    gc = torch.empty_like(g)
-    _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
     # The forward's scores when it kept them (_keeps_scores), else again.
     if a.numel() == 0:
         a = q.new_empty((b, t, h, BWD_CHUNK), dtype=torch.float32)
