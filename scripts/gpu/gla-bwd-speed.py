@@ -11,7 +11,7 @@ triton and einops wheels bench/on-device.sh uses):
         --target /tmp/site .whl/*.whl && \\
     PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 \\
         python3 scripts/gpu/gla-bwd-speed.py [--no-check] [--no-fla] \
-        [--sizes 64,128,256]
+        [--picked-only] [--sizes 64,128,256]
 
 Prints PASS/FAIL lines for the float64 check (check-gla-ops.py's
 check_gla: forward and every gradient against the step recurrence's
@@ -19,9 +19,10 @@ autograd, ragged T, h0 and dht, f16 and bf16, strong and mixed gates, both
 forward forms), then per size: "bwd" (autograd.grad of o alone, the
 forward's graph kept; median of 3 x 20 calls), fwd and fwd+bwd, for
 tegula's picked form (chunked: its scores kept for the backward), its
-chunk_gla_fwd form (the backward recomputes the scores) and fla; and
-"kernels" (each backward kernel's GPU time from the profiler, one call,
-and their sum). Exits 1 on a failed check. fla autotunes on its
+chunk_gla_fwd form (the backward recomputes the scores; --picked-only
+leaves it out) and fla; and
+"kernels" (each forward and backward kernel's GPU time from the profiler,
+one call, and their sum). Exits 1 on a failed check. fla autotunes on its
 first calls (222 s at K = 256 on an H200, stop 36): --sizes splits the
 run under a 600 s limit.
 """
@@ -95,8 +96,10 @@ def speed(fla_chunk_gla, sizes):
         do = torch.randn(b, t, h, d, device="cuda", dtype=torch.bfloat16)
         # tegula's picked form (the chunked one, keeping its scores for the
         # backward), and chunk_gla_fwd's, whose backward recomputes them.
-        impls = [("tegula", tegula.ops.chunk_gla, None),
-                 ("tegula chunk_gla_fwd", tegula.ops.chunk_gla, False)]
+        impls = [("tegula", tegula.ops.chunk_gla, None)]
+        if "--picked-only" not in sys.argv:
+            impls.append(("tegula chunk_gla_fwd", tegula.ops.chunk_gla,
+                          False))
         if fla_chunk_gla is not None:
             impls.append(("fla", fla_chunk_gla, None))
         times = {}
@@ -117,11 +120,12 @@ def speed(fla_chunk_gla, sizes):
                 torch.autograd.grad(o, (q, k, v, g), do, retain_graph=True)
 
             times[label] = (median_ms(bwd), median_ms(fwd), median_ms(fwd_bwd))
-            rows = kernel_table(bwd)
-            total = sum(ms for _, ms in rows)
-            report(None, f"kernels {label} bwd [{b}, {t}, {h}, {d}]",
-                   "; ".join(f"{n[:48]} {ms:.3f}" for n, ms in rows) +
-                   f"; sum {total:.3f} ms")
+            for part, call in (("fwd", fwd), ("bwd", bwd)):
+                rows = kernel_table(call)
+                total = sum(ms for _, ms in rows)
+                report(None, f"kernels {label} {part} [{b}, {t}, {h}, {d}]",
+                       "; ".join(f"{n[:48]} {ms:.3f}" for n, ms in rows) +
+                       f"; sum {total:.3f} ms")
             del o
         _gla.FORWARD_CHUNKED = None
         text = "; ".join(f"{n} bwd {a:.3f} ms (fwd {f:.3f}, fwd+bwd {c:.3f})"
