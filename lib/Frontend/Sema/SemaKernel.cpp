@@ -234,6 +234,20 @@ std::optional<std::string> Sema::renderLaunch(const Expr &e, int parentPrec,
             return renderLaunch(*e.operands[1 - side], parentPrec, right);
           return std::string(c->b ? "1" : "0");
         }
+    // An identity a template parameter makes drops out too: `x * 1`,
+    // `x / 1`, `x + 0`, `x - 0` (`cdiv(T, CHUNK) * (SPLIT ? 4 : 1)` reads
+    // `cdiv(T, CHUNK)` when SPLIT is false).
+    for (unsigned side : {0u, 1u}) {
+      auto c = tryConst(*e.operands[side]);
+      if (!c || c->kind != Val::CInt)
+        continue;
+      bool identity = (op == Tok::Star && c->i == 1) ||
+                      (op == Tok::Plus && c->i == 0) ||
+                      (side == 1 && op == Tok::Slash && c->i == 1) ||
+                      (side == 1 && op == Tok::Minus && c->i == 0);
+      if (identity && !tryConst(*e.operands[1 - side]))
+        return renderLaunch(*e.operands[1 - side], parentPrec, right);
+    }
     if (op == Tok::Amp || op == Tok::Pipe || op == Tok::Caret ||
         op == Tok::Shl || op == Tok::Shr) {
       diags.error(e.opLoc,
