@@ -132,7 +132,8 @@ done
 # launch and in three (states, then each chunk's scores and outputs, chunks
 # of 64: gla-fwd2, gla-chunks), the
 # backward's dS walk with each of its optional tensors (-h0, -dht) and its
-# per-chunk kernels (gla-bwd); the backward also runs gla-fwd2's states and
+# per-chunk kernels (gla-bwd; states and dH in the inputs' dtype, as
+# fla's); the backward also runs gla-fwd2's states and
 # gla-chunks' gate sums and scores. CHUNK is 64 throughout
 # (GLA_FWD_CHUNK, GLA_BWD_CHUNK); at K = 256 the one-launch forward needs
 # BLOCK_V = 16.
@@ -174,25 +175,23 @@ for target in sm_80 sm_90a; do
         # 16 values with all of K in a program took 2.2 ms on an H200 at
         # [8, 2048, 8, 256]).
         # From chunk_gla_cumsum's sums (GC: no scan a block; so chunk_gla_bwd_dh
-        # below). The forward's in the inputs' dtype (what chunk_gla_output reads:
-        # 0.257 against 0.306 ms for f32 at K = V = 128, H100, stop 39), the
-        # backward's in f32.
+        # below), in the inputs' dtype (HT; so dh below): 0.257 against 0.306
+        # ms for f32 at K = V = 128, H100, stop 39. The backward recomputes
+        # them with this build.
         gla $target "gla-fwd2-k$k-v$v$f$sfx" gla.tile chunk_gla_states \
           -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D BLOCK_T=64 \
           -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0 -D HT=$dt -D GC=true
-        gla $target "gla-bwd-states-k$k-v$v$f$sfx" gla.tile chunk_gla_states \
-          -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D BLOCK_T=64 \
-          -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0 -D HT=f32 -D GC=true
         for dht in false true; do
           f2=$f$([ $dht = true ] && echo -dht || true)
           gla $target "gla-bwd-dh-k$k-v$v$f2$sfx" gla_bwd.tile \
             chunk_gla_bwd_dh -- "${common[@]}" -D USE_H0=$h0 -D USE_DHT=$dht \
-            -D GC=true
+            -D GC=true -D HT=$dt
         done
       done
       gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_da \
-        chunk_gla_bwd_dqk_intra chunk_gla_bwd_dqkg chunk_gla_bwd_dv -- \
-        "${common[@]}"
+        chunk_gla_bwd_dqk_intra -- "${common[@]}"
+      gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_dqkg \
+        chunk_gla_bwd_dv -- "${common[@]}" -D HT=$dt
       # The chunked forward's gate sums, scores and outputs, per chunk of 64.
       gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_cumsum \
         chunk_gla_intra -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64

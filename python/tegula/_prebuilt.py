@@ -84,12 +84,10 @@ GLA_BWD_CHUNK = GLA_FWD_CHUNK
 # optional-tensor flags ("-h0", "-dht") where the kernel has them, dtype.
 _GLA_BUNDLES = {
     "chunk_gla_fwd": "gla-fwd",
-    # The chunked forward: states at CHUNK = GLA_FWD_CHUNK, then each
+    # The chunked forward: states at CHUNK = GLA_FWD_CHUNK (in the inputs'
+    # dtype; the backward recomputes them with the same build), then each
     # chunk's scores and outputs.
-    "chunk_gla_states_fwd": "gla-fwd2",
-    # The backward's states again, in f32 (the forward's are in the
-    # inputs' dtype: chunk_gla_output rounds them to it anyway).
-    "chunk_gla_states_bwd": "gla-bwd-states",
+    "chunk_gla_states": "gla-fwd2",
     "chunk_gla_cumsum": "gla-chunks",
     "chunk_gla_intra": "gla-chunks",
     "chunk_gla_output": "gla-chunks",
@@ -102,16 +100,9 @@ _GLA_BUNDLES = {
 }
 
 
-def gla_entry(kernel: str) -> str:
-    """The kernel's name in its bundle (a role of _GLA_BUNDLES may name
-    another build of a kernel)."""
-    return "chunk_gla_states" if kernel.startswith("chunk_gla_states_") \
-        else kernel
-
-
 def gla_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,
                f16: bool) -> str:
-    """The bundle of a GLA kernel (or role) at head sizes K, V; flags "-h0"
+    """The bundle of a GLA kernel at head sizes K, V; flags "-h0"
     (an initial state) and "-dht" (a final state's gradient) as it takes
     them."""
     return f"{_GLA_BUNDLES[kernel]}-k{key_dim}-v{value_dim}{flags}" + \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# On the GPU machine: every run of kernel-configs.sh, with tile-run --check
-# against the float64 reference on fresh random inputs (ragged sizes
-# included), then timings of the default configurations. Logs to $OUT.
+# On the GPU machine: every run of kernel-configs.sh (those matching $ONLY,
+# when set), with tile-run --check against the float64 reference on fresh
+# random inputs (ragged sizes included), then timings of the default
+# configurations. Logs to $OUT.
 set -u
 source "$(dirname "$0")/kernel-configs.sh"
 stage=${STAGE:-.device-bundle}
@@ -21,6 +22,10 @@ names=()
 c() {
   local name=$1 bundle=$2
   shift 2
+  # ONLY=REGEX (bash =~) limits the runs, as sanitize-kernels.sh's.
+  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then
+    return
+  fi
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
   names+=("$name")
   (

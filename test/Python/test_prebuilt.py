@@ -110,8 +110,7 @@ def test_norm_and_loss_kernels_are_built(target):
 # GLA's kernels by bundle, with the optional-tensor flags each is built
 # with (tegula/ops/_gla.py picks them by the call's arguments).
 GLA_FLAGS = {"chunk_gla_fwd": ("", "-h0"), "recurrent_gla_fwd": ("", "-h0"),
-             "chunk_gla_states_fwd": ("", "-h0"),
-             "chunk_gla_states_bwd": ("", "-h0"), "chunk_gla_cumsum": ("",),
+             "chunk_gla_states": ("", "-h0"), "chunk_gla_cumsum": ("",),
              "chunk_gla_intra": ("",),
              "chunk_gla_output": ("",),
              "chunk_gla_bwd_dh": ("", "-h0", "-dht", "-h0-dht"),
@@ -133,7 +132,7 @@ def test_every_gla_kernel_is_built(target):
     capability = (9, 0) if target == "sm_90a" else (8, 0)
     for kernel, k, v, flag, f16 in every_gla():
         name = _prebuilt.gla_bundle(kernel, k, v, flag, f16)
-        entry = _prebuilt.gla_entry(kernel)
+        entry = kernel
         built = _prebuilt.kernel(name, entry, capability)
         dtype = "f16" if f16 else "bf16"
         # chunk_gla_cumsum reads only the f32 gates, chunk_gla_bwd_da only
@@ -149,20 +148,19 @@ def test_every_gla_kernel_is_built(target):
             meta = json.load(f)
         template = meta["template"]
         assert (template.get("K", k), template.get("V", v)) == (k, v), name
-        two_launch = kernel in ("chunk_gla_states_fwd", "chunk_gla_cumsum",
+        two_launch = kernel in ("chunk_gla_states", "chunk_gla_cumsum",
                                 "chunk_gla_intra", "chunk_gla_output")
         if "CHUNK" in template and kernel != "chunk_gla_fwd":
             assert template["CHUNK"] == (_prebuilt.GLA_FWD_CHUNK if two_launch
                                          else _prebuilt.GLA_BWD_CHUNK), name
-        # The forward's states (read by chunk_gla_output) in the inputs'
-        # dtype, the backward's in f32.
-        if kernel in ("chunk_gla_states_fwd", "chunk_gla_output"):
+        # The states and their gradients in the inputs' dtype, as every
+        # kernel that reads or writes them is built.
+        if kernel in ("chunk_gla_states", "chunk_gla_output",
+                      "chunk_gla_bwd_dh", "chunk_gla_bwd_dqkg",
+                      "chunk_gla_bwd_dv"):
             assert template["HT"] == dtype, name
-        elif kernel == "chunk_gla_states_bwd":
-            assert template["HT"] == "f32", name
         # The states and dh read chunk_gla_cumsum's sums, not the gates.
-        if kernel in ("chunk_gla_states_fwd", "chunk_gla_states_bwd",
-                      "chunk_gla_bwd_dh"):
+        if kernel in ("chunk_gla_states", "chunk_gla_bwd_dh"):
             assert template["GC"] is True, name
         if "USE_H0" in template:
             assert template["USE_H0"] == ("-h0" in flag), name

@@ -39,7 +39,7 @@ BWD_CHUNK = _prebuilt.GLA_BWD_CHUNK
 def _kernel(kernel: str, q: Tensor, v: Tensor, flags: str = ""):
     name = _prebuilt.gla_bundle(kernel, q.shape[-1], v.shape[-1], flags,
                                 q.dtype == torch.float16)
-    return _common.kernel(name, _prebuilt.gla_entry(kernel), q)
+    return _common.kernel(name, kernel, q)
 
 
 # The forward's form: None picks by shape (_chunked); True or False forces
@@ -108,7 +108,7 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
         gc = torch.empty_like(g, dtype=torch.float32)
         _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
         # The states read the chunk sums (GC builds), not the gates.
-        _kernel("chunk_gla_states_fwd", q, v, flags)(
+        _kernel("chunk_gla_states", q, v, flags)(
             k, v, gc, state, hs=hs, ht=ht)
         a = q.new_empty((b, t, h, _prebuilt.GLA_FWD_CHUNK),
                         dtype=torch.float32)
@@ -138,13 +138,15 @@ def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
               ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     b, t, h, kd = q.shape
     nt = -(-t // BWD_CHUNK)
-    hs = q.new_empty((b, nt, h, kd, v.shape[-1]), dtype=torch.float32)
+    # The states and their gradients in q's dtype, as fla's (every dot
+    # rounds them to it; gla_bwd.tile's header bounds what dg loses).
+    hs = q.new_empty((b, nt, h, kd, v.shape[-1]))
     h0_flag = "-h0" if h0 is not None else ""
     state = h0 if h0 is not None else _empty_state(q, v, 0)
     # The states and dh read the chunk sums (GC builds), not the gates.
     gc = torch.empty_like(g, dtype=torch.float32)
     _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
-    _kernel("chunk_gla_states_bwd", q, v, h0_flag)(
+    _kernel("chunk_gla_states", q, v, h0_flag)(
         k, v, gc, state, hs=hs, ht=_empty_state(q, v, b))
     dh_flags = h0_flag + ("-dht" if dht is not None else "")
     dhs = torch.empty_like(hs)
