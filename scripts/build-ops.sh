@@ -156,12 +156,25 @@ for target in sm_80 sm_90a; do
     block_v=()
     [ "$k" = 256 ] && block_v=(-D BLOCK_V=16)
     [ "$v" = 16 ] && block_v=(-D BLOCK_V=16)
-    # chunk_gla_output's value blocks: at K = 256, 128 values on 8 warps
-    # (0.27 ms against 0.41 for 64 on 4, H200, [8, 2048, 8, 256]).
+    # Blocks by tile-run --bench at [8, 2048, 2048 / K, K] bf16 on an H100
+    # (docs/measurements/2026-11-27-h100-s40.log, call 4):
+    # chunk_gla_output at K = 256 128 values on 8 warps (0.27 ms against
+    # 0.41 for 64 on 4, H200), at K = 128 128 on 4 (0.189 against 0.283);
+    # chunk_gla_states at K >= 128 128 values on 4 warps (0.159 against
+    # 0.174 at K = 128); chunk_gla_intra's dot per earlier sub-chunk
+    # (SUB_DOTS) but at K = 128 (0.396 against 0.527 ms at K = 64, 0.406
+    # against 0.477 at 256; 0.526 against 0.478 at 128).
     chunk_v=()
     [ "$v" = 16 ] && chunk_v=(-D BLOCK_V=16)
     out_v=("${chunk_v[@]}")
     [ "$k" = 256 ] && out_v=(-D BLOCK_V=128 -D WARPS=8)
+    [ "$k" = 128 ] && out_v=(-D BLOCK_V=128)
+    states_v=("${chunk_v[@]}")
+    # (sm_80's registers do not hold 128 values: it spills there.)
+    [ "$k" -ge 128 ] && [ $target = sm_90a ] &&
+      states_v=(-D BLOCK_V=128 -D WARPS=4)
+    sub_dots=true
+    [ "$k" = 128 ] && sub_dots=false
     for dt in bf16 f16; do
       sfx=$([ $dt = f16 ] && echo -f16 || true)
       common=(-D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64)
@@ -180,12 +193,17 @@ for target in sm_80 sm_90a; do
         # them with this build.
         gla $target "gla-fwd2-k$k-v$v$f$sfx" gla.tile chunk_gla_states \
           -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D BLOCK_T=64 \
-          -D BLOCK_KS=64 "${chunk_v[@]}" -D USE_H0=$h0 -D HT=$dt -D GC=true
+          -D BLOCK_KS=64 "${states_v[@]}" -D USE_H0=$h0 -D HT=$dt -D GC=true
+        # dH in chunks' steps of 64 rows, 64 keys and 64 values a program
+        # on 4 warps: 0.118, 0.170 and 0.293 ms against 0.158, 0.297 and
+        # 0.646 for steps of 16 rows, all of K, 8 warps at K = 64, 128, 256
+        # (call 4 as above).
         for dht in false true; do
           f2=$f$([ $dht = true ] && echo -dht || true)
           gla $target "gla-bwd-dh-k$k-v$v$f2$sfx" gla_bwd.tile \
             chunk_gla_bwd_dh -- "${common[@]}" -D USE_H0=$h0 -D USE_DHT=$dht \
-            -D GC=true -D HT=$dt
+            -D GC=true -D HT=$dt -D BLOCK_T=64 -D BLOCK_KD=64 -D BLOCK_V=64 \
+            -D WARPS=4
         done
       done
       gla $target "gla-bwd-k$k-v$v$sfx" gla_bwd.tile chunk_gla_bwd_da \
@@ -194,7 +212,8 @@ for target in sm_80 sm_90a; do
         chunk_gla_bwd_dv -- "${common[@]}" -D HT=$dt
       # The chunked forward's gate sums, scores and outputs, per chunk of 64.
       gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_cumsum \
-        chunk_gla_intra -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64
+        chunk_gla_intra -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 \
+        -D SUB_DOTS=$sub_dots
       gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_output -- \
         -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 "${out_v[@]}" -D HT=$dt
     done

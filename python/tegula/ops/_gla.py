@@ -49,25 +49,18 @@ FORWARD_CHUNKED: Optional[bool] = None
 
 def _chunked(q: Tensor, v: Tensor, keep_scores: bool) -> bool:
     """The chunked forward (states, gate sums, scores, outputs: a program
-    per chunk of 64) or chunk_gla_fwd (a program per head and block of V
-    walking all of T). Measured on an H200 at [8, 2048, H, K], H K = 2048
-    (docs/measurements/2026-11-27-h200-s36.log): chunk_gla_fwd 1.02 ms
-    against 1.34 at K = 64; the chunked form 1.54 against 2.28 at K = 128
-    and 1.93 against 13.1 at K = 256, where chunk_gla_fwd's blocks of 16
-    values each form all of K's scores. With fewer programs than
-    multiprocessors chunk_gla_fwd leaves the GPU idle. When the backward
-    will run (keep_scores), the chunked form's scores spare it their
-    recomputation (chunk_gla_intra, 0.77-0.92 ms there), more than
-    chunk_gla_fwd gains at K = 64 (0.19 ms, s36 call 8)."""
+    per chunk of 64) past one chunk, else chunk_gla_fwd (a program per head
+    and block of V walking all of T: one launch). On an H100 at [8, 2048,
+    2048 / K, K] bf16 (docs/measurements/2026-11-27-h100-s40.log, call 5)
+    the chunked form took 0.77 ms at K = 64 (forward and backward 2.932
+    less the backward's 2.166; fla's forward 0.855) against chunk_gla_fwd's
+    0.99, and 0.92 at K = 128 (chunk_gla_fwd 2.23, call 2); with fewer programs than multiprocessors chunk_gla_fwd also
+    leaves the GPU idle. keep_scores (a backward follows) does not change
+    the pick; the chunked form's scores spare the backward their
+    recomputation."""
     if FORWARD_CHUNKED is not None:
         return FORWARD_CHUNKED
-    b, t, h, kd = q.shape
-    if t <= _prebuilt.GLA_FWD_CHUNK:
-        return False
-    block_v = 16 if v.shape[-1] <= 16 else 64
-    programs = b * h * -(-v.shape[-1] // block_v)
-    return keep_scores or kd >= 128 or \
-        programs < _common.multiprocessors(q)
+    return q.shape[1] > _prebuilt.GLA_FWD_CHUNK
 
 
 def _no_scores(q: Tensor) -> Tensor:
