@@ -22,11 +22,8 @@ names=()
 c() {
   local name=$1 bundle=$2
   shift 2
-  # ONLY=REGEX (bash =~) limits the runs, as sanitize-kernels.sh's.
-  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then
-    return
-  fi
-  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
+  selected "$name" || return 0
+  wait_for_slot "$parallel"
   names+=("$name")
   (
     if "$run" "$bundle" "$@" >"$out/$name.log" 2>&1; then

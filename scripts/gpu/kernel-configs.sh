@@ -5,6 +5,17 @@
 # reference at ragged sizes; linear attention form (b) has no
 # single-kernel reference, so its two kernels only run there (bench/run.py
 # compares its outputs with form (a)).
+# selected NAME: whether the run NAME is in this pass: $ONLY, when set, is
+# a bash =~ regex it must match (e.g. kernels just added).
+selected() {
+  [ -z "${ONLY:-}" ] || [[ $1 =~ $ONLY ]]
+}
+
+# wait_for_slot N: waits while N or more background jobs run.
+wait_for_slot() {
+  while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do wait -n; done
+}
+
 for_each_kernel_run() {
   local fn=$1 k=${STAGE:-.device-bundle}/kernels target
   for target in sm_80 sm_90a; do

@@ -34,12 +34,9 @@ sanitize() {
 s() {
   local name=$1
   shift
-  # ONLY=REGEX (bash =~) limits the runs, e.g. to kernels just added.
-  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then
-    return
-  fi
+  selected "$name" || return 0
   for tool in memcheck racecheck synccheck; do
-    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
+    wait_for_slot "$parallel"
     local log=$out/$name-$tool.log
     logs+=("$log")
     sanitize "$log" "$tool" "$name" "$@" >"$log.status" &
