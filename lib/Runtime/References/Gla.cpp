@@ -333,8 +333,9 @@ void gatesFromChunkSums(const RefContext &c, const GlaSizes &n,
       if (t % n.chunk == 0)
         continue;
       double *at = g.data() + size_t(b * n.T + t) * row;
+      const double *before = at - row;
       for (size_t i = 0; i < row; ++i)
-        at[i] -= at[i - row];
+        at[i] -= before[i];
     }
 }
 
