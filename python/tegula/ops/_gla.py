@@ -47,17 +47,17 @@ def _kernel(kernel: str, q: Tensor, v: Tensor, flags: str = ""):
 FORWARD_CHUNKED: Optional[bool] = None
 
 
-def _chunked(q: Tensor, v: Tensor, keep_scores: bool) -> bool:
+def _chunked(q: Tensor) -> bool:
     """The chunked forward (states, gate sums, scores, outputs: a program
     per chunk of 64) past one chunk, else chunk_gla_fwd (a program per head
     and block of V walking all of T: one launch). On an H100 at [8, 2048,
     2048 / K, K] bf16 (docs/measurements/2026-11-27-h100-s40.log, call 5)
     the chunked form took 0.77 ms at K = 64 (forward and backward 2.932
     less the backward's 2.166; fla's forward 0.855) against chunk_gla_fwd's
-    0.99, and 0.92 at K = 128 (chunk_gla_fwd 2.23, call 2); with fewer programs than multiprocessors chunk_gla_fwd also
-    leaves the GPU idle. keep_scores (a backward follows) does not change
-    the pick; the chunked form's scores spare the backward their
-    recomputation."""
+    0.99, and 0.92 at K = 128 (chunk_gla_fwd 2.23, call 2); with fewer
+    programs than multiprocessors chunk_gla_fwd also leaves the GPU idle.
+    Whether a backward follows does not change the pick; the chunked
+    form's scores spare the backward their recomputation."""
     if FORWARD_CHUNKED is not None:
         return FORWARD_CHUNKED
     return q.shape[1] > _prebuilt.GLA_FWD_CHUNK
@@ -67,11 +67,10 @@ def _no_scores(q: Tensor) -> Tensor:
     return q.new_empty((0,), dtype=torch.float32)
 
 
-def _keeps_scores(q: Tensor, v: Tensor, recurrent: bool,
-                  keep_scores: bool) -> bool:
+def _keeps_scores(q: Tensor, recurrent: bool, keep_scores: bool) -> bool:
     """Whether the forward returns the chunked form's scores a [B, T, H,
     64] f32 for the backward (fla keeps its A too), else an empty tensor."""
-    return keep_scores and not recurrent and _chunked(q, v, True)
+    return keep_scores and not recurrent and _chunked(q)
 
 
 def _empty_state(q: Tensor, v: Tensor, n: int) -> Tensor:
@@ -93,7 +92,7 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
             q, k, v, g, state, o=o, ht=ht, scale=scale)
         return o, ht, _no_scores(q)
     b, t, h, kd = q.shape
-    if _chunked(q, v, keep_scores):
+    if _chunked(q):
         nt = -(-t // _prebuilt.GLA_FWD_CHUNK)
         # In q's dtype: chunk_gla_output rounds the states to it before its
         # product, so storing them rounded is exact and halves their bytes.
@@ -120,7 +119,7 @@ def _forward_fake(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
                   keep_scores: bool) -> Tuple[Tensor, Tensor, Tensor]:
     b, t, h, _ = q.shape
     a = (q.new_empty((b, t, h, _prebuilt.GLA_FWD_CHUNK), dtype=torch.float32)
-         if _keeps_scores(q, v, recurrent, keep_scores) else _no_scores(q))
+         if _keeps_scores(q, recurrent, keep_scores) else _no_scores(q))
     return torch.empty_like(v), _empty_state(q, v, q.shape[0]), a
 
 
