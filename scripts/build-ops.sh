@@ -161,9 +161,8 @@ for target in sm_80 sm_90a; do
     # chunk_gla_output at K = 256 128 values on 8 warps (0.27 ms against
     # 0.41 for 64 on 4, H200), at K = 128 128 on 4 (0.189 against 0.283);
     # chunk_gla_states at K >= 128 128 values on 4 warps (0.159 against
-    # 0.174 at K = 128); chunk_gla_intra's dot per earlier sub-chunk
-    # (SUB_DOTS) but at K = 128 (0.396 against 0.527 ms at K = 64, 0.406
-    # against 0.477 at 256; 0.526 against 0.478 at 128).
+    # 0.174 at K = 128). chunk_gla_intra at its defaults (PAIRS on 2 warps,
+    # BLOCK_KI = 32: stop 41, call 1; gla.tile's comment).
     chunk_v=()
     [ "$v" = 16 ] && chunk_v=(-D BLOCK_V=16)
     out_v=("${chunk_v[@]}")
@@ -173,8 +172,6 @@ for target in sm_80 sm_90a; do
     # (sm_80's registers do not hold 128 values: it spills there.)
     [ "$k" -ge 128 ] && [ $target = sm_90a ] &&
       states_v=(-D BLOCK_V=128 -D WARPS=4)
-    sub_dots=true
-    [ "$k" = 128 ] && sub_dots=false
     for dt in bf16 f16; do
       sfx=$([ $dt = f16 ] && echo -f16 || true)
       common=(-D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64)
@@ -212,8 +209,7 @@ for target in sm_80 sm_90a; do
         chunk_gla_bwd_dv -- "${common[@]}" -D HT=$dt
       # The chunked forward's gate sums, scores and outputs, per chunk of 64.
       gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_cumsum \
-        chunk_gla_intra -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 \
-        -D SUB_DOTS=$sub_dots
+        chunk_gla_intra -- -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64
       gla $target "gla-chunks-k$k-v$v$sfx" gla.tile chunk_gla_output -- \
         -D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 "${out_v[@]}" -D HT=$dt
     done

@@ -175,7 +175,6 @@ for_each_kernel_run() {
     $fn gla-states-gc-$target $k/gla-gc-$target/chunk_gla_states.json --check --dims B=2,T=150,H=3,N0=2,NT=3 --seed 99
     $fn gla-bwd-dh-gc-$target $k/gla-gc-$target/chunk_gla_bwd_dh.json --check --dims B=2,T=150,H=3,N0=0,ND=2,NT=3 --scalar scale=0.3 --seed 100
     $fn gla-output-k128-v128-$target $k/gla-ops-$target/chunk_gla_output.json --check --dims B=1,T=150,H=2,NT=3 --scalar scale=0.2 --seed 101
-    $fn gla-intra-subdots-k64-$target $k/gla-ops-$target/chunk_gla_intra.json --check --dims B=2,T=130,H=2 --seed 102
     $fn gla-states-k256-bf16-$target $k/gla-k256-$target/chunk_gla_states.json --check --dims B=1,T=100,H=2,N0=1,NT=2 --seed 96
     $fn gla-states-f16-$target $k/gla-f16-$target/chunk_gla_states.json --check --dims B=1,T=100,H=2,N0=0,NT=4 --seed 97
     $fn gla-output-f16-$target $k/gla-f16-$target/chunk_gla_output.json --check --dims B=1,T=100,H=2,NT=4 --scalar scale=0.25 --seed 98

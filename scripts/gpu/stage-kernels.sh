@@ -104,7 +104,7 @@ for target in sm_80 sm_90a; do
   compile gla-k8-v16-$target gla.tile $target -D K=8 -D V=16 -D BLOCK_V=16
   # K = 256 and f16: the chunked forward's states in the inputs' dtype (HT),
   # as tegula.ops builds them.
-  compile gla-k256-$target gla.tile $target -D K=256 -D V=256 -D BLOCK_V=16 -D USE_H0=true -D HT=bf16 -D SUB_DOTS=true
+  compile gla-k256-$target gla.tile $target -D K=256 -D V=256 -D BLOCK_V=16 -D USE_H0=true -D HT=bf16
   compile gla-f16-$target gla.tile $target -D K=128 -D V=64 -D DT=f16 -D GT=f16 -D CHUNK=32 -D STORE_STATES=true -D HT=f16
   compile gla-bwd-k64-v128-$target gla_bwd.tile $target -D K=64 -D V=128 -D USE_H0=true -D USE_DHT=true
   # The states and dh from chunk_gla_cumsum's sums (GC), in the inputs'
@@ -114,10 +114,8 @@ for target in sm_80 sm_90a; do
   [ $target = sm_90a ] && states_v=(-D BLOCK_V=128 -D WARPS=4)
   compile gla-gc-$target gla.tile $target -k chunk_gla_states -D K=128 -D V=128 -D BLOCK_T=64 -D BLOCK_KS=64 "${states_v[@]}" -D USE_H0=true -D GC=true -D HT=bf16
   compile gla-gc-$target gla_bwd.tile $target -k chunk_gla_bwd_dh -D K=128 -D V=128 -D USE_DHT=true -D GC=true -D HT=bf16 -D BLOCK_T=64 -D BLOCK_KD=64 -D WARPS=4
-  # tegula.ops' other GLA blocks: chunk_gla_output's 128 values at K = 128,
-  # chunk_gla_intra's SUB_DOTS at K = 64.
+  # tegula.ops' other GLA blocks: chunk_gla_output's 128 values at K = 128.
   compile gla-ops-$target gla.tile $target -k chunk_gla_output -D K=128 -D V=128 -D BLOCK_V=128 -D HT=bf16
-  compile gla-ops-$target gla.tile $target -k chunk_gla_intra -D K=64 -D SUB_DOTS=true
   compile gla-bwd-k256-$target gla_bwd.tile $target -D K=256 -D V=256 -D HT=bf16
   compile gla-bwd-k8-c32-$target gla_bwd.tile $target -D K=8 -D V=16 -D BLOCK_V=16 -D CHUNK=32
   compile gla-bwd-f16-$target gla_bwd.tile $target -D K=128 -D V=64 -D DT=f16 -D USE_DHT=true
