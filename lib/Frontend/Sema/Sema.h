@@ -233,6 +233,9 @@ private:
   /// when T is read-only).
   /// `padded`: the call gives `other =` or `mask =`, so elements past a
   /// fixed extent may be meant (padding a block to a power of two).
+  /// A block of scalar indices as a one-element block ([1]): each index
+  /// splat in its own integer type (an i64 index stays i64).
+  void asOneElementBlock(Block &block, SourceLoc l);
   std::optional<Block> evalBlock(const Expr &e, bool forStore,
                                  llvm::StringRef writer = "store",
                                  bool padded = false);

@@ -499,12 +499,8 @@ Val Sema::builtinLoad(const Expr &e) {
     return Val::invalid();
   TensorParam &t = kernelState->tensors[block->tensor];
   bool scalar = block->shape.empty();
-  if (scalar) {
-    block->shape.push_back(1);
-    block->origins.emplace_back();
-    for (mlir::Value &index : block->indices)
-      index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
-  }
+  if (scalar)
+    asOneElementBlock(*block, l);
   auto mask = evalMask(e, *block);
   auto other = evalOther(e, *block, t.ty.dt);
   if (!mask || !other)
@@ -541,12 +537,8 @@ Val Sema::builtinStore(const Expr &e) {
                  "store of " + v.ty.str() + " values into tensor '" + t.name +
                      "' of " + dtName(t.ty.dt) + "; convert them with cast<" +
                      dtName(t.ty.dt) + ">(...)");
-  if (block->shape.empty()) {
-    block->shape.push_back(1);
-    block->origins.emplace_back();
-    for (mlir::Value &index : block->indices)
-      index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
-  }
+  if (block->shape.empty())
+    asOneElementBlock(*block, l);
   Ty blockTy = Ty::tile(t.ty.dt, block->shape, block->origins);
   if (v.kind == Val::Runtime && v.ty.isTile()) {
     auto s = broadcastShapes(v.ty, blockTy, e.operands[1]->loc(), e.operands[1].get(), e.operands[0].get());

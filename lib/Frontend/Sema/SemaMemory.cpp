@@ -296,6 +296,15 @@ std::optional<BlockIndex> Sema::blockIndex(const TensorParam &t, size_t dim,
   return BlockIndex{v, v.ty.isTile()};
 }
 
+void Sema::asOneElementBlock(Block &block, SourceLoc l) {
+  block.shape.push_back(1);
+  block.origins.emplace_back();
+  for (mlir::Value &index : block.indices)
+    index = tl::SplatOp::create(
+        builder, loc(l),
+        mlir::RankedTensorType::get(block.shape, index.getType()), index);
+}
+
 std::optional<Block> Sema::evalBlock(const Expr &e, bool forStore,
                                      llvm::StringRef writer, bool padded) {
   Val base;
@@ -504,12 +513,8 @@ Val Sema::builtinAtomic(const Expr &e) {
                  "'" + name + "' of " + v.ty.str() + " values into tensor '" +
                      t.name + "' of " + dtName(dt) +
                      "; convert them with cast<" + dtName(dt) + ">(...)");
-  if (block->shape.empty()) {
-    block->shape.push_back(1);
-    block->origins.emplace_back();
-    for (mlir::Value &index : block->indices)
-      index = broadcastTo(index, Ty::scalar(DT::I32), block->shape, l);
-  }
+  if (block->shape.empty())
+    asOneElementBlock(*block, l);
   Ty blockTy = Ty::tile(dt, block->shape, block->origins);
   if (v.kind == Val::Runtime && v.ty.isTile()) {
     auto s = broadcastShapes(v.ty, blockTy, e.operands[1]->loc(),
