@@ -85,10 +85,14 @@ def host_table(rows):
               if r.get("impl") == "triton" and "us_per_call" in r]
     floor = triton[0] if triton else None
     calls = next((r["calls"] for r in rows if "calls" in r), CALLS)
+    rounds = next((r["rounds"] for r in rows if "rounds" in r), None)
+    how = (f"the median of {rounds} rounds, each timing every row once in "
+           "rotated order, so that each ratio sees the same host"
+           if rounds else "the median of 3 loops")
     lines = ["### Host cost per call (Python + dispatch + launch, not GPU "
              "time): microseconds, lower is better", "",
              f"Wall time of {calls} calls of a tiny "
-             "problem, one synchronize after them (the median of 3 loops). "
+             f"problem, one synchronize after them ({how}). "
              "\"tegula kernel, direct\" calls the op's tegula kernel without "
              "the torch custom op around it; the axpy rows are one bare "
              "launch of a Triton kernel (bench/run.py's) and of an eager "

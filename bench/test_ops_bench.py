@@ -127,3 +127,26 @@ def test_host_section_on_gpu(tmp_path):
     timed = [r for r in result["rows"] if "us_per_call" in r]
     assert {r["impl"] for r in timed} >= {"tegula.ops", "triton"}
     assert all(r["us_per_call"] > 0 for r in timed)
+
+
+def test_host_rounds_rotate(monkeypatch):
+    """host_us_rotated times every implementation once a round, the order
+    rotated each round, after one warm-up each, and keeps the median of
+    each one's rounds."""
+    monkeypatch.setattr(ob, "torch", types.SimpleNamespace(
+        cuda=types.SimpleNamespace(synchronize=lambda: None)), raising=False)
+    order = []
+    clock = [0.0]
+    cost = {"a": 1e-6, "b": 3e-6, "c": 2e-6}
+
+    def fn(name):
+        def call():
+            order.append(name)
+            clock[0] += cost[name]
+        return call
+    monkeypatch.setattr(ob.time, "perf_counter", lambda: clock[0])
+    us = ob.host_us_rotated({n: fn(n) for n in "abc"}, calls=2, rounds=3)
+    assert us == pytest.approx({"a": 1.0, "b": 3.0, "c": 2.0})
+    # Warm-up (2 calls each), then rounds a b c / b c a / c a b.
+    timed = order[6:][::2]
+    assert timed == list("abc" "bca" "cab")

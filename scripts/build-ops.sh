@@ -107,15 +107,18 @@ for target in sm_80 sm_90a; do
 done
 
 # RMSNorm and cross-entropy, forward and backward (every kernel of each
-# file in one bundle), at their defaults.
+# file in one bundle), at their defaults; cross-entropy's targets int64, as
+# PyTorch holds them (no conversion launch a call).
 for target in sm_80 sm_90a; do
   for dt in bf16 f16; do
     suffix=$([ $dt = f16 ] && echo -f16 || true)
     for pair in rmsnorm:rmsnorm cross_entropy:cross-entropy; do
       file=${pair%:*} name=${pair#*:}$suffix
+      extra=()
+      [ "$file" = cross_entropy ] && extra=(-D TI=i64)
       mkdir -p "$out/$target/$name"
       "$tilec" "$root/kernels/$file.tile" --target $target -o "$out/$target/$name" \
-        -D DT=$dt >/dev/null
+        -D DT=$dt "${extra[@]}" >/dev/null
     done
   done
 done

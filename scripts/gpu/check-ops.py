@@ -306,15 +306,16 @@ def check_rms_norm(shape, dtype, eps=1e-5, tol=1e-2):
 
 
 def check_cross_entropy(rows, vocab, dtype, reduction, tol=1e-2,
-                        ignore_index=-100):
+                        ignore_index=-100, target_dtype=torch.int64):
     name = f"cross_entropy [{rows}, {vocab}] {str(dtype)[6:]} {reduction}" \
-        f" ignore_index {ignore_index}"
+        f" ignore_index {ignore_index} {str(target_dtype)[6:]} targets"
     logits = (3 * torch.randn(rows, vocab, device="cuda")).to(dtype)
     logits.requires_grad_()
     target = torch.randint(0, vocab, (rows,), device="cuda")
     target[::5] = ignore_index  # ignored rows
     poison()
-    loss = tegula.ops.cross_entropy(logits, target, ignore_index=ignore_index,
+    loss = tegula.ops.cross_entropy(logits, target.to(target_dtype),
+                                    ignore_index=ignore_index,
                                     reduction=reduction)
     grad = torch.randn_like(loss)
     loss.backward(grad)
@@ -764,6 +765,9 @@ def main():
         # A non-negative ignore_index: rewritten to the kernels' -1.
         check_cross_entropy(37, 32003, torch.bfloat16, reduction,
                             ignore_index=0)
+    # int32 targets: converted to the kernels' int64.
+    check_cross_entropy(37, 32003, torch.bfloat16, "mean",
+                        target_dtype=torch.int32)
     check_fast_path()
     check_attention_layouts()
     check_decodes()

@@ -260,6 +260,9 @@ for_each_kernel_run() {
     $fn cross-entropy-bwd-32k-$target $k/cross-entropy-$target/cross_entropy_bwd.json --check --dims R=67,V=32003 --in target=$k/ce-inputs/targets-67-32003.npy --seed 45
     $fn cross-entropy-bwd-128k-$target $k/cross-entropy-$target/cross_entropy_bwd.json --check --dims R=8,V=128256 --in target=$k/ce-inputs/targets-8-128256.npy --seed 46
     $fn cross-entropy-bwd-random-$target $k/cross-entropy-$target/cross_entropy_bwd.json --check --dims R=5,V=300 --seed 47
+    # int64 targets (tegula.ops' build): the same spread targets, forward and backward.
+    $fn cross-entropy-i64-32k-$target $k/cross-entropy-i64-$target/cross_entropy.json --check --dims R=67,V=32003 --in target=$k/ce-inputs/targets64-67-32003.npy --seed 42
+    $fn cross-entropy-i64-bwd-128k-$target $k/cross-entropy-i64-$target/cross_entropy_bwd.json --check --dims R=8,V=128256 --in target=$k/ce-inputs/targets64-8-128256.npy --seed 46
     $fn cross-entropy-bwd-div16-$target $k/cross-entropy-$target/cross_entropy_bwd.json --check --dims R=16,V=32000 --seed 48
     # LayerNorm: N not a multiple of the block, M not a multiple of G, G > M;
     # --check derives the backward's mean and rstd from x.

@@ -130,6 +130,8 @@ for target in sm_80 sm_90a; do
   compile matmul-gelu-$target matmul_gelu.tile $target
   compile matmul-gelu-exact-$target matmul_gelu.tile $target -D FAST_ERF=false
   compile cross-entropy-$target cross_entropy.tile $target
+  # int64 targets, as tegula.ops builds it (scripts/build-ops.sh).
+  compile cross-entropy-i64-$target cross_entropy.tile $target -D TI=i64
   # The tutorial LayerNorm's three kernels: one block per row (f16), and a
   # forward row loop over blocks of 128 (bf16).
   compile layer-norm-$target layer_norm.tile $target -D BLOCK=1024

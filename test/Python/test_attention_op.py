@@ -333,3 +333,43 @@ def test_opcheck_with_emulated_kernels(monkeypatch, kind):
     q, k, v = (t.detach().requires_grad_() for t in views)
     torch.library.opcheck(torch.ops.tegula.attention_forward,
                           (q, k, v, True, 0.125))
+
+
+def test_checks_skipped_only_for_signatures_that_passed(monkeypatch):
+    """A call whose tensors have the shapes, dtypes and devices of one that
+    passed skips the checks; a failing call raises every time (nothing
+    remembered), and anything but plain tensors is checked every call."""
+    from tegula.ops import _common
+    monkeypatch.setattr(_common, "kernel", _emulated(False, []))
+    monkeypatch.setattr(_attention, "_checked", _common.CheckedSignatures())
+    calls = []
+    real = _attention._check
+
+    def check(q, k, v, layout):
+        calls.append(layout)
+        if q.get_device() < 0 and q.shape[2] != 7:
+            real(q, k, v, layout)  # a CPU tensor: the real check's error
+    monkeypatch.setattr(_attention, "_check", check)
+    q, k, v = (torch.randn(1, 2, 7, 8) for _ in range(3))
+    for _ in range(3):
+        tegula.ops.attention(q, k, v)
+    assert calls == ["bhnd"]
+    tegula.ops.attention(q, k, v, layout="bnhd")  # another signature
+    assert calls == ["bhnd", "bnhd"]
+    bad = [torch.randn(1, 2, 5, 8) for _ in range(3)]
+    for _ in range(2):
+        assert "expected torch.bfloat16 or torch.float16" in \
+            str(error_of(*bad))
+    assert calls == ["bhnd", "bnhd", "bhnd", "bhnd"]
+    # Not plain tensors: no signature, checked on each call.
+    assert _common.signature(q, "k", v) is None
+    assert _common.signature(q, k) == (q.shape, q.dtype, -1, k.shape,
+                                       k.dtype, -1)
+    seen = _common.CheckedSignatures()
+    assert None not in seen
+    seen.add(None)
+    assert None not in seen
+    monkeypatch.setattr(_common.CheckedSignatures, "LIMIT", 2)
+    for key in ((1,), (2,), (3,)):
+        seen.add(key)
+    assert (3,) in seen and (1,) not in seen

@@ -100,10 +100,10 @@ def test_norm_and_loss_kernels_are_built(target):
         loss = _prebuilt.loss_bundle(f16)
         assert _prebuilt.kernel(loss, "cross_entropy", capability) \
             .signature.startswith(f"cross_entropy(logits: {dtype}[R, V], "
-                                  "target: i32[R]")
+                                  "target: i64[R]")
         assert _prebuilt.kernel(loss, "cross_entropy_bwd", capability) \
             .signature.startswith(f"cross_entropy_bwd(logits: {dtype}[R, V], "
-                                  "target: i32[R], lse: f32[R], dloss: f32[R], "
+                                  "target: i64[R], lse: f32[R], dloss: f32[R], "
                                   f"dlogits: mut {dtype}[R, V]")
 
 

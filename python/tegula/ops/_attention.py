@@ -49,7 +49,8 @@ def _like(t: Tensor) -> Tensor:
     come back in their input's layout, and the fake implementations give
     the real ones' strides by calling this too."""
     if t.is_contiguous():
-        return t.new_empty(t.shape)
+        # empty_like: no shape argument to parse (0.8 against 2.1 us).
+        return torch.empty_like(t)
     order = sorted(range(3), key=lambda d: -t.stride(d)) + [3]
     strides, step = [0] * 4, 1
     for d in reversed(order):
@@ -149,6 +150,9 @@ def _check_layout(layout: object) -> None:
             "layout")
 
 
+_checked = _common.CheckedSignatures()
+
+
 def _check(q: Tensor, k: Tensor, v: Tensor, layout: str) -> None:
     """What the kernels cannot take, as LaunchError naming the argument.
     q, k and v are in the caller's layout; shapes are named in it."""
@@ -215,7 +219,12 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
     has the limits.
     """
     _check_layout(layout)
-    _check(q, k, v, layout)
+    signature = _common.signature(q, k, v)
+    if signature is not None:
+        signature += (layout,)
+    if signature not in _checked:
+        _check(q, k, v, layout)
+        _checked.add(signature)
     if scale is None:
         scale = q.shape[-1] ** -0.5
     if layout == "bnhd":

@@ -100,16 +100,18 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
                           f"{target.dtype} on {target.device}: expected "
                           f"integers on {logits.device}", "target")
     # The kernels take a negative target as "ignored": a negative
-    # ignore_index (-100, the default) needs no rewrite, one launch fewer
-    # on every call.
-    target32 = target if ignore_index < 0 else \
+    # ignore_index (-100, the default) needs no rewrite, and int64 targets
+    # (PyTorch's) no conversion: no launch but the kernel's on every call
+    # (the int32 conversion cost 12.6 us a call on the H100 machine's
+    # host, stop 41).
+    target64 = target if ignore_index < 0 else \
         torch.where(target == ignore_index, -1, target)
-    if target32.dtype != torch.int32:
-        target32 = target32.to(torch.int32)
+    if target64.dtype != torch.int64:
+        target64 = target64.to(torch.int64)
     logits = logits.contiguous()
-    run = _common.eager_call(_Eager, _forward_impl, logits, target32) or \
+    run = _common.eager_call(_Eager, _forward_impl, logits, target64) or \
         torch.ops.tegula.cross_entropy_forward
-    loss, _ = run(logits, target32)
+    loss, _ = run(logits, target64)
     if reduction == "none":
         return loss
     if reduction == "sum":

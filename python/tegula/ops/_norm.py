@@ -99,10 +99,13 @@ def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
     if w.dtype != x.dtype or w.get_device() != x.get_device():
         raise LaunchError(f"rms_norm: argument 'w' is {w.dtype} on "
                           f"{w.device} but x is {x.dtype} on {x.device}", "w")
-    shape = x.shape
-    rows = x.reshape(-1, shape[-1]).contiguous()
-    w = w.contiguous()
+    # Rows already [R, C] and dense: no view made or undone (2 of 6 us of
+    # Python a call, stop 41).
+    flat = x.dim() == 2 and x.is_contiguous()
+    rows = x if flat else x.reshape(-1, x.shape[-1]).contiguous()
+    if not w.is_contiguous():
+        w = w.contiguous()
     run = _common.eager_call(_Eager, _forward_impl, rows, w) or \
         torch.ops.tegula.rms_norm_forward
     y, _ = run(rows, w, float(eps))
-    return y.view(shape)
+    return y if flat else y.view(x.shape)

@@ -33,7 +33,7 @@ def write_npy(path, rows, shape=None, descr="<i4"):
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
         f.write(header.encode("latin1"))
-        code = "f" if descr == "<f4" else "i"
+        code = {"<f4": "f", "<i4": "i", "<i8": "q"}[descr]
         f.write(struct.pack(f"<{len(flat)}{code}", *flat))
 
 

@@ -5,7 +5,8 @@ rows ignored (-100, PyTorch's ignore_index). tile-run's random i32 inputs
 lie in [-8, 8], which would only ever pick the first columns. Plain Python,
 no numpy (write_npy of attention_inputs.py).
 
-    cross_entropy_inputs.py OUT_DIR    writes targets-R-V.npy for each run"""
+    cross_entropy_inputs.py OUT_DIR    writes targets-R-V.npy (int32) and
+                                       targets64-R-V.npy (int64) per run"""
 import os
 import random
 import sys
@@ -27,6 +28,9 @@ def main():
         if rows > 2:
             t[1] = -100
         write_npy(os.path.join(out, f"targets-{rows}-{vocab}.npy"), t)
+        # The same as int64, PyTorch's (kernels built with TI = i64).
+        write_npy(os.path.join(out, f"targets64-{rows}-{vocab}.npy"), t,
+                  descr="<i8")
 
 
 if __name__ == "__main__":
