@@ -223,13 +223,32 @@ int chooseVariant(const Config &config, const Env &env) {
 }
 } // namespace
 
-void bindAddress(const Param &param, uint64_t address, LaunchPlan &plan) {
-  if (!param.strided)
-    return;
+int64_t addressAlign(uint64_t address) {
   int64_t align = kMaxAlign;
   while (address % uint64_t(align) != 0)
     align /= 2;
-  plan.env[alignName(param.name)] = align;
+  return align;
+}
+
+void bindAddress(const Param &param, uint64_t address, LaunchPlan &plan) {
+  if (!param.strided)
+    return;
+  plan.env[alignName(param.name)] = addressAlign(address);
+}
+
+bool updateAlignments(const Bundle &bundle,
+                      const std::vector<unsigned long long> &pointers,
+                      std::vector<int64_t> &aligns) {
+  bool changed = aligns.size() != bundle.params.size();
+  aligns.resize(bundle.params.size(), 0);
+  for (size_t i = 0; i < bundle.params.size() && i < pointers.size(); ++i) {
+    if (!bundle.params[i].strided)
+      continue;
+    int64_t align = addressAlign(pointers[i]);
+    changed = changed || align != aligns[i];
+    aligns[i] = align;
+  }
+  return changed;
 }
 
 bool bindAddresses(const Bundle &bundle,

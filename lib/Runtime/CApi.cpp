@@ -614,6 +614,7 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
         return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
     }
     binding->checked = true;
+    binding->packedAligns.clear();
     return capi::ok();
   });
 }
@@ -688,8 +689,10 @@ int tegula_rt_binding_pack(tegula_rt_binding *binding) {
                               "' has no device pointer");
     }
     // A strided view's address may rule a variant out (align(x)): the
-    // pointers packed choose, as those given at the check did.
-    bindAddresses(b, pointers, binding->plan);
+    // pointers packed choose, as those given at the check did, when their
+    // alignments changed since the last pack.
+    if (updateAlignments(b, pointers, binding->packedAligns))
+      bindAddresses(b, pointers, binding->plan);
     // LoadedKernel::pack reads only the bundle and the plan: a kernel that
     // is not loaded packs without the driver. Every pack checks the
     // pointers it packs against their allocations.

@@ -532,6 +532,15 @@ static int unitMode(const char *path) {
   status = tegula_rt_binding_pack(binding);
   printf("packed aligned: %d %s\n", status,
          tegula_rt_binding_variant_name(binding));
+  /* Packs keep the variant while the alignments stay (no new binding of
+   * the addresses), and choose again when one changes. */
+  const uint64_t later[] = {0x2000, 0x3000, 0x3008, 0x3108, 0x4000};
+  for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); ++i) {
+    tegula_rt_binding_set_pointer(binding, "x", later[i]);
+    status = tegula_rt_binding_pack(binding);
+    printf("packed at 0x%llx: %d %s\n", (unsigned long long)later[i], status,
+           tegula_rt_binding_variant_name(binding));
+  }
   tegula_rt_binding_free(binding);
   tegula_rt_library_free(library);
   return 0;

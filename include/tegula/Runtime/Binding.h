@@ -102,6 +102,16 @@ void bindAddress(const Param &param, uint64_t address, LaunchPlan &plan);
 bool bindAddresses(const Bundle &bundle,
                    const std::vector<unsigned long long> &pointers,
                    LaunchPlan &plan);
+/// align(x) of an address: the largest power of two up to kMaxAlign that
+/// divides it (kMaxAlign for 0).
+int64_t addressAlign(uint64_t address);
+/// Records each strided parameter's address alignment in `aligns` (one
+/// slot per parameter, 0 for the others); true when any differs from what
+/// `aligns` held (or it held nothing): only then can bindAddresses choose
+/// another variant.
+bool updateAlignments(const Bundle &bundle,
+                      const std::vector<unsigned long long> &pointers,
+                      std::vector<int64_t> &aligns);
 
 } // namespace tegula::rt
 
