@@ -27,10 +27,16 @@ def scan(values: Sequence[Any], kinds: Sequence[int], tensor_type: type
     """(key, device, pointers, bases) of a call whose every tensor given is
     a torch tensor on one CUDA device; None for any other call. The key
     holds what a checked binding depends on: each tensor's shape, strides
-    and dtype (and, for a strided view, its byte offset in its allocation
-    and the allocation's size), each scalar, and which outputs were left
-    out (None). pointers and bases have a slot per parameter (0 for a
-    scalar or an output left out)."""
+    and dtype (and, for a strided view, its offset in its storage), each
+    scalar, and which outputs were left out (None). pointers and bases
+    have a slot per parameter (0 for a scalar or an output left out).
+
+    A strided view's base is its storage's start, from the view's own
+    offset: torch keeps every view inside its storage, so a view at the
+    checked offset with the checked shape and strides passes the C side's
+    allocation check as the checked one did, whatever its storage's size.
+    No storage object is made (0.22 against 0.26 us a view on the
+    development machine, stop 41: a small part of a call)."""
     key: List[Any] = []
     pointers: List[int] = []
     bases: List[int] = []
@@ -52,11 +58,9 @@ def scan(values: Sequence[Any], kinds: Sequence[int], tensor_type: type
             pointer = v.data_ptr()
             pointers.append(pointer)
             if kind == STRIDED:
-                storage = v.untyped_storage()
-                base = storage.data_ptr()
-                key += (v.shape, v.stride(), v.dtype, pointer - base,
-                        storage.nbytes())
-                bases.append(base)
+                offset = v.storage_offset()
+                key += (v.shape, v.stride(), v.dtype, offset)
+                bases.append(pointer - offset * v.element_size())
             else:
                 key += (v.shape, v.stride(), v.dtype)
                 bases.append(0)

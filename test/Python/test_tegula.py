@@ -417,6 +417,12 @@ class _FakeTorchModule:
             return types.SimpleNamespace(data_ptr=lambda: address,
                                          nbytes=lambda: size)
 
+        def element_size(self):
+            return 2 if self.dtype in ("float16", "bfloat16") else 4
+
+        def storage_offset(self):
+            return (self._ptr - self._storage[0]) // self.element_size()
+
         def stride(self):
             strides, step = [], 1
             for d in reversed(self.shape):
