@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The GLA training comparison's noise across seeds (issue 25): for each
+# seed, bench/train_gla.py's model (the s36-gla-train.sh configuration)
+# through fla's chunk_gla, tegula.ops.chunk_gla and fla's fused recurrent
+# form, and fla's chunk_gla a second time (is fla's own run repeatable?).
+# bench/train_seeds.py then sets each pair's loss gaps side by side: how
+# far tegula is from fla against how far fla's two forms, and fla's two
+# runs, are from each other on the same seed.
+#
+#   here:       scripts/build-ops.sh
+#   on the GPU: SEEDS="1 2 3" bash scripts/gpu/gla-seeds.sh
+#               (kind nvidia-h100-x1; carry python/tegula/_bundles/sm_90a,
+#               python/tegula/libtegula_rt.so and .whl)
+#
+# Runs are kept in /tmp/gla-seeds on the machine and skipped when their
+# JSON is there, and no run starts after BUDGET seconds (default 470): the
+# same call again on the still-warm machine runs what is missing. Every
+# call copies what there is to $OUT.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=${OUT:-/tmp/gla-seeds-out}
+keep=/tmp/gla-seeds
+budget=${BUDGET:-470}
+mkdir -p "$out" "$keep"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$root/python:/tmp/site"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+  --upgrade --target /tmp/site .whl/*.whl
+
+# run SEED IMPL NAME: one training run, unless kept or out of time.
+run() {
+  local seed=$1 impl=$2 name=$3
+  local json="$keep/$name-s$seed.json"
+  [ -s "$json" ] && return
+  if [ "$SECONDS" -ge "$budget" ]; then
+    echo "skipped $name seed $seed: out of time ($SECONDS s)"
+    return
+  fi
+  timeout 200 python3 bench/train_gla.py --impl "$impl" --seed "$seed" \
+    --out "$json" > "$keep/$name-s$seed.txt" 2>&1
+  echo "$name seed $seed rc=$? ($SECONDS s): $(tail -1 "$keep/$name-s$seed.txt")"
+}
+
+for seed in ${SEEDS:-1 2 3}; do
+  run "$seed" fla fla
+  run "$seed" tegula tegula
+  run "$seed" fla fla-again
+  run "$seed" fla-recurrent fla-recurrent
+done
+# One archive: the device tool brings back a few files a call.
+tar -C "$keep" -czf "$out/gla-seeds.tgz" .
+ls "$keep"
