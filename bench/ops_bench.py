@@ -70,7 +70,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ops_report import CALLS, plot, render, shape_text  # noqa: E402
+from ops_report import CALLS, TRITON_OP, plot, render, shape_text  # noqa: E402
 ROOT = os.path.dirname(HERE)
 
 SECTIONS = ("attention", "rms_norm", "cross_entropy", "rotary", "gla",
@@ -578,19 +578,24 @@ def section_host(res, args):
                     q, k, v),
                 "tegula.ops": lambda: tegula.ops.attention(q, k, v),
                 "tegula kernel, direct": None if attn_k is None else (
-                    lambda: attn_k(q, k, v, scale=0.125)[0])}),
+                    lambda: attn_k(q, k, v, scale=0.125)[0]),
+                TRITON_OP: lambda: baselines.triton_attention(
+                    q, k, v, False, 0.125)}),
             ("rms_norm", dict(R=1, C=64), {
                 "torch eager": lambda: F.rms_norm(x, (64,), w, 1e-6),
                 "tegula.ops": lambda: tegula.ops.rms_norm(x, w, 1e-6),
                 "tegula kernel, direct": None if norm_k is None else (
-                    lambda: norm_k(x, w, eps=1e-6)[0])}),
+                    lambda: norm_k(x, w, eps=1e-6)[0]),
+                TRITON_OP: lambda: baselines.triton_rmsnorm(x, w, 1e-6)}),
             ("cross_entropy", dict(R=1, V=128), {
                 "torch eager (float logits)": lambda: F.cross_entropy(
                     logits.float(), target, reduction="none"),
                 "tegula.ops": lambda: tegula.ops.cross_entropy(
                     logits, target, reduction="none"),
                 "tegula kernel, direct": None if loss_k is None else (
-                    lambda: loss_k(logits, target)[0])}),
+                    lambda: loss_k(logits, target)[0]),
+                TRITON_OP: lambda: baselines.triton_cross_entropy(
+                    logits, target)[0]}),
             ("one launch (axpy, 1024 f32)", dict(N=1024), {
                 "triton": lambda: baselines.triton_axpy(xa, ya, 0.5),
                 "torch eager (add_)": lambda: ya.add_(xa, alpha=0.5)}),

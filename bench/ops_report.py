@@ -80,10 +80,17 @@ def op_table(work, rows):
     return lines
 
 
+TRITON_OP = "triton (bench kernel)"
+
+
 def host_table(rows):
     triton = [r["us_per_call"] for r in rows
               if r.get("impl") == "triton" and "us_per_call" in r]
     floor = triton[0] if triton else None
+    # The same op through a Triton kernel of bench/baselines.py, with the
+    # allocation of its outputs: like with like.
+    same_op = {r["op"]: r["us_per_call"] for r in rows
+               if r.get("impl") == TRITON_OP and "us_per_call" in r}
     calls = next((r["calls"] for r in rows if "calls" in r), CALLS)
     rounds = next((r["rounds"] for r in rows if "rounds" in r), None)
     how = (f"the median of {rounds} rounds, each timing every row once in "
@@ -96,18 +103,23 @@ def host_table(rows):
              "\"tegula kernel, direct\" calls the op's tegula kernel without "
              "the torch custom op around it; the axpy rows are one bare "
              "launch of a Triton kernel (bench/run.py's) and of an eager "
-             "PyTorch op.", "",
+             "PyTorch op. \"x Triton op\": over the row of the same op "
+             f"through a Triton kernel (\"{TRITON_OP}\": bench/baselines.py"
+             "'s kernel and its wrapper, which allocates the outputs).", "",
              "| op | shape | implementation | us per call | x Triton launch "
-             "| check |", "| --- | --- | --- | --- | --- | --- |"]
+             "| x Triton op | check |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if "info" in r:
             lines.append(f"| {r.get('op', '-')} | {shape_text(r['shape'])} "
-                         f"| {r['impl']} | INFO: {r['info']} | | |")
+                         f"| {r['impl']} | INFO: {r['info']} | | | |")
             continue
         us = r["us_per_call"]
+        op = same_op.get(r["op"])
         lines.append(f"| {r['op']} | {shape_text(r['shape'])} | {r['impl']} "
                      f"| {us:.2f} | "
                      f"{fmt(us / floor if floor else None, '.2f')} | "
+                     f"{fmt(us / op if op else None, '.2f')} | "
                      f"{r.get('check', 'none')} |")
     lines.append("")
     return lines

@@ -101,3 +101,73 @@ def torch_entry_points() -> Torch:
     if _torch is None or _torch.module is not torch:
         _torch = Torch(torch)
     return _torch
+
+
+class Repeat:
+    """One checked call of a kernel, launched again on other tensors with
+    the same shapes, strides, dtypes and storage offsets, the same scalars
+    and on the same device: only the pointers change (Kernel._repeatable).
+
+    For a caller that keys its calls itself (tegula.ops keys each op call
+    by its inputs, from which its outputs follow): a repeat reads each
+    tensor's data_ptr and nothing else, where Kernel's fast path scans
+    every argument (3.6 of attention's 7.2 us a kernel call on the
+    development machine, stop 42). The key is the caller's promise; the
+    C side still checks each strided view against its allocation. Per
+    thread, as the kernel's plans are."""
+
+    __slots__ = ("_plan", "_count", "_prefix", "_slots", "_offsets",
+                 "_device", "_launch", "_launch_views")
+
+    def __init__(self, plan: Any, count: int, slots: Sequence[int],
+                 offsets: Optional[Sequence[int]], device: int,
+                 rt: Any) -> None:
+        self._plan = plan
+        self._count = count
+        # Each tensor's parameter slot, in the order __call__ takes them;
+        # the first len(slots) slots (tensors before scalars, as every
+        # tegula.ops kernel has them) are filled by one slice assignment.
+        self._slots = tuple(slots)
+        self._prefix = self._slots == tuple(range(len(slots)))
+        # None for a kernel without strided views, else per tensor the byte
+        # offset of a strided view in its storage (its allocation starts
+        # that far before its pointer), -1 for the others (no base).
+        self._offsets = tuple(offsets) if offsets is not None else None
+        self._device = device
+        self._launch = rt.tegula_rt_launch_pointers
+        self._launch_views = rt.tegula_rt_launch_views
+
+    def __call__(self, tensors: Sequence[Any]) -> bool:
+        """Launches on the tensors (every tensor parameter, in order) on
+        the current stream; False, launching nothing, when the current
+        device is not the first call's (the caller then calls the kernel,
+        which switches)."""
+        entry = torch_entry_points()
+        if entry.current_device() != self._device:
+            return False
+        plan = self._plan
+        pointers = plan.pointers
+        found = [t.data_ptr() for t in tensors]
+        if self._prefix:
+            pointers[:len(found)] = found
+        else:
+            for slot, pointer in zip(self._slots, found):
+                pointers[slot] = pointer
+        stream = entry.stream(self._device) or None
+        offsets = self._offsets
+        if offsets is not None:
+            bases = plan.bases
+            if self._prefix:
+                bases[:len(found)] = [p - o if o >= 0 else 0
+                                      for p, o in zip(found, offsets)]
+            else:
+                for slot, p, o in zip(self._slots, found, offsets):
+                    bases[slot] = p - o if o >= 0 else 0
+            status = self._launch_views(plan.handle, pointers, bases,
+                                        self._count, stream)
+        else:
+            status = self._launch(plan.handle, pointers, self._count, stream)
+        if status:
+            from ._kernel import _raise
+            _raise(status)
+        return True

@@ -470,6 +470,32 @@ class Kernel:
             return True, values[outputs[0]]
         return True, tuple(values[i] for i in outputs)
 
+    def _repeatable(self, *args: Any,
+                   **kwargs: Any) -> Optional[_fast.Repeat]:
+        """Calls the kernel (a first call: every check, then the launch)
+        and returns its _fast.Repeat for repeats of this call on other
+        tensors of the same shapes, strides, dtypes and storage offsets;
+        None when the call is not one it serves (a tensor left out or not
+        a CUDA torch tensor), after the call."""
+        self._call(args, kwargs, None, None)
+        plan = getattr(self._local, "last_plan", None)
+        values = self._fast_values(args, kwargs)
+        torch = sys.modules.get("torch")
+        if plan is None or values is None or torch is None:
+            return None
+        tensors = [(p, values[p.index]) for p in self.params if p.is_tensor]
+        if any(v is _MISSING or not isinstance(v, torch.Tensor)
+               for _, v in tensors):
+            return None
+        device = tensors[0][1].get_device() if tensors else -1
+        if device < 0:
+            return None
+        offsets = [v.storage_offset() * v.element_size() if p.strided else -1
+                   for p, v in tensors] if self._any_strided else None
+        return _fast.Repeat(plan, len(self.params),
+                            [p.index for p, _ in tensors], offsets, device,
+                            _lib.lib())
+
     def _first_fast_call(self, args: Tuple[Any, ...],
                          kwargs: Mapping[str, Any], key: tuple) -> Any:
         """The full path checks this call; its plan serves the next calls

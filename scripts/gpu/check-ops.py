@@ -336,7 +336,8 @@ def check_cross_entropy(rows, vocab, dtype, reduction, tol=1e-2,
 def check_fast_path():
     """Each op again at a shape checked above: fresh inputs in new
     allocations, the same shapes, dtypes and scalars, so every kernel runs
-    its cached binding with new pointers (Kernel._fast_call), with and
+    its kept first call with new pointers (tegula.ops._common.Repeats;
+    Kernel._fast_call for the ops without), with and
     without gradients (_common.eager_call runs the implementation itself
     when nothing needs one)."""
     ops_report.prefix = "again (fast path) "
@@ -346,6 +347,12 @@ def check_fast_path():
         check_attention((2, 3, 77, 128), torch.bfloat16, False, None,
                         keys=333)
         check_rotary((2, 37, 3, 64), 32, False, torch.bfloat16)
+        for layout in ("bnhd", "qkv"):
+            # Strided views again, in new allocations: each kernel's repeat
+            # (_fast.Repeat) takes their storages' bases from the offsets
+            # of its first call.
+            check_attention((2, 8, 250, 64), torch.bfloat16, True, None,
+                            kv_heads=2, layout=layout)
         check_rms_norm((7, 3001), torch.bfloat16)
         check_cross_entropy(37, 32003, torch.bfloat16, "mean")
         with torch.no_grad():
@@ -362,6 +369,20 @@ def check_fast_path():
                    "attention no_grad [2, 3, 77, 64]",
                    f"o rel L2 {error:.2e} (tol 1e-2), no autograd node: "
                    f"{o.grad_fn is None}")
+        # The repeats above went through each op's kept first calls (the
+        # backward's on autograd's thread).
+        from tegula.ops import _attention, _loss, _norm
+        kept = {name: repeats.served
+                for name, repeats in (
+                    ("attention fwd", _attention._fwd),
+                    ("attention dq", _attention._bwd_dq),
+                    ("rms_norm fwd", _norm._fwd),
+                    ("rms_norm dx", _norm._bwd_dx),
+                    ("cross_entropy fwd", _loss._fwd),
+                    ("cross_entropy bwd", _loss._bwd))}
+        report(all(kept.values()), "calls served by repeats "
+               "(tegula.ops._common.Repeats)",
+               ", ".join(f"{name} {n}" for name, n in kept.items()))
     finally:
         ops_report.prefix = ""
 

@@ -61,15 +61,27 @@ def _like(t: Tensor) -> Tensor:
 
 def _lse(q: Tensor) -> Tensor:
     """The f32 [B, H, M] buffer of each row's logsumexp (contiguous)."""
-    return q.new_empty(q.shape[:3], dtype=torch.float32)
+    # Extents as ints: torch parses a torch.Size argument slower (1.9
+    # against 0.9 us on the development machine).
+    b, h, m, _ = q.shape
+    return torch.empty(b, h, m, dtype=torch.float32, device=q.device)
+
+
+# The kernels' repeated calls (_common.Repeats), by q, k, v (and in the
+# backward do, o, lse), causal and scale: the outputs and delta follow
+# from them (_like, _lse).
+_fwd = _common.Repeats()
+_bwd_preprocess = _common.Repeats()
+_bwd_dkdv = _common.Repeats()
+_bwd_dq = _common.Repeats()
 
 
 def _forward_impl(q: Tensor, k: Tensor, v: Tensor, causal: bool,
                   scale: float) -> Tuple[Tensor, Tensor]:
-    # Every tensor given (none left for the launcher to allocate): repeated
-    # calls take the kernel's cached binding.
     o, lse = _like(q), _lse(q)
-    _kernel("attention_fwd_lse", q, causal)(q, k, v, o, lse, scale)
+    _fwd.launch(_common.views_key((q, k, v), causal, scale),
+                lambda: _kernel("attention_fwd_lse", q, causal),
+                (q, k, v, o, lse), scale=scale)
     return o, lse
 
 
@@ -86,18 +98,22 @@ def _forward_fake(q: Tensor, k: Tensor, v: Tensor, causal: bool,
 def _backward_impl(do: Tensor, dlse: Optional[Tensor], q: Tensor, k: Tensor,
                    v: Tensor, o: Tensor, lse: Tensor, causal: bool,
                    scale: float) -> Tuple[Tensor, Tensor, Tensor]:
+    key = _common.views_key((do, q, k, v, o, lse), causal, scale)
     delta = _lse(q)
-    _kernel("attention_bwd_preprocess", q, False)(o, do, delta)
+    _bwd_preprocess.launch(
+        key, lambda: _kernel("attention_bwd_preprocess", q, False),
+        (o, do, delta))
     if dlse is not None:
         # d lse_i / d s_ij = P_ij (s the scaled score): the kernels'
         # dS = P (dP - delta) takes an lse gradient g as delta - g.
         delta.sub_(dlse.float())
     grouped = "_grouped" if k.shape[1] != q.shape[1] else ""
     dq, dk, dv = _like(q), _like(k), _like(v)
-    _kernel("attention_bwd_dkdv", q, causal, grouped)(
-        q, k, v, do, lse, delta, dk, dv, scale)
-    _kernel("attention_bwd_dq", q, causal)(
-        q, k, v, do, lse, delta, dq, scale)
+    _bwd_dkdv.launch(
+        key, lambda: _kernel("attention_bwd_dkdv", q, causal, grouped),
+        (q, k, v, do, lse, delta, dk, dv), scale=scale)
+    _bwd_dq.launch(key, lambda: _kernel("attention_bwd_dq", q, causal),
+                   (q, k, v, do, lse, delta, dq), scale=scale)
     return dq, dk, dv
 
 

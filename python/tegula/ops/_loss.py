@@ -27,8 +27,19 @@ def _kernel(entry: str, logits: Tensor):
         _prebuilt.loss_bundle(logits.dtype == torch.float16), entry, logits)
 
 
+# The kernels' repeated calls (_common.Repeats), by the inputs: the
+# outputs (dense) follow from them.
+_fwd = _common.Repeats()
+_bwd = _common.Repeats()
+
+
 def _forward_impl(logits: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
-    loss, lse = _kernel("cross_entropy", logits)(logits, target)
+    rows, device = logits.shape[0], logits.device
+    loss = torch.empty(rows, dtype=torch.float32, device=device)
+    lse = torch.empty(rows, dtype=torch.float32, device=device)
+    _fwd.launch(_common.views_key((logits, target)),
+                lambda: _kernel("cross_entropy", logits),
+                (logits, target, loss, lse))
     return loss, lse
 
 
@@ -44,8 +55,13 @@ def _forward_fake(logits: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
 
 def _backward_impl(dloss: Tensor, logits: Tensor, target: Tensor,
                    lse: Tensor) -> Tensor:
-    return _kernel("cross_entropy_bwd", logits)(
-        logits, target, lse, dloss.float().contiguous())
+    dloss = dloss.float().contiguous()
+    # Dense whatever a trace passes (the kernel's dlogits is).
+    dlogits = torch.empty_like(logits, memory_format=torch.contiguous_format)
+    _bwd.launch(_common.views_key((logits, target, lse, dloss)),
+                lambda: _kernel("cross_entropy_bwd", logits),
+                (logits, target, lse, dloss, dlogits))
+    return dlogits
 
 
 _backward = torch.library.custom_op("tegula::cross_entropy_backward",

@@ -29,8 +29,19 @@ def _kernel(entry: str, x: Tensor):
                           entry, x)
 
 
+# The kernels' repeated calls (_common.Repeats), by the inputs and eps:
+# the outputs (dense, x's rows) follow from them.
+_fwd = _common.Repeats()
+_bwd_dx = _common.Repeats()
+_bwd_dw = _common.Repeats()
+
+
 def _forward_impl(x: Tensor, w: Tensor, eps: float) -> Tuple[Tensor, Tensor]:
-    y, rstd = _kernel("rmsnorm_fwd", x)(x, w, eps=eps)
+    # x and w are dense (rms_norm makes them so): so are their likes.
+    y = torch.empty_like(x)
+    rstd = torch.empty(x.shape[0], dtype=torch.float32, device=x.device)
+    _fwd.launch(_common.views_key((x, w), eps),
+                lambda: _kernel("rmsnorm_fwd", x), (x, w, y, rstd), eps=eps)
     return y, rstd
 
 
@@ -47,10 +58,15 @@ def _backward_impl(dy: Tensor, x: Tensor, w: Tensor,
                    rstd: Tensor) -> Tuple[Tensor, Tensor]:
     rows, cols = x.shape
     groups = max(1, min(rows, _ROW_GROUPS))
+    dy = dy.contiguous()
+    key = _common.views_key((x, dy, w, rstd))
     dw_part = torch.empty(groups, cols, dtype=torch.float32, device=x.device)
-    dx, _ = _kernel("rmsnorm_bwd_dx", x)(x, dy.contiguous(), w, rstd,
-                                          dw_part=dw_part)
-    dw = _kernel("rmsnorm_bwd_dw", x)(dw_part)
+    # Dense whatever a trace passes (the kernels' dx and dw are).
+    dx = torch.empty_like(x, memory_format=torch.contiguous_format)
+    dw = torch.empty_like(w, memory_format=torch.contiguous_format)
+    _bwd_dx.launch(key, lambda: _kernel("rmsnorm_bwd_dx", x),
+                   (x, dy, w, rstd, dx, dw_part))
+    _bwd_dw.launch(key, lambda: _kernel("rmsnorm_bwd_dw", x), (dw_part, dw))
     return dx, dw
 
 
