@@ -104,13 +104,15 @@ def torch_allocation(value: Any) -> Optional[Tuple[int, int]]:
     return storage.data_ptr(), storage.nbytes()
 
 
-def torch_allocation_key(value: Any) -> Optional[Tuple[int, int]]:
+def torch_allocation_key(value: Any) -> Optional[int]:
     """What the allocation check depends on: the view's byte offset in its
-    storage and the storage's size."""
-    allocation = torch_allocation(value)
-    if allocation is None:
+    storage. Torch keeps every view inside its storage, so a view at the
+    checked offset with the checked shape and strides passes the check
+    wherever its storage lies and whatever its size; the fast path keys
+    views by the same offset (_fast.scan)."""
+    if not is_torch_tensor(value):
         return None
-    return value.data_ptr() - allocation[0], allocation[1]
+    return value.storage_offset() * value.element_size()
 
 
 def from_cuda_array_interface(value: Any, name: str) -> ArrayArg:

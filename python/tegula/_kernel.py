@@ -110,8 +110,8 @@ class _Plan:
         # Refilled by each launch; plans are per thread (Kernel._plan).
         self.pointers = (c_uint64 * max(count, 1))()
         # Strided views' allocations (0: none), checked at each launch: a
-        # plan serves every view at the same offset in an allocation of the
-        # same size (the plans' keys), wherever that allocation lies.
+        # plan serves every view at the same offset in its allocation (the
+        # plans' keys), wherever that allocation lies.
         self.bases = (c_uint64 * max(count, 1))()
         self.output_shapes = output_shapes
         self.grid = grid

@@ -371,7 +371,7 @@ def check_fast_path():
                    f"{o.grad_fn is None}")
         # The repeats above went through each op's kept first calls (the
         # backward's on autograd's thread).
-        from tegula.ops import _attention, _loss, _norm
+        from tegula.ops import _attention, _loss, _norm, _rotary
         kept = {name: repeats.served
                 for name, repeats in (
                     ("attention fwd", _attention._fwd),
@@ -379,7 +379,8 @@ def check_fast_path():
                     ("rms_norm fwd", _norm._fwd),
                     ("rms_norm dx", _norm._bwd_dx),
                     ("cross_entropy fwd", _loss._fwd),
-                    ("cross_entropy bwd", _loss._bwd))}
+                    ("cross_entropy bwd", _loss._bwd),
+                    ("rotary", _rotary._repeats))}
         report(all(kept.values()), "calls served by repeats "
                "(tegula.ops._common.Repeats)",
                ", ".join(f"{name} {n}" for name, n in kept.items()))

@@ -78,9 +78,17 @@ _bwd_dq = _common.Repeats()
 
 def _forward_impl(q: Tensor, k: Tensor, v: Tensor, causal: bool,
                   scale: float) -> Tuple[Tensor, Tensor]:
+    return _forward_keyed(_common.views_key((q, k, v), causal, scale),
+                          q, k, v, causal, scale)
+
+
+def _forward_keyed(key: Optional[tuple], q: Tensor, k: Tensor, v: Tensor,
+                   causal: bool, scale: float) -> Tuple[Tensor, Tensor]:
+    """_forward_impl with its Repeats key given: attention's own (its
+    checks' key, in the caller's layout) on the eager path without
+    autograd, so that a call reads its tensors once."""
     o, lse = _like(q), _lse(q)
-    _fwd.launch(_common.views_key((q, k, v), causal, scale),
-                lambda: _kernel("attention_fwd_lse", q, causal),
+    _fwd.launch(key, lambda: _kernel("attention_fwd_lse", q, causal),
                 (q, k, v, o, lse), scale=scale)
     return o, lse
 
@@ -235,12 +243,13 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
     has the limits.
     """
     _check_layout(layout)
-    signature = _common.signature(q, k, v)
-    if signature is not None:
-        signature += (layout,)
-    if signature not in _checked:
+    # What the checks and the kernel's call depend on, in the caller's
+    # layout (the kernels' views follow from it); the layout keeps it apart
+    # from _forward_impl's keys.
+    key = _common.views_key((q, k, v), causal, scale, layout)
+    if key not in _checked:
         _check(q, k, v, layout)
-        _checked.add(signature)
+        _checked.add(key)
     if scale is None:
         scale = q.shape[-1] ** -0.5
     if layout == "bnhd":
@@ -249,7 +258,10 @@ def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False,
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
     run = _common.eager_call(_Eager, _forward_impl, q, k, v) or \
         torch.ops.tegula.attention_forward
-    o, lse = run(q, k, v, bool(causal), float(scale))
+    if run is _forward_impl:
+        o, lse = _forward_keyed(key, q, k, v, bool(causal), float(scale))
+    else:
+        o, lse = run(q, k, v, bool(causal), float(scale))
     if layout == "bnhd":
         o = o.transpose(1, 2)
     return (o, lse) if return_lse else o

@@ -156,8 +156,10 @@ class Repeats:
     op's views_key of its inputs: a repeat reads only the pointers. The op
     allocates the outputs, which follow from the inputs (their layouts are
     functions of the inputs' shapes and strides), so the inputs' key
-    covers every tensor the kernel takes. Per thread, as the kernel's plans
-    are; bounded, cleared past LIMIT entries.
+    covers every tensor the kernel takes. An op that keys its calls in two
+    ways (its caller's tensors, and the views it made of them) keeps the
+    two kinds of key apart (one has an element the other lacks). Per
+    thread, as the kernel's plans are; bounded, cleared past LIMIT entries.
 
     An attention call took 16.4 us on the development machine with the
     launch stubbed (stop 42), 3.6 of them in Kernel's scan of its six

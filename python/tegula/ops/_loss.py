@@ -9,7 +9,7 @@ per-row losses, so its gradient reaches the kernel as dloss.
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -34,11 +34,19 @@ _bwd = _common.Repeats()
 
 
 def _forward_impl(logits: Tensor, target: Tensor) -> Tuple[Tensor, Tensor]:
+    return _forward_keyed(_common.views_key((logits, target)), logits,
+                          target)
+
+
+def _forward_keyed(key: Optional[tuple], logits: Tensor,
+                   target: Tensor) -> Tuple[Tensor, Tensor]:
+    """_forward_impl with its Repeats key given: cross_entropy's own (its
+    checks' key, of the caller's logits and target) on the eager path
+    without autograd, so that a call reads its tensors once."""
     rows, device = logits.shape[0], logits.device
     loss = torch.empty(rows, dtype=torch.float32, device=device)
     lse = torch.empty(rows, dtype=torch.float32, device=device)
-    _fwd.launch(_common.views_key((logits, target)),
-                lambda: _kernel("cross_entropy", logits),
+    _fwd.launch(key, lambda: _kernel("cross_entropy", logits),
                 (logits, target, loss, lse))
     return loss, lse
 
@@ -102,6 +110,41 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
     if reduction not in REDUCTIONS:
         raise ValueError(f"cross_entropy: reduction '{reduction}' is not one "
                          f"of {', '.join(REDUCTIONS)}")
+    # What the checks and the kernel's call depend on (the logits and
+    # targets the kernel takes follow from the caller's and ignore_index;
+    # the name keeps it apart from _forward_impl's keys).
+    key = _common.views_key((logits, target), "cross_entropy", ignore_index)
+    if key not in _checked:
+        _check(logits, target)
+        _checked.add(key)
+    # The kernels take a negative target as "ignored": a negative
+    # ignore_index (-100, the default) needs no rewrite, and int64 targets
+    # (PyTorch's) no conversion: no launch but the kernel's on every call
+    # (the int32 conversion cost 12.6 us a call on the H100 machine's
+    # host, stop 41).
+    target64 = target if ignore_index < 0 else \
+        torch.where(target == ignore_index, -1, target)
+    if target64.dtype != torch.int64:
+        target64 = target64.to(torch.int64)
+    logits = logits.contiguous()
+    run = _common.eager_call(_Eager, _forward_impl, logits, target64) or \
+        torch.ops.tegula.cross_entropy_forward
+    if run is _forward_impl:
+        loss, _ = _forward_keyed(key, logits, target64)
+    else:
+        loss, _ = run(logits, target64)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / (target != ignore_index).sum()
+
+
+_checked = _common.CheckedSignatures()
+
+
+def _check(logits: Tensor, target: Tensor) -> None:
+    """What the kernels cannot take, as LaunchError naming the argument."""
     if logits.dim() != 2 or target.shape != logits.shape[:1]:
         raise LaunchError(f"cross_entropy: logits {list(logits.shape)} and "
                           f"target {list(target.shape)}: expected [R, V] and "
@@ -115,21 +158,3 @@ def cross_entropy(logits: Tensor, target: Tensor, ignore_index: int = -100,
         raise LaunchError(f"cross_entropy: argument 'target' is "
                           f"{target.dtype} on {target.device}: expected "
                           f"integers on {logits.device}", "target")
-    # The kernels take a negative target as "ignored": a negative
-    # ignore_index (-100, the default) needs no rewrite, and int64 targets
-    # (PyTorch's) no conversion: no launch but the kernel's on every call
-    # (the int32 conversion cost 12.6 us a call on the H100 machine's
-    # host, stop 41).
-    target64 = target if ignore_index < 0 else \
-        torch.where(target == ignore_index, -1, target)
-    if target64.dtype != torch.int64:
-        target64 = target64.to(torch.int64)
-    logits = logits.contiguous()
-    run = _common.eager_call(_Eager, _forward_impl, logits, target64) or \
-        torch.ops.tegula.cross_entropy_forward
-    loss, _ = run(logits, target64)
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / (target != ignore_index).sum()

@@ -8,7 +8,7 @@ bits every run).
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -37,11 +37,19 @@ _bwd_dw = _common.Repeats()
 
 
 def _forward_impl(x: Tensor, w: Tensor, eps: float) -> Tuple[Tensor, Tensor]:
+    return _forward_keyed(_common.views_key((x, w), eps), x, w, eps)
+
+
+def _forward_keyed(key: Optional[tuple], x: Tensor, w: Tensor,
+                   eps: float) -> Tuple[Tensor, Tensor]:
+    """_forward_impl with its Repeats key given: rms_norm's own (its
+    checks' key, of the caller's x and w) on the eager path without
+    autograd, so that a call reads its tensors once."""
     # x and w are dense (rms_norm makes them so): so are their likes.
     y = torch.empty_like(x)
     rstd = torch.empty(x.shape[0], dtype=torch.float32, device=x.device)
-    _fwd.launch(_common.views_key((x, w), eps),
-                lambda: _kernel("rmsnorm_fwd", x), (x, w, y, rstd), eps=eps)
+    _fwd.launch(key, lambda: _kernel("rmsnorm_fwd", x), (x, w, y, rstd),
+                eps=eps)
     return y, rstd
 
 
@@ -105,6 +113,33 @@ def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
     inside, differentiable in x and w. x: [..., C] bf16, f16 or f32 (an
     autocast model's f32 residual stream) on CUDA; w: [C] of x's dtype.
     Deterministic backward."""
+    # What the checks and the kernel's call depend on (the rows and w the
+    # kernel takes follow from x's and w's layouts); the name keeps it
+    # apart from _forward_impl's keys of rows.
+    key = _common.views_key((x, w), "rms_norm", eps)
+    if key not in _checked:
+        _check(x, w)
+        _checked.add(key)
+    # Rows already [R, C] and dense: no view made or undone (2 of 6 us of
+    # Python a call, stop 41).
+    flat = x.dim() == 2 and x.is_contiguous()
+    rows = x if flat else x.reshape(-1, x.shape[-1]).contiguous()
+    if not w.is_contiguous():
+        w = w.contiguous()
+    run = _common.eager_call(_Eager, _forward_impl, rows, w) or \
+        torch.ops.tegula.rms_norm_forward
+    if run is _forward_impl:
+        y, _ = _forward_keyed(key, rows, w, float(eps))
+    else:
+        y, _ = run(rows, w, float(eps))
+    return y if flat else y.view(x.shape)
+
+
+_checked = _common.CheckedSignatures()
+
+
+def _check(x: Tensor, w: Tensor) -> None:
+    """What the kernels cannot take, as LaunchError naming the argument."""
     if x.dim() < 1 or w.dim() != 1 or w.shape[0] != x.shape[-1]:
         raise LaunchError(f"rms_norm: argument 'w' has shape {list(w.shape)} "
                           f"but x has {list(x.shape)}: w must be [C] with x's "
@@ -115,13 +150,3 @@ def rms_norm(x: Tensor, w: Tensor, eps: float = 1e-6) -> Tensor:
     if w.dtype != x.dtype or w.get_device() != x.get_device():
         raise LaunchError(f"rms_norm: argument 'w' is {w.dtype} on "
                           f"{w.device} but x is {x.dtype} on {x.device}", "w")
-    # Rows already [R, C] and dense: no view made or undone (2 of 6 us of
-    # Python a call, stop 41).
-    flat = x.dim() == 2 and x.is_contiguous()
-    rows = x if flat else x.reshape(-1, x.shape[-1]).contiguous()
-    if not w.is_contiguous():
-        w = w.contiguous()
-    run = _common.eager_call(_Eager, _forward_impl, rows, w) or \
-        torch.ops.tegula.rms_norm_forward
-    y, _ = run(rows, w, float(eps))
-    return y if flat else y.view(x.shape)

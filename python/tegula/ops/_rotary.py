@@ -23,10 +23,20 @@ def _kernel(entry: str, x: Tensor, rotary_dim: int, interleaved: bool):
     return _common.kernel(name, entry, x)
 
 
+# The kernels' repeated calls (_common.Repeats), by the inputs and the
+# pair order: the output (dense, x's shape) follows from them.
+_repeats = _common.Repeats()
+_repeats_inplace = _common.Repeats()
+
+
 def _rotary_impl(x: Tensor, cos: Tensor, sin: Tensor,
                  interleaved: bool) -> Tensor:
-    return _kernel("rotary", x, 2 * cos.shape[-1], interleaved)(
-        x.contiguous(), cos.contiguous(), sin.contiguous())
+    x, cos, sin = x.contiguous(), cos.contiguous(), sin.contiguous()
+    out = torch.empty_like(x)
+    _repeats.launch(_common.views_key((x, cos, sin), interleaved),
+                    lambda: _kernel("rotary", x, 2 * cos.shape[-1],
+                                    interleaved), (x, cos, sin, out))
+    return out
 
 
 _rotary = torch.library.custom_op("tegula::rotary", _rotary_impl,
@@ -58,8 +68,11 @@ _Eager = _common.autograd_function(_rotary_impl, _setup_context, _backward)
 @torch.library.custom_op("tegula::rotary_", mutates_args=("x",))
 def _rotary_inplace(x: Tensor, cos: Tensor, sin: Tensor,
                     interleaved: bool) -> None:
-    _kernel("rotary_inplace", x, 2 * cos.shape[-1], interleaved)(
-        x, cos.contiguous(), sin.contiguous())
+    cos, sin = cos.contiguous(), sin.contiguous()
+    _repeats_inplace.launch(
+        _common.views_key((x, cos, sin), interleaved),
+        lambda: _kernel("rotary_inplace", x, 2 * cos.shape[-1], interleaved),
+        (x, cos, sin))
 
 
 @_rotary_inplace.register_fake
