@@ -111,3 +111,29 @@ def test_compiled_calls_of_eager_call_take_the_custom_op():
 
     torch.compile(f, backend="eager", fullgraph=True)(torch.ones(2))
     assert seen == [None]
+
+
+def test_views_key():
+    """What a repeated kernel call depends on: each tensor's shape,
+    strides, dtype, storage offset and device, after the scalars; None for
+    a trace's tensors."""
+    x = torch.ones(2, 3)[:, 1:]
+    assert _common.views_key((x,), 0.5, True) == (
+        0.5, True, torch.Size([2, 2]), (3, 1), torch.float32, 1, -1)
+    with FakeTensorMode():
+        fake = torch.empty(3)
+    assert _common.views_key((x, fake)) is None
+
+
+def test_views_key_in_a_compiled_call():
+    """Under torch.compile no key (Dynamo cannot trace storage_offset's
+    int into its graph: the op's checks run in the trace instead), and no
+    graph break (stop 42's first try failed check-ops' fullgraph case)."""
+    seen = []
+
+    def f(x):
+        seen.append(_common.views_key((x,), 1.0))
+        return x + 1
+
+    torch.compile(f, backend="eager", fullgraph=True)(torch.ones(2))
+    assert seen == [None]

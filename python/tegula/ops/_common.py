@@ -138,7 +138,11 @@ class CheckedSignatures:
 def views_key(tensors: Sequence[Any], *scalars: Any) -> Optional[tuple]:
     """What a kernel's checked call depends on, for Repeats: each tensor's
     shape, strides, dtype, storage offset and device, and the scalars; None
-    when any is not a plain tensor (a trace's)."""
+    when any is not a plain tensor (a trace's), and under torch.compile
+    (Dynamo cannot put storage_offset's int in its graph: tracing a call
+    checks it every time)."""
+    if _is_compiling():
+        return None
     key = list(scalars)
     for t in tensors:
         if type(t) not in _PLAIN:
