@@ -299,10 +299,16 @@ def check_rms_norm(shape, dtype, eps=1e-5, tol=1e-2):
     x.grad = w.grad = None
     tegula.ops.rms_norm(x, w, eps).backward(dy)
     same = torch.equal(again[0], x.grad) and torch.equal(again[1], w.grad)
-    report(max(errors.values()) <= tol and same, name,
+    # Without autograd the op runs the kernel without rstd: the same y.
+    poison()
+    with torch.no_grad():
+        y_infer = tegula.ops.rms_norm(x, w, eps)
+    inferred = torch.equal(y_infer, y.detach())
+    report(max(errors.values()) <= tol and same and inferred, name,
            " ".join(f"{k} {e:.2e}" for k, e in errors.items()) +
            f" (rel L2, tol {tol:g}); backward "
-           f"{'deterministic' if same else 'NOT deterministic'}")
+           f"{'deterministic' if same else 'NOT deterministic'}; no_grad y "
+           f"{'bit-identical' if inferred else 'DIFFERS'}")
 
 
 def check_cross_entropy(rows, vocab, dtype, reduction, tol=1e-2,
@@ -377,6 +383,7 @@ def check_fast_path():
                     ("attention fwd", _attention._fwd),
                     ("attention dq", _attention._bwd_dq),
                     ("rms_norm fwd", _norm._fwd),
+                    ("rms_norm no_grad", _norm._infer),
                     ("rms_norm dx", _norm._bwd_dx),
                     ("cross_entropy fwd", _loss._fwd),
                     ("cross_entropy bwd", _loss._bwd),
