@@ -336,8 +336,8 @@ def test_opcheck_with_emulated_kernels(monkeypatch, kind):
 
 
 def test_checks_skipped_only_for_signatures_that_passed(monkeypatch):
-    """A call whose tensors have the shapes, dtypes and devices of one that
-    passed skips the checks; a failing call raises every time (nothing
+    """A call whose tensors have the shapes, strides, dtypes, offsets and
+    devices of one that passed skips the checks; a failing call raises every time (nothing
     remembered), and anything but plain tensors is checked every call."""
     from tegula.ops import _common
     monkeypatch.setattr(_common, "kernel", _emulated(False, []))
@@ -361,10 +361,8 @@ def test_checks_skipped_only_for_signatures_that_passed(monkeypatch):
         assert "expected torch.bfloat16 or torch.float16" in \
             str(error_of(*bad))
     assert calls == ["bhnd", "bnhd", "bhnd", "bhnd"]
-    # Not plain tensors: no signature, checked on each call.
-    assert _common.signature(q, "k", v) is None
-    assert _common.signature(q, k) == (q.shape, q.dtype, -1, k.shape,
-                                       k.dtype, -1)
+    # Not plain tensors: no key, checked on each call.
+    assert _common.views_key((q, "k", v)) is None
     seen = _common.CheckedSignatures()
     assert None not in seen
     seen.add(None)

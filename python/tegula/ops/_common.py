@@ -102,22 +102,11 @@ def _needs_grad(tensors: Tuple[Any, ...]) -> Optional[bool]:
     return needs
 
 
-def signature(*tensors: Any) -> Optional[tuple]:
-    """What an op's argument checks read of plain tensors: each one's shape,
-    dtype and device index (-1 off the GPU); None when any is something
-    else (a trace's tensors, not a tensor), which is checked every call."""
-    key = []
-    for t in tensors:
-        if type(t) not in _PLAIN:
-            return None
-        key += (t.shape, t.dtype, t.get_device())
-    return tuple(key)
-
-
 class CheckedSignatures:
-    """The signatures whose checks passed, so that a repeated call skips
-    them (attention's took 4 us of its 12.7 us of Python a call on the
-    development machine, stop 41). Bounded: cleared past LIMIT entries."""
+    """The keys (views_key) of the calls whose checks passed, so that a
+    repeated call skips them (attention's took 4 us of its 12.7 us of
+    Python a call on the development machine, stop 41). Bounded: cleared
+    past LIMIT entries."""
 
     LIMIT = 1024
 
