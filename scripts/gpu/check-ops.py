@@ -361,6 +361,13 @@ def check_fast_path():
                             kv_heads=2, layout=layout)
         check_rms_norm((7, 3001), torch.bfloat16)
         check_cross_entropy(37, 32003, torch.bfloat16, "mean")
+        # attention_decode's three paths again (split, flat, paged).
+        check_decode([50, 0, 7], 16, 1, 128, 16, torch.bfloat16, 3)
+        check_decode([129, 2], 4, 4, 64, 256, torch.float16, 16,
+                     layout4=True)
+        for d in (64, 128):
+            for page in (16, 64, 256):
+                check_decode(RAGGED_DECODE, 8, 2, d, page, torch.bfloat16, 1)
         with torch.no_grad():
             q, k, v = (torch.randn(2, 3, 77, 64, device="cuda",
                                    dtype=torch.bfloat16) for _ in range(3))
@@ -377,7 +384,7 @@ def check_fast_path():
                    f"{o.grad_fn is None}")
         # The repeats above went through each op's kept first calls (the
         # backward's on autograd's thread).
-        from tegula.ops import _attention, _loss, _norm, _rotary
+        from tegula.ops import _attention, _decode, _loss, _norm, _rotary
         kept = {name: repeats.served
                 for name, repeats in (
                     ("attention fwd", _attention._fwd),
@@ -387,7 +394,11 @@ def check_fast_path():
                     ("rms_norm dx", _norm._bwd_dx),
                     ("cross_entropy fwd", _loss._fwd),
                     ("cross_entropy bwd", _loss._bwd),
-                    ("rotary", _rotary._repeats))}
+                    ("rotary", _rotary._repeats),
+                    ("decode paged", _decode._paged),
+                    ("decode flat", _decode._flat),
+                    ("decode split", _decode._split),
+                    ("decode combine", _decode._combine))}
         report(all(kept.values()), "calls served by repeats "
                "(tegula.ops._common.Repeats)",
                ", ".join(f"{name} {n}" for name, n in kept.items()))
@@ -649,12 +660,15 @@ def check_decode(lens, h, hkv, d, page, dtype, splits, layout4=False):
            f"o rel L2 {err:.2e} (tol 0.01)")
 
 
+# Sequence lengths of a batch: empty, one key, ragged, a page's multiple.
+RAGGED_DECODE = [1, 0, 333, 17, 1000, 64]
+
+
 def check_decodes():
-    ragged = [1, 0, 333, 17, 1000, 64]
     for d in (64, 128):
         for page in (16, 64, 256):
-            check_decode(ragged, 8, 2, d, page, torch.bfloat16, 1)
-            check_decode(ragged, 8, 2, d, page, torch.bfloat16, 5)
+            check_decode(RAGGED_DECODE, 8, 2, d, page, torch.bfloat16, 1)
+            check_decode(RAGGED_DECODE, 8, 2, d, page, torch.bfloat16, 5)
     check_decode([4000, 77], 32, 8, 128, 16, torch.bfloat16, None)
     check_decode([300] * 40, 32, 8, 128, 64, torch.float16, None)
     check_decode([129, 2], 4, 4, 64, 256, torch.float16, 16, layout4=True)

@@ -137,3 +137,16 @@ def test_views_key_in_a_compiled_call():
 
     torch.compile(f, backend="eager", fullgraph=True)(torch.ones(2))
     assert seen == [None]
+
+
+def test_no_autograd():
+    """A forward-only op runs its implementation itself only when nothing
+    needs a gradient and nothing is traced."""
+    x = torch.ones(2)
+    assert _common.no_autograd(x, None)
+    assert not _common.no_autograd(x, torch.ones(2, requires_grad=True))
+    with torch.no_grad():
+        assert _common.no_autograd(torch.ones(2, requires_grad=True))
+    with FakeTensorMode():
+        fake = torch.empty(3)
+    assert not _common.no_autograd(x, fake)

@@ -73,6 +73,13 @@ def autograd_function(forward: Callable, setup_context: Callable,
         "backward": staticmethod(backward)})
 
 
+def no_autograd(*tensors: Any) -> bool:
+    """True when a call of a forward-only op may run its implementation
+    itself: eager() and no input needs a gradient (else the custom op
+    runs, and autograd says it has no formula)."""
+    return _needs_grad(tensors) is False
+
+
 def eager_call(function: Any, impl: Callable, *tensors: Any
                ) -> Optional[Callable]:
     """What an eager call of an op runs: its implementation itself when no

@@ -49,31 +49,49 @@ def splits_for(q: Tensor, k_cache: Tensor, block_table: Tensor) -> int:
     return max(2, min(MAX_SPLITS, 4 * sms // (b * hkv)))
 
 
-@torch.library.custom_op("tegula::attention_decode", mutates_args=())
-def _decode(q: Tensor, k_cache: Tensor, v_cache: Tensor, block_table: Tensor,
-            seq_lens: Tensor, scale: float, splits: int) -> Tensor:
+# The kernels' repeated calls (_common.Repeats), by the inputs, scale and
+# splits: the outputs and partials (dense) follow from them.
+_paged = _common.Repeats()
+_flat = _common.Repeats()
+_split = _common.Repeats()
+_combine = _common.Repeats()
+
+
+def _decode_impl(q: Tensor, k_cache: Tensor, v_cache: Tensor,
+                 block_table: Tensor, seq_lens: Tensor, scale: float,
+                 splits: int) -> Tensor:
+    key = _common.views_key((q, k_cache, v_cache, block_table, seq_lens),
+                            scale, splits)
     b, h, d = q.shape
     pages, page, hkv, _ = k_cache.shape
     o = torch.empty_like(q)
     if splits == 1 and page >= _prebuilt.PAGED_MIN_PAGE:
-        _kernel("attention_paged", q, page)(
-            q, k_cache, v_cache, block_table, seq_lens, o=o, scale=scale)
+        _paged.launch(key, lambda: _kernel("attention_paged", q, page),
+                      (q, k_cache, v_cache, block_table, seq_lens, o),
+                      scale=scale)
         return o
     # The caches seen flat, [NUM_PAGES * PAGE, HKV, D]: a view, no copy.
     k_flat = k_cache.view(pages * page, hkv, d)
     v_flat = v_cache.view(pages * page, hkv, d)
     if splits == 1:
-        _kernel("attention_paged_flat", q, page)(
-            q, k_flat, v_flat, block_table, seq_lens, o=o, scale=scale)
+        _flat.launch(key, lambda: _kernel("attention_paged_flat", q, page),
+                     (q, k_flat, v_flat, block_table, seq_lens, o),
+                     scale=scale)
         return o
-    o_part = q.new_empty((b, h, 1, splits, d), dtype=torch.float32)
-    lse_part = q.new_empty((b, h, 1, splits), dtype=torch.float32)
-    _kernel("attention_paged_split", q, page)(
-        q, k_flat, v_flat, block_table, seq_lens, o_part=o_part,
-        lse_part=lse_part, scale=scale)
-    _kernel("attention_combine", q, page)(o_part, lse_part,
-                                          o=o.view(b, h, 1, d))
+    o_part = torch.empty(b, h, 1, splits, d, dtype=torch.float32,
+                         device=q.device)
+    lse_part = torch.empty(b, h, 1, splits, dtype=torch.float32,
+                           device=q.device)
+    _split.launch(key, lambda: _kernel("attention_paged_split", q, page),
+                  (q, k_flat, v_flat, block_table, seq_lens, o_part,
+                   lse_part), scale=scale)
+    _combine.launch(key, lambda: _kernel("attention_combine", q, page),
+                    (o_part, lse_part, o.view(b, h, 1, d)))
     return o
+
+
+_decode = torch.library.custom_op("tegula::attention_decode", _decode_impl,
+                                  mutates_args=())
 
 
 @_decode.register_fake
@@ -155,8 +173,11 @@ def attention_decode(q: Tensor, k_cache: Tensor, v_cache: Tensor,
                           f"to {MAX_SPLITS}", "splits")
     if scale is None:
         scale = q.shape[-1] ** -0.5
-    o = torch.ops.tegula.attention_decode(
-        q.contiguous(), k_cache.contiguous(), v_cache.contiguous(),
-        block_table.contiguous(), seq_lens.contiguous(), float(scale),
-        int(splits))
+    args = (q.contiguous(), k_cache.contiguous(), v_cache.contiguous(),
+            block_table.contiguous(), seq_lens.contiguous())
+    # Forward only: without a trace and with nothing to differentiate, the
+    # implementation itself (no dispatcher), as the other ops' eager path.
+    run = _decode_impl if _common.no_autograd(*args) else \
+        torch.ops.tegula.attention_decode
+    o = run(*args, float(scale), int(splits))
     return o[:, None] if layout4 else o
