@@ -361,13 +361,16 @@ def check_fast_path():
                             kv_heads=2, layout=layout)
         check_rms_norm((7, 3001), torch.bfloat16)
         check_cross_entropy(37, 32003, torch.bfloat16, "mean")
-        # attention_decode's three paths again (split, flat, paged).
-        check_decode([50, 0, 7], 16, 1, 128, 16, torch.bfloat16, 3)
-        check_decode([129, 2], 4, 4, 64, 256, torch.float16, 16,
-                     layout4=True)
-        for d in (64, 128):
+        # attention_decode's three paths (split, flat, paged), each twice
+        # (check_decodes runs after this): the second call a repeat with
+        # new caches and page tables.
+        for _ in range(2):
+            check_decode([50, 0, 7], 16, 1, 128, 16, torch.bfloat16, 3)
+            check_decode([129, 2], 4, 4, 64, 256, torch.float16, 16,
+                         layout4=True)
             for page in (16, 64, 256):
-                check_decode(RAGGED_DECODE, 8, 2, d, page, torch.bfloat16, 1)
+                check_decode(RAGGED_DECODE, 8, 2, 128, page, torch.bfloat16,
+                             1)
         with torch.no_grad():
             q, k, v = (torch.randn(2, 3, 77, 64, device="cuda",
                                    dtype=torch.bfloat16) for _ in range(3))
