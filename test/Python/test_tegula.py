@@ -617,3 +617,69 @@ def test_strided_variants():
     assert variant(strides=(4, 64)) == "general"
     assert variant(shape=(12, 64), strides=(4, 48),
                    out=Fake((12, 64), "<f4")) == "general"
+
+
+class _RepeatRuntime:
+    """The C API's two launches, recording what they were given."""
+
+    def __init__(self, status=0):
+        self.calls = []
+        self.status = status
+
+    def tegula_rt_launch_pointers(self, handle, pointers, count, stream):
+        self.calls.append(("pointers", handle, list(pointers[:count]), None,
+                           count, stream))
+        return self.status
+
+    def tegula_rt_launch_views(self, handle, pointers, bases, count, stream):
+        self.calls.append(("views", handle, list(pointers[:count]),
+                           list(bases[:count]), count, stream))
+        return self.status
+
+
+class _RepeatPlan:
+    def __init__(self, count):
+        self.handle = 7
+        self.pointers = (ctypes.c_uint64 * count)()
+        self.bases = (ctypes.c_uint64 * count)()
+
+
+class _Pointer:
+    def __init__(self, address):
+        self.address = address
+
+    def data_ptr(self):
+        return self.address
+
+
+def test_repeat_sets_pointers_and_bases(monkeypatch):
+    """_fast.Repeat (tegula.ops' repeated kernel calls): each tensor's
+    pointer to its parameter's slot, a strided view's allocation base its
+    pointer less its first call's byte offset, 0 for the others; nothing
+    launched (False) on another current device; a failed launch raises."""
+    from tegula import _fast
+    current = [0]
+    entry = types.SimpleNamespace(current_device=lambda: current[0],
+                                  stream=lambda device: 0xabc)
+    monkeypatch.setattr(_fast, "torch_entry_points", lambda: entry)
+    rt = _RepeatRuntime()
+    # Tensors in slots 0-2 before a scalar (slot 3); slot 1 is a view 256
+    # bytes into its storage.
+    plan = _RepeatPlan(4)
+    repeat = _fast.Repeat(plan, 4, [0, 1, 2], [-1, 256, -1], 0, rt)
+    assert repeat([_Pointer(0x1000), _Pointer(0x2100), _Pointer(0x3000)])
+    assert rt.calls[-1] == ("views", 7, [0x1000, 0x2100, 0x3000, 0],
+                            [0, 0x2000, 0, 0], 4, 0xabc)
+    # Slots in another order (a scalar between tensors), no strided view.
+    plan = _RepeatPlan(3)
+    repeat = _fast.Repeat(plan, 3, [0, 2], None, 0, rt)
+    assert repeat([_Pointer(5), _Pointer(9)])
+    assert rt.calls[-1] == ("pointers", 7, [5, 0, 9], None, 3, 0xabc)
+    current[0] = 1
+    assert not repeat([_Pointer(6), _Pointer(8)])
+    assert len(rt.calls) == 2
+    current[0] = 0
+    failing = _fast.Repeat(_RepeatPlan(1), 1, [0], None, 0,
+                           _RepeatRuntime(status=1))
+    with pytest.raises(tegula.Error):
+        failing([_Pointer(4)])
