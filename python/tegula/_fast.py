@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any, List, Optional, Sequence, Tuple
 
-from . import _checks
+from . import _checks, _lib
 
 # An output the caller left out (the launch allocates it).
 MISSING = object()
@@ -103,6 +103,18 @@ def torch_entry_points() -> Torch:
     return _torch
 
 
+def launch(plan: Any, count: int, views: bool, stream: Any) -> int:
+    """The C API's launch of a plan whose pointers (and, for a kernel with
+    strided views, bases) are filled for its `count` parameters: the
+    status. Kernel's fast path and Repeat both launch through it."""
+    rt = _lib.lib()
+    if views:
+        return rt.tegula_rt_launch_views(plan.handle, plan.pointers,
+                                         plan.bases, count, stream)
+    return rt.tegula_rt_launch_pointers(plan.handle, plan.pointers, count,
+                                        stream)
+
+
 class Repeat:
     """One checked call of a kernel, launched again on other tensors with
     the same shapes, strides, dtypes and storage offsets, the same scalars
@@ -114,28 +126,21 @@ class Repeat:
     every argument (3.6 of attention's 7.2 us a kernel call on the
     development machine, stop 42). The key is the caller's promise; the
     C side still checks each strided view against its allocation. Per
-    thread, as the kernel's plans are."""
+    thread, as the kernel's plans are. Only for kernels whose tensors come
+    before their scalars (every tegula.ops kernel): the tensors fill the
+    plan's first slots."""
 
-    __slots__ = ("_plan", "_count", "_prefix", "_slots", "_offsets",
-                 "_device", "_launch", "_launch_views")
+    __slots__ = ("_plan", "_count", "_offsets", "_device")
 
-    def __init__(self, plan: Any, count: int, slots: Sequence[int],
-                 offsets: Optional[Sequence[int]], device: int,
-                 rt: Any) -> None:
+    def __init__(self, plan: Any, count: int,
+                 offsets: Optional[Sequence[int]], device: int) -> None:
         self._plan = plan
         self._count = count
-        # Each tensor's parameter slot, in the order __call__ takes them;
-        # the first len(slots) slots (tensors before scalars, as every
-        # tegula.ops kernel has them) are filled by one slice assignment.
-        self._slots = tuple(slots)
-        self._prefix = self._slots == tuple(range(len(slots)))
         # None for a kernel without strided views, else per tensor the byte
         # offset of a strided view in its storage (its allocation starts
         # that far before its pointer), -1 for the others (no base).
         self._offsets = tuple(offsets) if offsets is not None else None
         self._device = device
-        self._launch = rt.tegula_rt_launch_pointers
-        self._launch_views = rt.tegula_rt_launch_views
 
     def __call__(self, tensors: Sequence[Any]) -> bool:
         """Launches on the tensors (every tensor parameter, in order) on
@@ -146,27 +151,14 @@ class Repeat:
         if entry.current_device() != self._device:
             return False
         plan = self._plan
-        pointers = plan.pointers
         found = [t.data_ptr() for t in tensors]
-        if self._prefix:
-            pointers[:len(found)] = found
-        else:
-            for slot, pointer in zip(self._slots, found):
-                pointers[slot] = pointer
-        stream = entry.stream(self._device) or None
+        plan.pointers[:len(found)] = found
         offsets = self._offsets
         if offsets is not None:
-            bases = plan.bases
-            if self._prefix:
-                bases[:len(found)] = [p - o if o >= 0 else 0
-                                      for p, o in zip(found, offsets)]
-            else:
-                for slot, p, o in zip(self._slots, found, offsets):
-                    bases[slot] = p - o if o >= 0 else 0
-            status = self._launch_views(plan.handle, pointers, bases,
-                                        self._count, stream)
-        else:
-            status = self._launch(plan.handle, pointers, self._count, stream)
+            plan.bases[:len(found)] = [p - o if o >= 0 else 0
+                                       for p, o in zip(found, offsets)]
+        status = launch(plan, self._count, offsets is not None,
+                        entry.stream(self._device) or None)
         if status:
             from ._kernel import _raise
             _raise(status)

@@ -452,15 +452,10 @@ class Kernel:
                 bases[i] = pointers[i]
         count = len(values)
         plan.pointers[:count] = pointers
-        stream = entry_points.stream(device) or None
-        rt = _lib.lib()
         if self._any_strided:
             plan.bases[:count] = bases
-            status = rt.tegula_rt_launch_views(plan.handle, plan.pointers,
-                                               plan.bases, count, stream)
-        else:
-            status = rt.tegula_rt_launch_pointers(plan.handle, plan.pointers,
-                                                  count, stream)
+        status = _fast.launch(plan, count, self._any_strided,
+                              entry_points.stream(device) or None)
         if status:
             _raise(status)
         outputs = self._output_positions
@@ -476,7 +471,8 @@ class Kernel:
         and returns its _fast.Repeat for repeats of this call on other
         tensors of the same shapes, strides, dtypes and storage offsets;
         None when the call is not one it serves (a tensor left out or not
-        a CUDA torch tensor), after the call."""
+        a CUDA torch tensor, or a scalar before a tensor), after the
+        call."""
         self._call(args, kwargs, None, None)
         plan = getattr(self._local, "last_plan", None)
         values = self._fast_values(args, kwargs)
@@ -484,17 +480,16 @@ class Kernel:
         if plan is None or values is None or torch is None:
             return None
         tensors = [(p, values[p.index]) for p in self.params if p.is_tensor]
-        if any(v is _MISSING or not isinstance(v, torch.Tensor)
-               for _, v in tensors):
+        if any(p.index != i or v is _MISSING or
+               not isinstance(v, torch.Tensor)
+               for i, (p, v) in enumerate(tensors)):
             return None
         device = tensors[0][1].get_device() if tensors else -1
         if device < 0:
             return None
         offsets = [v.storage_offset() * v.element_size() if p.strided else -1
                    for p, v in tensors] if self._any_strided else None
-        return _fast.Repeat(plan, len(self.params),
-                            [p.index for p, _ in tensors], offsets, device,
-                            _lib.lib())
+        return _fast.Repeat(plan, len(self.params), offsets, device)
 
     def _first_fast_call(self, args: Tuple[Any, ...],
                          kwargs: Mapping[str, Any], key: tuple) -> Any:

@@ -631,6 +631,9 @@ class _RepeatRuntime:
                            count, stream))
         return self.status
 
+    def tegula_rt_last_error(self):
+        return b"launch failed"
+
     def tegula_rt_launch_views(self, handle, pointers, bases, count, stream):
         self.calls.append(("views", handle, list(pointers[:count]),
                            list(bases[:count]), count, stream))
@@ -657,29 +660,27 @@ def test_repeat_sets_pointers_and_bases(monkeypatch):
     pointer to its parameter's slot, a strided view's allocation base its
     pointer less its first call's byte offset, 0 for the others; nothing
     launched (False) on another current device; a failed launch raises."""
-    from tegula import _fast
+    from tegula import _fast, _lib
     current = [0]
     entry = types.SimpleNamespace(current_device=lambda: current[0],
                                   stream=lambda device: 0xabc)
     monkeypatch.setattr(_fast, "torch_entry_points", lambda: entry)
     rt = _RepeatRuntime()
+    monkeypatch.setattr(_lib, "lib", lambda: rt)
     # Tensors in slots 0-2 before a scalar (slot 3); slot 1 is a view 256
     # bytes into its storage.
-    plan = _RepeatPlan(4)
-    repeat = _fast.Repeat(plan, 4, [0, 1, 2], [-1, 256, -1], 0, rt)
+    repeat = _fast.Repeat(_RepeatPlan(4), 4, [-1, 256, -1], 0)
     assert repeat([_Pointer(0x1000), _Pointer(0x2100), _Pointer(0x3000)])
     assert rt.calls[-1] == ("views", 7, [0x1000, 0x2100, 0x3000, 0],
                             [0, 0x2000, 0, 0], 4, 0xabc)
-    # Slots in another order (a scalar between tensors), no strided view.
-    plan = _RepeatPlan(3)
-    repeat = _fast.Repeat(plan, 3, [0, 2], None, 0, rt)
+    # No strided view: the pointers alone.
+    repeat = _fast.Repeat(_RepeatPlan(3), 3, None, 0)
     assert repeat([_Pointer(5), _Pointer(9)])
-    assert rt.calls[-1] == ("pointers", 7, [5, 0, 9], None, 3, 0xabc)
+    assert rt.calls[-1] == ("pointers", 7, [5, 9, 0], None, 3, 0xabc)
     current[0] = 1
     assert not repeat([_Pointer(6), _Pointer(8)])
     assert len(rt.calls) == 2
     current[0] = 0
-    failing = _fast.Repeat(_RepeatPlan(1), 1, [0], None, 0,
-                           _RepeatRuntime(status=1))
-    with pytest.raises(tegula.Error):
-        failing([_Pointer(4)])
+    rt.status = 1
+    with pytest.raises(tegula.Error, match="^launch failed$"):
+        repeat([_Pointer(4), _Pointer(2)])
