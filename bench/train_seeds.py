@@ -6,9 +6,10 @@ the same seed, on the statistics a tolerance could be stated in.
     python3 bench/train_seeds.py DIR [--plot out.png] [--md out.md]
 
 DIR holds NAME-sSEED.json (bench/train_gla.py --out) for NAME in fla,
-tegula, fla-again (fla's chunk_gla run again: is it repeatable?) and
+tegula, fla-again (fla's chunk_gla run again: is it repeatable?),
 fla-recurrent (fla's fused recurrent form: how far fla's own two forms
-are). Every statistic is over steps 100-199, the second half of the run:
+are) and fla-elsewhere (fla's chunk_gla on another machine of the same
+kind: how far fla is from itself there). Every statistic is over steps 100-199, the second half of the run:
 
 - max gap: the largest |loss gap| of one step (the stated criterion, 0.05);
 - max gap of the W-step moving averages (each average ends at the step);
@@ -30,7 +31,8 @@ import sys
 
 FIRST, LAST = 100, 200
 WINDOWS = (5, 10, 20)
-ORDER = ("tegula", "fla-recurrent", "fla-again")
+ORDER = ("tegula", "fla-recurrent", "fla-elsewhere", "fla-again")
+PLOTTED = ORDER[:3]
 
 
 def moving(x, w):
@@ -117,7 +119,7 @@ def plot(runs, path):
                              sharex=True, squeeze=False)
     for ax, seed in zip(axes[:, 0], seeds):
         base = runs[seed]["fla"]["losses"]
-        for name in ORDER[:2]:
+        for name in PLOTTED:
             if name in runs[seed]:
                 run = runs[seed][name]["losses"]
                 ax.plot([a - b for a, b in zip(run, base)], lw=0.8,

@@ -12,6 +12,8 @@
 #               (kind nvidia-h100-x1; carry python/tegula/_bundles/sm_90a,
 #               python/tegula/libtegula_rt.so and .whl)
 #
+# BATCH (default 4, the s36 configuration) sets the sequences a step, and
+# IMPLS (default "fla tegula fla-again fla-recurrent") the runs a seed.
 # Runs are kept in /tmp/gla-seeds on the machine and skipped when their
 # JSON is there, and no run starts after BUDGET seconds (default 470): the
 # same call again on the still-warm machine runs what is missing. Every
@@ -20,7 +22,8 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 out=${OUT:-/tmp/gla-seeds-out}
-keep=/tmp/gla-seeds
+batch=${BATCH:-4}
+keep=/tmp/gla-seeds-b$batch
 budget=${BUDGET:-470}
 mkdir -p "$out" "$keep"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$root/python:/tmp/site"
@@ -37,17 +40,16 @@ run() {
     echo "skipped $name seed $seed: out of time ($SECONDS s)"
     return
   fi
-  timeout 200 python3 bench/train_gla.py --impl "$impl" --seed "$seed" \
-    --out "$json" > "$keep/$name-s$seed.txt" 2>&1
+  timeout 400 python3 bench/train_gla.py --impl "$impl" --seed "$seed" \
+    --batch "$batch" --out "$json" > "$keep/$name-s$seed.txt" 2>&1
   echo "$name seed $seed rc=$? ($SECONDS s): $(tail -1 "$keep/$name-s$seed.txt")"
 }
 
 for seed in ${SEEDS:-1 2 3}; do
-  run "$seed" fla fla
-  run "$seed" tegula tegula
-  run "$seed" fla fla-again
-  run "$seed" fla-recurrent fla-recurrent
+  for name in ${IMPLS:-fla tegula fla-again fla-recurrent}; do
+    run "$seed" "${name%-again}" "$name"
+  done
 done
 # One archive: the device tool brings back a few files a call.
-tar -C "$keep" -czf "$out/gla-seeds.tgz" .
+tar -C "$keep" -czf "$out/gla-seeds-b$batch.tgz" .
 ls "$keep"

@@ -258,10 +258,10 @@ private:
   std::optional<mlir::Value> evalMask(const Expr &e, const Block &b);
   std::optional<mlir::Value> evalOther(const Expr &e, const Block &b, DT dt);
   const NamedArg *namedArg(const Expr &e, llvm::StringRef name);
-  /// The value of `e`'s `precision = first | second` argument (`first`
-  /// when absent), or none after an error that names both.
+  /// The value of `e`'s `precision = ...` argument, one of `options` (the
+  /// first when absent), or none after an error that names them all.
   std::optional<llvm::StringRef>
-  precisionArg(const Expr &e, llvm::StringRef first, llvm::StringRef second);
+  precisionArg(const Expr &e, llvm::ArrayRef<llvm::StringRef> options);
   bool checkArgs(const Expr &e, size_t minArgs, size_t maxArgs,
                  llvm::ArrayRef<llvm::StringRef> named);
   bool checkArgs(const Expr &e, const BuiltinSignature &signature);
@@ -291,6 +291,9 @@ public:
   Val builtinStore(const Expr &e);
   Val builtinAtomic(const Expr &e);
   Val dot(const Expr &e);
+  std::pair<Val, Val> splitBf16(const Val &x, SourceLoc l);
+  Val dotBf16x3(const Val &a, const Val &b, mlir::Value acc, const Ty &accTy,
+                SourceLoc l);
 
 private:
   // Statements.

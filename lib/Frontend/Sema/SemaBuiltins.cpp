@@ -14,18 +14,22 @@ using namespace tegula;
 using namespace tegula::frontend;
 using namespace tegula::frontend::sema;
 
-std::optional<llvm::StringRef> Sema::precisionArg(const Expr &e,
-                                                  llvm::StringRef first,
-                                                  llvm::StringRef second) {
+std::optional<llvm::StringRef>
+Sema::precisionArg(const Expr &e, llvm::ArrayRef<llvm::StringRef> options) {
   const NamedArg *precision = namedArg(e, "precision");
   if (!precision)
-    return first;
+    return options.front();
   const Expr &value = *precision->value;
-  if (value.kind == ExprKind::Name &&
-      (value.name == first || value.name == second))
-    return value.name == first ? first : second;
-  error(value.loc(), "the precision of '" + e.name + "' is " + first + " or " +
-                         second + ", but '" + src(value) + "' was given");
+  if (value.kind == ExprKind::Name)
+    for (llvm::StringRef option : options)
+      if (value.name == option)
+        return option;
+  std::string names;
+  for (size_t i = 0; i < options.size(); ++i)
+    names += (i == 0 ? "" : i + 1 == options.size() ? " or " : ", ") +
+             options[i].str();
+  error(value.loc(), "the precision of '" + e.name + "' is " + names +
+                         ", but '" + src(value) + "' was given");
   return std::nullopt;
 }
 
@@ -231,100 +235,6 @@ Val Sema::builtinArgExtreme(const Expr &e) {
       mlir::arith::SelectOp::create(builder, loc(l), hit, index, miss),
       x.ty.withDT(DT::I32));
   return reduceAlong(candidates, axis, tl::ReduceKind::Min, l);
-}
-
-Val Sema::dot(const Expr &e) {
-  Val a = eval(*e.operands[0]);
-  Val b = eval(*e.operands[1]);
-  if (!a.ok() || !b.ok())
-    return Val::invalid();
-  for (int i = 0; i < 2; ++i) {
-    const Val &x = i ? b : a;
-    const Expr &ex = *e.operands[i];
-    if (x.kind != Val::Runtime || x.ty.rank() != 2)
-      return error(ex.loc(), "dot needs 2-D tiles, but '" + src(ex) + "' is " +
-                                 (x.kind == Val::Runtime ? x.ty.str() : std::string("not a tile")));
-    if (x.ty.dt != DT::F16 && x.ty.dt != DT::BF16 && x.ty.dt != DT::F32)
-      return error(ex.loc(),
-                   "dot operands must be f16, bf16 or f32, but '" + src(ex) +
-                       "' is " + x.ty.str() +
-                       "; convert it with cast<bf16>(...) or cast<f32>(...)");
-  }
-  // precision = tf32 (the default) or ieee, for f32 operands.
-  std::optional<llvm::StringRef> precision = precisionArg(e, "tf32", "ieee");
-  if (!precision)
-    return Val::invalid();
-  const NamedArg *given = namedArg(e, "precision");
-  if (given && (a.ty.dt != DT::F32 || b.ty.dt != DT::F32))
-    return error(given->loc,
-                 "'precision' chooses how f32 operands multiply, but '" +
-                     src(*e.operands[a.ty.dt != DT::F32 ? 0 : 1]) + "' is " +
-                     (a.ty.dt != DT::F32 ? a : b).ty.str() +
-                     "; f16 and bf16 products are exact");
-  bool ieee = *precision == "ieee";
-  if (a.ty.dt != b.ty.dt)
-    return error(e.loc(), "dot operands must have one dtype, but '" +
-                              src(*e.operands[0]) + "' is " + a.ty.str() +
-                              " and '" + src(*e.operands[1]) + "' is " +
-                              b.ty.str() + "; cast one to the other's dtype");
-  int64_t m = a.ty.shape[0], k = a.ty.shape[1], kb = b.ty.shape[0],
-          n = b.ty.shape[1];
-  if (k != kb)
-    return error(e.loc(), "dot contracts " + a.ty.str() + " with " +
-                              b.ty.str() + ": K differs (" +
-                              std::to_string(k) + " vs " + std::to_string(kb) +
-                              "); a is [M, K] and b must be [K, N]");
-  struct Extent {
-    const char *name;
-    int64_t value;
-    Origin origin;
-  } extents[] = {{"M", m, a.ty.origins[0]},
-                 {"N", n, b.ty.origins[1]},
-                 {"K", k, a.ty.origins[1].text.empty() ? b.ty.origins[0] : a.ty.origins[1]}};
-  for (const Extent &x : extents) {
-    if (x.value >= 16)
-      continue;
-    std::string how;
-    if (!x.origin.text.empty())
-      how = "; " + std::string(x.name) + " = " + std::to_string(x.value) +
-            " comes from " + x.origin.text;
-    diags.error(e.loc(), "dot " + std::string(x.name) + " = " +
-                             std::to_string(x.value) +
-                             " is below 16: tensor-core dot needs M, N and K "
-                             "of at least 16 (a is " + a.ty.str() + ", b is " +
-                             b.ty.str() + ")" + how +
-                             "; choose template values or tile sizes that "
-                             "make it at least 16");
-    if (!x.origin.text.empty())
-      diags.note(x.origin.loc, std::string(x.name) + " = " +
-                                   std::to_string(x.value) + " is computed here");
-    return Val::invalid();
-  }
-  // Check 5 of the spec is gone: a result too small to give every warp its
-  // own block is computed by several warps alike (TargetInfo::dotWarpSplit).
-  if (!checkShape({m, n}, e.loc()))
-    return Val::invalid();
-  Ty accTy = Ty::tile(DT::F32, {m, n}, {a.ty.origins[0], b.ty.origins[1]});
-  mlir::Value acc;
-  if (e.operands.size() == 3) {
-    Val c = eval(*e.operands[2]);
-    if (!c.ok())
-      return c;
-    if (c.kind == Val::Runtime && (c.ty.dt != DT::F32 || c.ty.shape != accTy.shape))
-      return error(e.operands[2]->loc(),
-                   "the dot accumulator must be " + accTy.str() + ", but '" +
-                       src(*e.operands[2]) + "' is " + c.ty.str());
-    Val cc = coerce(c, accTy, e.operands[2]->loc(), "the dot accumulator",
-                    e.loc());
-    if (!cc.ok())
-      return cc;
-    acc = cc.v;
-  } else {
-    acc = materialize(Val::cint(0), accTy, e.loc());
-  }
-  mlir::Value r = tl::DotOp::create(builder, loc(e.loc()), mlirType(accTy), a.v,
-                                    b.v, acc, ieee);
-  return Val::runtime(r, accTy);
 }
 
 Val Sema::builtinGridIndex(const Expr &e) {
@@ -644,7 +554,7 @@ Val Sema::builtinMath(const Expr &e) {
   // erf, tanh and sigmoid(x, precision = fast): f32 forms of 2 ulp instead
   // of the correctly rounded f64 evaluation (docs/language-extensions.md,
   // Math builtins). Only their signatures take `precision`.
-  std::optional<llvm::StringRef> precision = precisionArg(e, "exact", "fast");
+  std::optional<llvm::StringRef> precision = precisionArg(e, {"exact", "fast"});
   if (!precision)
     return Val::invalid();
   Val r = elementwise(e.name, e, eval(*e.operands[0]));
@@ -658,7 +568,7 @@ Val Sema::builtinMath(const Expr &e) {
 /// `precision = fast` for div.full.f32 (2 ulp) or rcp.approx.f32 (1 ulp)
 /// instead of the IEEE quotient.
 Val Sema::builtinDivision(const Expr &e) {
-  std::optional<llvm::StringRef> precision = precisionArg(e, "exact", "fast");
+  std::optional<llvm::StringRef> precision = precisionArg(e, {"exact", "fast"});
   if (!precision)
     return Val::invalid();
   bool reciprocal = e.name == "reciprocal";
