@@ -18,7 +18,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TEGULA_BUILD_DIR:-$root/build}
-tilec=$build/bin/tilec
+[ -x "$build/bin/tilec" ] || { echo "error: no $build/bin/tilec (scripts/build.sh builds it)" >&2; exit 1; }
 out=${TEGULA_OPS_BUNDLES:-$root/python/tegula/_bundles}
 lib_out=${TEGULA_OPS_LIB_DIR:-$root/python/tegula}
 # The sweeps tegula.ops launches (python/tegula/_prebuilt.py, SWEEPS).
@@ -26,10 +26,10 @@ ops_sweeps='^attn-(fwd-lse|bwd-dkdv|bwd-dkdv-grouped|bwd-dq)-d(64|128)(-causal)?
 
 rm -rf "$out"
 mkdir -p "$out"
-# Compiles queued (one command a line, every argument one word) for the
-# parallel run near the end.
-queue=$(mktemp)
-trap 'rm -f "$queue"' EXIT
+# Every compile is queued (tilec_queue) and they all run at the end, one
+# per core, each bundle copied from the cache when this tilec built it
+# from the same source before (scripts/tilec-queue.sh).
+source "$root/scripts/tilec-queue.sh"
 
 # first_config DEFINES...: the defines with each comma list cut to its
 # first value.
@@ -61,13 +61,13 @@ compile_op() {
     if [ $dt = bf16 ]; then
       cp "$root/bench/tuning/tables/$name/"*.tuning.json "$dir/" 2>/dev/null || true
     fi
-    "$tilec" "$root/kernels/$file" -k "$kernel" --target sm_90a -o "$dir" \
-      "$@" "${dtype[@]}" >/dev/null
+    tilec_queue "$root/kernels/$file" -k "$kernel" --target sm_90a -o "$dir" \
+      "$@" "${dtype[@]}"
     dir=$out/sm_80/$name$suffix
     mkdir -p "$dir"
     mapfile -t first < <(first_config "$@")
-    "$tilec" "$root/kernels/$file" -k "$kernel" --target sm_80 -o "$dir" \
-      "${first[@]}" "${dtype[@]}" >/dev/null
+    tilec_queue "$root/kernels/$file" -k "$kernel" --target sm_80 -o "$dir" \
+      "${first[@]}" "${dtype[@]}"
   done
 }
 inputs=/unused
@@ -82,8 +82,8 @@ for target in sm_80 sm_90a; do
       suffix=$([ $dt = f16 ] && echo -f16 || true)
       dir=$out/$target/attn-bwd-preprocess-d$d$suffix
       mkdir -p "$dir"
-      "$tilec" "$root/kernels/attention_bwd.tile" -k attention_bwd_preprocess \
-        --target $target -o "$dir" -D D=$d -D DT=$dt >/dev/null
+      tilec_queue "$root/kernels/attention_bwd.tile" -k attention_bwd_preprocess \
+        --target $target -o "$dir" -D D=$d -D DT=$dt
     done
   done
 done
@@ -99,8 +99,8 @@ for target in sm_80 sm_90a; do
         name=rotary-d$d-r$r$([ $interleaved = true ] && echo -interleaved || true)
         name=$name$([ $dt = f16 ] && echo -f16 || true)
         mkdir -p "$out/$target/$name"
-        "$tilec" "$root/kernels/rotary.tile" --target $target -o "$out/$target/$name" \
-          -D D=$d -D R=$r -D INTERLEAVED=$interleaved -D DT=$dt >/dev/null
+        tilec_queue "$root/kernels/rotary.tile" --target $target -o "$out/$target/$name" \
+          -D D=$d -D R=$r -D INTERLEAVED=$interleaved -D DT=$dt
       done
     done
   done
@@ -117,16 +117,16 @@ for target in sm_80 sm_90a; do
       extra=()
       [ "$file" = cross_entropy ] && extra=(-D TI=i64)
       mkdir -p "$out/$target/$name"
-      "$tilec" "$root/kernels/$file.tile" --target $target -o "$out/$target/$name" \
-        -D DT=$dt "${extra[@]}" >/dev/null
+      tilec_queue "$root/kernels/$file.tile" --target $target -o "$out/$target/$name" \
+        -D DT=$dt "${extra[@]}"
     done
   done
 done
 # RMSNorm in f32 too: an autocast model's residual stream and weights.
 for target in sm_80 sm_90a; do
   mkdir -p "$out/$target/rmsnorm-f32"
-  "$tilec" "$root/kernels/rmsnorm.tile" --target $target \
-    -o "$out/$target/rmsnorm-f32" -D DT=f32 >/dev/null
+  tilec_queue "$root/kernels/rmsnorm.tile" --target $target \
+    -o "$out/$target/rmsnorm-f32" -D DT=f32
 done
 
 # GLA (kernels/gla.tile forward, kernels/gla_bwd.tile backward) at the
@@ -141,7 +141,7 @@ done
 # (GLA_FWD_CHUNK, GLA_BWD_CHUNK); at K = 256 the one-launch forward needs
 # BLOCK_V = 16.
 # gla TARGET NAME FILE KERNEL... -- DEFINES...: queues the builds (one
-# tilec a kernel) for the parallel run below; every argument is one word.
+# tilec a kernel).
 gla() {
   local target=$1 name=$2 file=$3 kernels=() k
   shift 3
@@ -149,8 +149,8 @@ gla() {
   shift
   mkdir -p "$out/$target/$name"
   for k in "${kernels[@]}"; do
-    echo "$tilec" "$root/kernels/$file" -k "$k" --target "$target" \
-      -o "$out/$target/$name" "$@" >>"$queue"
+    tilec_queue "$root/kernels/$file" -k "$k" --target "$target" \
+      -o "$out/$target/$name" "$@"
   done
 }
 for target in sm_80 sm_90a; do
@@ -230,8 +230,8 @@ for target in sm_80 sm_90a; do
       sfx=$([ $dt = f16 ] && echo -f16 || true)
       dir=$out/$target/attention-combine-d$d$sfx
       mkdir -p "$dir"
-      echo "$tilec" "$root/kernels/attention_gqa.tile" -k attention_combine \
-        --target $target -o "$dir" -D D=$d -D DT=$dt >>"$queue"
+      tilec_queue "$root/kernels/attention_gqa.tile" -k attention_combine \
+        --target $target -o "$dir" -D D=$d -D DT=$dt
       for page in 16 64 256; do
         kernels=(attention_paged_flat attention_paged_split)
         # By page only where the op reads it so: pages of at least
@@ -240,9 +240,8 @@ for target in sm_80 sm_90a; do
         for kernel in "${kernels[@]}"; do
           dir=$out/$target/${kernel//_/-}-d$d-p$page$sfx
           mkdir -p "$dir"
-          echo "$tilec" "$root/kernels/attention_paged.tile" -k $kernel \
-            --target $target -o "$dir" -D D=$d -D PAGE=$page -D DT=$dt \
-            >>"$queue"
+          tilec_queue "$root/kernels/attention_paged.tile" -k $kernel \
+            --target $target -o "$dir" -D D=$d -D PAGE=$page -D DT=$dt
         done
       done
     done
@@ -259,9 +258,9 @@ for target in sm_80 sm_90a; do
       sfx=$([ $dt = f16 ] && echo -f16 || true)
       dir=$out/$target/attention-varlen-bwd-preprocess-d$d$sfx
       mkdir -p "$dir"
-      echo "$tilec" "$root/kernels/attention_varlen_bwd.tile" \
+      tilec_queue "$root/kernels/attention_varlen_bwd.tile" \
         -k attention_varlen_bwd_preprocess --target $target -o "$dir" \
-        -D D=$d -D DT=$dt >>"$queue"
+        -D D=$d -D DT=$dt
       for causal in false true; do
         csfx=$([ $causal = true ] && echo -causal || true)
         for spec in fwd:attention_varlen.tile bwd-dq:attention_varlen_bwd.tile \
@@ -275,17 +274,16 @@ for target in sm_80 sm_90a; do
           fi
           dir=$out/$target/attention-varlen-$role-d$d$csfx$sfx
           mkdir -p "$dir"
-          echo "$tilec" "$root/kernels/$file" -k $kernel --target $target \
-            -o "$dir" -D D=$d -D DT=$dt -D CAUSAL=$causal "${grouped[@]}" \
-            >>"$queue"
+          tilec_queue "$root/kernels/$file" -k $kernel --target $target \
+            -o "$dir" -D D=$d -D DT=$dt -D CAUSAL=$causal "${grouped[@]}"
         done
       done
     done
   done
 done
-# The queued compiles (GLA, decode, varlen), independent: one per core at
-# a time (xargs fails if any does).
-xargs -P "$(nproc)" -L 1 sh -c '"$0" "$@" >/dev/null' <"$queue"
+# The queued compiles, independent: one per core at a time (fails if any
+# does).
+tilec_run_queue >/dev/null
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"
 echo "tegula.ops: $(find "$out" -name '*.json' ! -name '*.tuning.json' | wc -l) bundles in $out ($(du -sh "$out" | cut -f1)), libtegula_rt.so in $lib_out"

@@ -17,16 +17,22 @@ command -v ptxas >/dev/null ||
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# Each kernel file at its defaults; a warning names kernel, target and
-# variant, and "defaults": the file is said before it.
+# Each kernel file at its defaults, one per core at a time; a warning
+# names kernel, target and variant, and "defaults": the file is said
+# before it.
+mkdir -p "$out/defaults"
 for file in "$root"/kernels/*.tile; do
   name=$(basename "$file" .tile)
   for target in sm_80 sm_90a; do
-    "$build/bin/tilec" "$file" --target "$target" -o "$out/defaults/$name-$target" \
-      2> "$out/err" || echo "error: tilec failed ($target)" >> "$out/err"
-    sed "s|^|kernels/$name.tile: |" "$out/err" >> "$out/warnings"
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+    log=$out/defaults/$name-$target.log
+    { "$build/bin/tilec" "$file" --target "$target" -o "$out/defaults/$name-$target" \
+        2> "$log" || echo "error: tilec failed ($target)" >> "$log"
+      sed -i "s|^|kernels/$name.tile: |" "$log"; } &
   done
 done
+wait
+cat "$out/defaults/"*.log >> "$out/warnings"
 # The staged configurations: a warning names the -D values of its build.
 TEGULA_BUILD_DIR=$build TEGULA_STAGE_DIR=$out/stage TEGULA_COMPILE_ONLY=1 \
   bash "$root/bench/stage.sh" > /dev/null 2>> "$out/warnings" ||

@@ -12,14 +12,16 @@ stage=${TEGULA_STAGE_DIR:-$root/.device-bundle}
 compile_only=${TEGULA_COMPILE_ONLY:-0}
 [ "$compile_only" = 1 ] || "$root/scripts/gpu/run-gpu-tests.sh" >/dev/null
 rm -rf "$stage/kernels"
-tilec=$build/bin/tilec
+# The compiles are queued and run together at the end, one per core
+# (scripts/tilec-queue.sh).
+source "$root/scripts/tilec-queue.sh"
 
 # NAME FILE TARGET ARGS...: one compiled configuration.
 compile() {
   local name=$1 file=$2 target=$3
   shift 3
   mkdir -p "$stage/kernels/$name"
-  "$tilec" "$root/kernels/$file" --target "$target" -o "$stage/kernels/$name" "$@"
+  tilec_queue "$root/kernels/$file" --target "$target" -o "$stage/kernels/$name" "$@"
 }
 for target in sm_80 sm_90a; do
   compile attn-d64-$target attention_fwd.tile $target -D D=64 --reference attention_fwd
@@ -138,21 +140,21 @@ for target in sm_80 sm_90a; do
   compile layer-norm-b128-bf16-$target layer_norm.tile $target -D BLOCK=128 -D DT=bf16
   # argmax/argmin (a test kernel), checked against numpy's indices.
   mkdir -p "$stage/kernels/argmax-$target"
-  "$tilec" "$root/test/Frontend/argmax.tile" --target "$target" -o "$stage/kernels/argmax-$target"
+  tilec_queue "$root/test/Frontend/argmax.tile" --target "$target" -o "$stage/kernels/argmax-$target"
   # atomic_add/atomic_max under contention, against numpy; device_assert
   # under -g, which must stop a launch whose inputs break it.
   mkdir -p "$stage/kernels/atomics-$target" "$stage/kernels/assert-$target"
-  "$tilec" "$root/test/Frontend/atomics.tile" --target "$target" -o "$stage/kernels/atomics-$target"
-  "$tilec" "$root/test/Frontend/device-assert.tile" -k positive -g --target "$target" -o "$stage/kernels/assert-$target"
+  tilec_queue "$root/test/Frontend/atomics.tile" --target "$target" -o "$stage/kernels/atomics-$target"
+  tilec_queue "$root/test/Frontend/device-assert.tile" -k positive -g --target "$target" -o "$stage/kernels/assert-$target"
   # 2-D index tiles: a 2-D gather from a 1-D tensor, an embedding lookup.
   mkdir -p "$stage/kernels/gather-$target"
   for k in gather2 emb; do
-    "$tilec" "$root/test/Frontend/gather2d.tile" -k $k --target "$target" -o "$stage/kernels/gather-$target"
+    tilec_queue "$root/test/Frontend/gather2d.tile" -k $k --target "$target" -o "$stage/kernels/gather-$target"
   done
   # Strided views (slices, transposes, broadcasts) through tile-run --stride.
   mkdir -p "$stage/kernels/strided-$target"
-  "$tilec" "$root/test/Frontend/strided.tile" -k gemm --reference matmul --target "$target" -o "$stage/kernels/strided-$target"
-  "$tilec" "$root/test/Frontend/strided.tile" -k scale2 --target "$target" -o "$stage/kernels/strided-$target"
+  tilec_queue "$root/test/Frontend/strided.tile" -k gemm --reference matmul --target "$target" -o "$stage/kernels/strided-$target"
+  tilec_queue "$root/test/Frontend/strided.tile" -k scale2 --target "$target" -o "$stage/kernels/strided-$target"
   # cumsum, reshape/permute and f32 dots (test kernels and an f32 matmul),
   # checked against numpy (tile_ops_inputs.py).
   for t in cumsum:scans-f32: cumsum:scans-i32:"-D DT=i32 -D OUT=i32" \
@@ -160,10 +162,11 @@ for target in sm_80 sm_90a; do
     IFS=: read -r file name defines <<<"$t"
     mkdir -p "$stage/kernels/$name-$target"
     # shellcheck disable=SC2086
-    "$tilec" "$root/test/Frontend/$file.tile" --target "$target" $defines -o "$stage/kernels/$name-$target"
+    tilec_queue "$root/test/Frontend/$file.tile" --target "$target" $defines -o "$stage/kernels/$name-$target"
   done
   compile matmul-f32-$target matmul.tile $target -D DT=f32 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
 done
+tilec_run_queue
 [ "$compile_only" = 1 ] && exit 0
 /usr/bin/python3 "$root/test/Kernels/Inputs/argmax_inputs.py" "$stage/kernels/argmax-inputs"
 /usr/bin/python3 "$root/test/Kernels/Inputs/atomics_inputs.py" "$stage/kernels/atomics-inputs"

@@ -21,7 +21,10 @@ compile_sweep() {
   shift 6
   rm -rf "${bench:?}/$name" && mkdir -p "$bench/$name"
   cp "$root/bench/tuning/tables/$name/"*.tuning.json "$bench/$name/" 2>/dev/null || true
-  "$build/bin/tilec" "$root/kernels/$file" -k "$kernel" --target sm_90a -o "$bench/$name" "$@"
+  tilec_queue "$root/kernels/$file" -k "$kernel" --target sm_90a -o "$bench/$name" "$@"
 }
+# Queued, then run one per core (scripts/tilec-queue.sh).
+source "$root/scripts/tilec-queue.sh"
 source "$root/bench/tuning/sweeps.sh"
 for_each_sweep compile_sweep
+tilec_run_queue
