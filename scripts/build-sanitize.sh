@@ -14,8 +14,8 @@ if ! clang++-22 -print-file-name=libclang_rt.asan-x86_64.a | grep -q /; then
 fi
 
 # Debug keeps assertions on; -O1 (ASan's recommended level) runs the lit
-# suite about twice as fast as -O0, and line tables are all a report's
-# stack needs.
+# suite about 1.5 times as fast as -O0 (14 to 9 minutes on two cores), and
+# line tables are all a report's stack needs.
 cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=Debug -DTEGULA_SANITIZE=address,undefined \
   "-DCMAKE_C_FLAGS_DEBUG=-O1 -gline-tables-only" \

@@ -161,7 +161,10 @@ bool execReduce(Machine &m, tile::ReduceOp op) {
   unsigned w = a.isFloat ? 0 : intWidth(elt);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
-      auto at = [&](int64_t k) { return size_t((o * len + k) * inner + in); };
+      // (Structured bindings are captured by value: C++17 lambdas cannot.)
+      auto at = [&, len = len, inner = inner](int64_t k) {
+        return size_t((o * len + k) * inner + in);
+      };
       if (a.isFloat) {
         double acc = a.f[at(0)];
         for (int64_t k = 1; k < len; ++k) {
