@@ -7,7 +7,6 @@
 # the runner and the inputs (scripts/compare-kernels.sh uses both).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${TEGULA_BUILD_DIR:-$root/build}
 stage=${TEGULA_STAGE_DIR:-$root/.device-bundle}
 compile_only=${TEGULA_COMPILE_ONLY:-0}
 [ "$compile_only" = 1 ] || "$root/scripts/gpu/run-gpu-tests.sh" >/dev/null

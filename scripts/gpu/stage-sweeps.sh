@@ -10,7 +10,6 @@
 #   bash scripts/gpu/stage-sweeps.sh [NAME...]   (after scripts/build.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${TEGULA_BUILD_DIR:-$root/build}
 bench=${TEGULA_STAGE_DIR:-$root/.device-bundle}/bench
 want=" $* "
 inputs=$bench/inputs  # the varlen sweeps name it
