@@ -18,6 +18,12 @@
 # JSON is there, and no run starts after BUDGET seconds (default 470): the
 # same call again on the still-warm machine runs what is missing. Every
 # call copies what there is to $OUT.
+#
+# On a machine of several GPUs (kind nvidia-h100-x4), LANES="fla fla-again
+# tegula fla-recurrent" runs the IMPLS side by side instead, the i-th name
+# on GPU i through every seed: four runs in the time of the slowest. There
+# fla-again is fla's chunk_gla in another process on another GPU, with its
+# own Triton cache and so its own autotuning.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -31,25 +37,42 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
   --upgrade --target /tmp/site .whl/*.whl
 
-# run SEED IMPL NAME: one training run, unless kept or out of time.
+# run SEED IMPL NAME [GPU]: one training run, unless kept or out of time.
 run() {
-  local seed=$1 impl=$2 name=$3
+  local seed=$1 impl=$2 name=$3 gpu=${4:-}
   local json="$keep/$name-s$seed.json"
   [ -s "$json" ] && return
   if [ "$SECONDS" -ge "$budget" ]; then
     echo "skipped $name seed $seed: out of time ($SECONDS s)"
     return
   fi
-  timeout 400 python3 bench/train_gla.py --impl "$impl" --seed "$seed" \
+  local lane_env=()
+  [ -n "$gpu" ] && lane_env=(CUDA_VISIBLE_DEVICES="$gpu"
+                             TRITON_CACHE_DIR="/tmp/triton-gpu$gpu")
+  env "${lane_env[@]}" timeout 400 python3 bench/train_gla.py --impl "$impl" --seed "$seed" \
     --batch "$batch" --out "$json" > "$keep/$name-s$seed.txt" 2>&1
   echo "$name seed $seed rc=$? ($SECONDS s): $(tail -1 "$keep/$name-s$seed.txt")"
 }
 
-for seed in ${SEEDS:-1 2 3}; do
-  for name in ${IMPLS:-fla tegula fla-again fla-recurrent}; do
-    run "$seed" "${name%-again}" "$name"
+# lane NAME GPU: NAME's run of every seed, on GPU.
+lane() {
+  for seed in ${SEEDS:-1 2 3}; do run "$seed" "${1%-again}" "$1" "$2"; done
+}
+
+if [ -n "${LANES:-}" ]; then
+  gpu=0
+  for name in $LANES; do
+    lane "$name" "$gpu" &
+    gpu=$((gpu + 1))
   done
-done
+  wait
+else
+  for seed in ${SEEDS:-1 2 3}; do
+    for name in ${IMPLS:-fla tegula fla-again fla-recurrent}; do
+      run "$seed" "${name%-again}" "$name"
+    done
+  done
+fi
 # One archive: the device tool brings back a few files a call.
 tar -C "$keep" -czf "$out/gla-seeds-b$batch.tgz" .
 ls "$keep"
