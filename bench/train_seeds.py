@@ -17,6 +17,16 @@ kind: how far fla is from itself there). Every statistic is over steps 100-199, 
 - noise correlation: the correlation of the two curves' step-to-step
   fluctuations (each loss minus its centred 9-step mean): 1 while the
   runs see the same batches on the same trajectory.
+
+The tolerance (docs/ops.md, "The GLA training comparison's tolerance"),
+printed after the table for every seed with tegula, fla and
+fla-recurrent runs:
+
+- bias: tegula's mean gap within +-BIAS_TOL on every seed;
+- noise: tegula's largest one-step gaps no larger than fla's recurrent
+  form's on the same seeds: the one-sided sign-flip permutation test of
+  the seeds' differences (tegula's max gap minus the recurrent form's)
+  gives p >= NOISE_ALPHA.
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ FIRST, LAST = 100, 200
 WINDOWS = (5, 10, 20)
 ORDER = ("tegula", "fla-recurrent", "fla-elsewhere", "fla-again")
 PLOTTED = ORDER[:3]
+BIAS_TOL = 0.02
+NOISE_ALPHA = 0.05
 
 
 def moving(x, w):
@@ -109,6 +121,47 @@ def table(runs):
     return "\n".join(lines)
 
 
+def sign_flip_p(diffs):
+    """One-sided p of the mean of diffs being this large by chance: the
+    share of the 2^n sign patterns whose mean is at least the observed."""
+    n = len(diffs)
+    observed = sum(diffs)
+    hits = sum(1 for mask in range(2 ** n)
+               if sum(-d if mask >> i & 1 else d
+                      for i, d in enumerate(diffs)) >= observed - 1e-12)
+    return hits / 2 ** n
+
+
+def verdict(runs):
+    """The tolerance's two tests (module docstring) as text lines, and
+    whether both hold; None where no seed has the three runs."""
+    seeds = [s for s, by in sorted(runs.items())
+             if all(n in by for n in ("fla", "tegula", "fla-recurrent"))]
+    if not seeds:
+        return None, []
+    lines, diffs, bias_ok = [], [], True
+    for seed in seeds:
+        base = runs[seed]["fla"]["losses"]
+        mine = gaps(runs[seed]["tegula"]["losses"], base)
+        ref = gaps(runs[seed]["fla-recurrent"]["losses"], base)
+        bias_ok &= abs(mine["mean gap"]) <= BIAS_TOL
+        diffs.append(mine["max gap"] - ref["max gap"])
+        lines.append(f"- seed {seed}: mean gap {mine['mean gap']:+.4f} "
+                     f"(fla-recurrent {ref['mean gap']:+.4f}); max gap "
+                     f"{mine['max gap']:.4f} (fla-recurrent "
+                     f"{ref['max gap']:.4f})")
+    p = sign_flip_p(diffs)
+    noise_ok = p >= NOISE_ALPHA
+    lines.append(f"- bias: every |mean gap| <= {BIAS_TOL}: "
+                 f"{'holds' if bias_ok else 'FAILS'}")
+    lines.append(f"- noise: tegula's max gaps exceed fla-recurrent's by "
+                 f"{statistics.fmean(diffs):+.4f} on average over "
+                 f"{len(seeds)} seeds, one-sided sign-flip p = {p:.3f} "
+                 f"(needs >= {NOISE_ALPHA}): "
+                 f"{'holds' if noise_ok else 'FAILS'}")
+    return bias_ok and noise_ok, lines
+
+
 def plot(runs, path):
     """Each seed's loss gap to fla (the run minus fla) by step."""
     import matplotlib
@@ -146,6 +199,10 @@ def main(argv=None):
         print(f"no NAME-sSEED.json runs in {args.directory}", file=sys.stderr)
         return 1
     text = table(runs)
+    held, lines = verdict(runs)
+    if held is not None:
+        text += "\n\nTolerance (docs/ops.md):\n\n" + "\n".join(lines) + \
+            f"\n- the GLA training comparison {'holds' if held else 'FAILS'}"
     print(text)
     if args.md:
         with open(args.md, "w") as f:

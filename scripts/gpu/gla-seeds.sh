@@ -19,11 +19,10 @@
 # same call again on the still-warm machine runs what is missing. Every
 # call copies what there is to $OUT.
 #
-# On a machine of several GPUs (kind nvidia-h100-x4), LANES="fla fla-again
-# tegula fla-recurrent" runs the IMPLS side by side instead, the i-th name
-# on GPU i through every seed: four runs in the time of the slowest. There
-# fla-again is fla's chunk_gla in another process on another GPU, with its
-# own Triton cache and so its own autotuning.
+# On a machine of several GPUs, GPUS=N runs the same list of runs (seed by
+# seed, IMPLS in order) on GPUs 0..N-1 at once: each GPU takes the next
+# run when its last one ends. There fla-again runs in another process,
+# most likely on another GPU.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -46,33 +45,38 @@ run() {
     echo "skipped $name seed $seed: out of time ($SECONDS s)"
     return
   fi
-  local lane_env=()
-  [ -n "$gpu" ] && lane_env=(CUDA_VISIBLE_DEVICES="$gpu"
-                             TRITON_CACHE_DIR="/tmp/triton-gpu$gpu")
-  env "${lane_env[@]}" timeout 400 python3 bench/train_gla.py --impl "$impl" --seed "$seed" \
+  CUDA_VISIBLE_DEVICES=${gpu:-${CUDA_VISIBLE_DEVICES:-0}} \
+    timeout 400 python3 bench/train_gla.py --impl "$impl" --seed "$seed" \
     --batch "$batch" --out "$json" > "$keep/$name-s$seed.txt" 2>&1
-  echo "$name seed $seed rc=$? ($SECONDS s): $(tail -1 "$keep/$name-s$seed.txt")"
+  echo "$name seed $seed rc=$? ($SECONDS s)${gpu:+ on GPU $gpu}:" \
+    "$(tail -1 "$keep/$name-s$seed.txt")"
 }
 
-# lane NAME GPU: NAME's run of every seed, on GPU.
-lane() {
-  for seed in ${SEEDS:-1 2 3}; do run "$seed" "${1%-again}" "$1" "$2"; done
-}
-
-if [ -n "${LANES:-}" ]; then
-  gpu=0
-  for name in $LANES; do
-    lane "$name" "$gpu" &
-    gpu=$((gpu + 1))
+queue=$keep/queue
+for seed in ${SEEDS:-1 2 3}; do
+  for name in ${IMPLS:-fla tegula fla-again fla-recurrent}; do
+    echo "$seed $name"
   done
+done > "$queue"
+
+# worker GPU: takes the queue's first run, one at a time, until it is empty.
+worker() {
+  local job
+  while :; do
+    job=$(flock "$queue.lock" sh -c \
+      'head -1 "$1"; sed -i 1d "$1"' sh "$queue")
+    [ -n "$job" ] || return 0
+    set -- $job
+    run "$1" "${2%-again}" "$2" "$gpu"
+  done
+}
+
+if [ "${GPUS:-1}" -gt 1 ]; then
+  for gpu in $(seq 0 $((GPUS - 1))); do worker & done
   wait
 else
-  for seed in ${SEEDS:-1 2 3}; do
-    for name in ${IMPLS:-fla tegula fla-again fla-recurrent}; do
-      run "$seed" "${name%-again}" "$name"
-    done
-  done
+  gpu= worker
 fi
 # One archive: the device tool brings back a few files a call.
-tar -C "$keep" -czf "$out/gla-seeds-b$batch.tgz" .
+tar -C "$keep" --exclude="queue*" -czf "$out/gla-seeds-b$batch.tgz" .
 ls "$keep"
