@@ -182,7 +182,7 @@ def plot(runs, path):
         ax.set_ylim(-0.15, 0.15)
         ax.set_ylabel(f"seed {seed}")
         ax.legend(fontsize=7, loc="upper right")
-    axes[-1, 0].set_xlabel("step (grey band: the stated 0.05)")
+    axes[-1, 0].set_xlabel("step (grey band: the former one-step criterion, 0.05)")
     fig.suptitle("GLA model: loss gap to fla's chunk_gla, by seed", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
