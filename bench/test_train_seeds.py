@@ -64,3 +64,58 @@ def test_table_from_files(tmp_path, capsys):
 
 def test_no_runs(tmp_path):
     assert train_seeds.main([str(tmp_path)]) == 1
+
+
+def test_sign_flip_p():
+    # All six differences positive: only the observed pattern is as large.
+    assert train_seeds.sign_flip_p([0.01] * 6) == pytest.approx(1 / 64)
+    # All negative: every pattern is at least as large.
+    assert train_seeds.sign_flip_p([-0.01] * 6) == 1.0
+    # One difference: half the patterns.
+    assert train_seeds.sign_flip_p([0.02]) == 0.5
+    # +3, -1, +1 sums to 3; the patterns with a sum of at least 3 are
+    # (+3, -1, +1), (+3, +1, +1) and (+3, +1, -1): 3 of 8.
+    assert train_seeds.sign_flip_p([3.0, -1.0, 1.0]) == pytest.approx(3 / 8)
+
+
+def write_seed(path, seed, fla, tegula, recurrent):
+    for name, losses in (("fla", fla), ("tegula", tegula),
+                         ("fla-recurrent", recurrent)):
+        with open(path / f"{name}-s{seed}.json", "w") as f:
+            json.dump({"losses": losses, "tokens_per_s": 1.0}, f)
+
+
+def test_verdict_holds_and_fails(tmp_path, capsys):
+    # Tegula as close as the recurrent form, larger on half the seeds and
+    # smaller on the other half: both tests hold.
+    for seed in range(6):
+        sign = 1 if seed % 2 else -1
+        write_seed(tmp_path, seed, curve(),
+                   curve(offset=0.01 * sign, spike_at=150),
+                   curve(offset=-0.01 * sign, spike_at=160))
+    held, lines = train_seeds.verdict(train_seeds.load(str(tmp_path)))
+    assert held is True
+    assert "bias: every |mean gap| <= 0.02: holds" in lines[-2]
+    assert lines[-1].endswith("(needs >= 0.05): holds")
+    # Tegula biased by 0.03 on one seed: the bias test fails.
+    write_seed(tmp_path, 2, curve(), curve(offset=0.03), curve())
+    held, lines = train_seeds.verdict(train_seeds.load(str(tmp_path)))
+    assert held is False
+    assert "bias: every |mean gap| <= 0.02: FAILS" in lines[-2]
+    # Tegula's spikes larger than the recurrent form's on every seed: the
+    # noise test fails with p = 1/64.
+    for seed in range(6):
+        spiky = curve(spike_at=150)
+        spiky[151] += 0.5
+        write_seed(tmp_path, seed, curve(), spiky, curve(spike_at=160))
+    held, lines = train_seeds.verdict(train_seeds.load(str(tmp_path)))
+    assert held is False
+    assert lines[-1].endswith("p = 0.016 (needs >= 0.05): FAILS")
+    assert train_seeds.main([str(tmp_path)]) == 0
+    assert "the GLA training comparison FAILS" in capsys.readouterr().out
+
+
+def test_verdict_needs_the_three_runs(tmp_path):
+    with open(tmp_path / "fla-s1.json", "w") as f:
+        json.dump({"losses": curve(), "tokens_per_s": 1.0}, f)
+    assert train_seeds.verdict(train_seeds.load(str(tmp_path))) == (None, [])
