@@ -22,7 +22,11 @@
 # On a machine of several GPUs, GPUS=N runs the same list of runs (seed by
 # seed, IMPLS in order) on GPUs 0..N-1 at once: each GPU takes the next
 # run when its last one ends. There fla-again runs in another process,
-# most likely on another GPU.
+# most likely on another GPU. WORKERS=M (default GPUS) runs M at once,
+# worker i on GPU i mod N: with M > N runs share a GPU, which overlaps
+# Triton's compilation on the CPU with other runs' steps. The losses do
+# not change (each run is bit for bit the same alone); tokens per second
+# of runs that shared a GPU are not the kernels' speed.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -71,8 +75,10 @@ worker() {
   done
 }
 
-if [ "${GPUS:-1}" -gt 1 ]; then
-  for gpu in $(seq 0 $((GPUS - 1))); do worker & done
+gpus=${GPUS:-1}
+workers=${WORKERS:-$gpus}
+if [ "$workers" -gt 1 ]; then
+  for i in $(seq 0 $((workers - 1))); do gpu=$((i % gpus)) worker & done
   wait
 else
   gpu= worker
