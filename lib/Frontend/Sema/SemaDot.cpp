@@ -131,13 +131,27 @@ std::pair<Val, Val> Sema::splitBf16(const Val &x, SourceLoc l) {
   return {hi, lo};
 }
 
+/// x's value before it was widened from f16, or null.
+static mlir::Value widenedF16(const Val &x) {
+  if (auto ext = x.v.getDefiningOp<mlir::arith::ExtFOp>())
+    if (mlir::getElementTypeOrSelf(ext.getIn().getType()).isF16())
+      return ext.getIn();
+  return {};
+}
+
 /// precision = bf16x3: a b of f32 operands on bf16 tensor cores, each
 /// operand split into bf16 parts (x = hi + lo), acc + ah bl + al bh + ah bh
 /// summed in that order (small terms first; al bl, about 2^-18 of the
 /// product, is left out): about 2^-16 relative per product against tf32's
 /// 2^-11. Three dots, fewer when an operand is a widened bf16 value (no lo).
+/// Two widened f16 operands take one f16 dot: its products are exact.
 Val Sema::dotBf16x3(const Val &a, const Val &b, mlir::Value acc,
                     const Ty &accTy, SourceLoc l) {
+  if (mlir::Value a16 = widenedF16(a))
+    if (mlir::Value b16 = widenedF16(b))
+      return Val::runtime(tl::DotOp::create(builder, loc(l), mlirType(accTy),
+                                            a16, b16, acc, false),
+                          accTy);
   auto [ah, al] = splitBf16(a, l);
   auto [bh, bl] = splitBf16(b, l);
   if (!ah.ok() || !bh.ok())
