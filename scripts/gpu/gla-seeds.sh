@@ -11,6 +11,9 @@
 #   on the GPU: SEEDS="1 2 3" bash scripts/gpu/gla-seeds.sh
 #               (kind nvidia-h100-x1; carry python/tegula/_bundles/sm_90a,
 #               python/tegula/libtegula_rt.so and .whl)
+#   the tolerance's run (docs/ops.md): SEEDS="4 5 6 7 8 9"
+#               IMPLS="fla fla-recurrent tegula" with GPUS or WORKERS,
+#               then bench/train_seeds.py on the runs
 #
 # BATCH (default 4, the s36 configuration) sets the sequences a step, and
 # IMPLS (default "fla tegula fla-again fla-recurrent") the runs a seed.
