@@ -118,25 +118,24 @@ Val Sema::dot(const Expr &e) {
   return Val::runtime(r, accTy);
 }
 
+/// x's value before it was widened to f32, or null.
+static mlir::Value beforeWidening(const Val &x) {
+  if (auto ext = x.v.getDefiningOp<mlir::arith::ExtFOp>())
+    return ext.getIn();
+  return {};
+}
+
 /// An f32 operand as bf16 parts hi + lo, lo = bf16(x - hi) (none when x is
 /// a bf16 value widened: its lo is 0).
 std::pair<Val, Val> Sema::splitBf16(const Val &x, SourceLoc l) {
-  if (auto ext = x.v.getDefiningOp<mlir::arith::ExtFOp>())
-    if (mlir::getElementTypeOrSelf(ext.getIn().getType()).isBF16())
-      return {Val::runtime(ext.getIn(), x.ty.withDT(DT::BF16)), Val::invalid()};
+  mlir::Value narrow = beforeWidening(x);
+  if (narrow && mlir::getElementTypeOrSelf(narrow).isBF16())
+    return {Val::runtime(narrow, x.ty.withDT(DT::BF16)), Val::invalid()};
   Val hi = castTo(x, DT::BF16, l);
   Val lo = castTo(
       binaryOp(Tok::Minus, x, castTo(hi, DT::F32, l), l, nullptr, nullptr),
       DT::BF16, l);
   return {hi, lo};
-}
-
-/// x's value before it was widened from f16, or null.
-static mlir::Value widenedF16(const Val &x) {
-  if (auto ext = x.v.getDefiningOp<mlir::arith::ExtFOp>())
-    if (mlir::getElementTypeOrSelf(ext.getIn().getType()).isF16())
-      return ext.getIn();
-  return {};
 }
 
 /// precision = bf16x3: a b of f32 operands on bf16 tensor cores, each
@@ -147,11 +146,14 @@ static mlir::Value widenedF16(const Val &x) {
 /// Two widened f16 operands take one f16 dot: its products are exact.
 Val Sema::dotBf16x3(const Val &a, const Val &b, mlir::Value acc,
                     const Ty &accTy, SourceLoc l) {
-  if (mlir::Value a16 = widenedF16(a))
-    if (mlir::Value b16 = widenedF16(b))
-      return Val::runtime(tl::DotOp::create(builder, loc(l), mlirType(accTy),
-                                            a16, b16, acc, false),
-                          accTy);
+  mlir::Value a16 = beforeWidening(a), b16 = beforeWidening(b);
+  auto isF16 = [](mlir::Value v) {
+    return v && mlir::getElementTypeOrSelf(v).isF16();
+  };
+  if (isF16(a16) && isF16(b16))
+    return Val::runtime(tl::DotOp::create(builder, loc(l), mlirType(accTy),
+                                          a16, b16, acc, false),
+                        accTy);
   auto [ah, al] = splitBf16(a, l);
   auto [bh, bl] = splitBf16(b, l);
   if (!ah.ok() || !bh.ok())
