@@ -151,8 +151,8 @@ Val Sema::dotBf16x3(const Val &a, const Val &b, mlir::Value acc,
     return v && mlir::getElementTypeOrSelf(v).isF16();
   };
   if (isF16(a16) && isF16(b16))
-    return Val::runtime(tl::DotOp::create(builder, loc(l), mlirType(accTy),
-                                          a16, b16, acc, false),
+    return Val::runtime(tl::DotOp::create(builder, loc(l), mlirType(accTy), a16,
+                                          b16, acc, false),
                         accTy);
   auto [ah, al] = splitBf16(a, l);
   auto [bh, bl] = splitBf16(b, l);
