@@ -28,7 +28,7 @@ Sections (--only; all by default):
 - gla: tegula.ops.chunk_gla against fla.ops.gla.chunk_gla at head dims 64,
   128 and 256 ([8, 2048, H, D], H * D = 2048, f32 log-sigmoid gates), and
   tegula.ops.chunk_linear_attention against fla's
-  chunk_linear_attn(normalize=False) at [8, 2048, 16, 128];
+  chunk_linear_attn(normalize=False) at the same shapes;
 - decode: tegula.ops.attention_decode (forward only) against gather-then-
   SDPA and the Triton paged kernel of bench/baselines.py (and flash-attn's
   flash_attn_with_kvcache where it imports) at B 32, H 32, HKV 8, D 128,
@@ -458,7 +458,8 @@ def section_gla(res, args):
         bench_shape(res, "chunk_linear_attention", s, impls, (q, k, v),
                     wrt=(q, k, v), grad_out=do, grad_names=("q", "k", "v"))
     shapes_of(res, "chunk_linear_attention",
-              [dict(B=8, T=2048, H=16, K=128, V=128)], one_linear)
+              [dict(B=8, T=2048, H=2048 // d, K=d, V=d) for d in (64, 128, 256)],
+              one_linear)
 
 
 def section_decode(res, args):

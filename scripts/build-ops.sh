@@ -221,6 +221,36 @@ for target in sm_80 sm_90a; do
   done
 done
 
+# Gate-free linear attention (kernels/linear_attention_chunked.tile:
+# tegula.ops.chunk_linear_attention) at the same (K, V) sizes, CHUNK 64,
+# states and dH in the inputs' dtype: the states with and without h0, the
+# outputs, dH with each of its optional tensors, the per-chunk gradients.
+for target in sm_80 sm_90a; do
+  for dims in 8:16 64:64 64:128 128:128 256:256; do
+    k=${dims%:*} v=${dims#*:}
+    chunk_v=()
+    [ "$v" = 16 ] && chunk_v=(-D BLOCK_V=16)
+    for dt in bf16 f16; do
+      sfx=$([ $dt = f16 ] && echo -f16 || true)
+      common=(-D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D HT=$dt "${chunk_v[@]}")
+      for h0 in false true; do
+        f=$([ $h0 = true ] && echo -h0 || true)
+        gla $target "linear-states-k$k-v$v$f$sfx" linear_attention_chunked.tile \
+          chunk_linear_states -- "${common[@]}" -D USE_H0=$h0
+        for dht in false true; do
+          f2=$f$([ $dht = true ] && echo -dht || true)
+          gla $target "linear-bwd-dh-k$k-v$v$f2$sfx" linear_attention_chunked.tile \
+            chunk_linear_bwd_dh -- "${common[@]}" -D USE_H0=$h0 -D USE_DHT=$dht
+        done
+      done
+      gla $target "linear-chunks-k$k-v$v$sfx" linear_attention_chunked.tile \
+        chunk_linear_output -- "${common[@]}"
+      gla $target "linear-bwd-k$k-v$v$sfx" linear_attention_chunked.tile \
+        chunk_linear_bwd_dqk chunk_linear_bwd_dv -- "${common[@]}"
+    done
+  done
+done
+
 # Paged decode (kernels/attention_paged.tile: by page, flat, split-KV) at
 # _prebuilt.py's DECODE_HEAD_DIMS and PAGES, and the split's merge
 # (attention_combine of attention_gqa.tile) at each head size.

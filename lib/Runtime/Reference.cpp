@@ -185,6 +185,11 @@ const std::pair<const char *, ReferenceFn> kReferences[] = {
     {"chunk_gla_bwd_dqk_intra", glaIntraGradsRef},
     {"chunk_gla_bwd_dqkg", glaDqkgRef},
     {"chunk_gla_bwd_dv", glaDvRef},
+    {"chunk_linear_states", linearChunkForwardRef},
+    {"chunk_linear_output", linearChunkForwardRef},
+    {"chunk_linear_bwd_dh", linearChunkBackwardRef},
+    {"chunk_linear_bwd_dqk", linearChunkBackwardRef},
+    {"chunk_linear_bwd_dv", linearChunkBackwardRef},
 };
 
 const std::pair<const char *, ReferenceFn> *

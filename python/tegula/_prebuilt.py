@@ -109,6 +109,26 @@ def gla_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,
         ("-f16" if f16 else "")
 
 
+# kernels/linear_attention_chunked.tile's kernels by bundle (gate-free
+# chunk_linear_attention, at GLA_DIMS and CHUNK = GLA_FWD_CHUNK): the
+# states (with "-h0"), the outputs, dH (with "-h0", "-dht") and the
+# per-chunk gradients.
+_LINEAR_BUNDLES = {
+    "chunk_linear_states": "linear-states",
+    "chunk_linear_output": "linear-chunks",
+    "chunk_linear_bwd_dh": "linear-bwd-dh",
+    "chunk_linear_bwd_dqk": "linear-bwd",
+    "chunk_linear_bwd_dv": "linear-bwd",
+}
+
+
+def linear_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,
+                  f16: bool) -> str:
+    """The bundle of a gate-free linear attention kernel, as gla_bundle."""
+    return f"{_LINEAR_BUNDLES[kernel]}-k{key_dim}-v{value_dim}{flags}" + \
+        ("-f16" if f16 else "")
+
+
 # The paged decode builds: head sizes and page sizes (kernels/
 # attention_paged.tile; attention_combine of attention_gqa.tile at each D).
 DECODE_HEAD_DIMS = (64, 128)

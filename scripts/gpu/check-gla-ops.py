@@ -157,7 +157,16 @@ def check_errors():
             ("f32 q", lambda: tegula.ops.chunk_gla(
                 x.float(), x.float(), x.float(), g), "argument 'q'"),
             ("CPU", lambda: tegula.ops.fused_recurrent_gla(
-                x.cpu(), x.cpu(), x.cpu(), g.cpu()), "cpu")):
+                x.cpu(), x.cpu(), x.cpu(), g.cpu()), "cpu"),
+            ("linear k's shape", lambda: tegula.ops.chunk_linear_attention(
+                x, x[:, :10], x), "argument 'k'"),
+            ("linear K = 96", lambda: tegula.ops.chunk_linear_attention(
+                x[..., :48].repeat(1, 1, 1, 2), x[..., :48].repeat(1, 1, 1, 2),
+                x), "K = 96"),
+            ("linear initial_state", lambda: tegula.ops.chunk_linear_attention(
+                x, x, x, initial_state=torch.zeros(1, 2, 64, 32,
+                                                   device="cuda")),
+             "initial_state")):
         try:
             call()
             report(False, f"error {label}", "no LaunchError")
@@ -185,14 +194,36 @@ def check_opcheck_compile_graph():
                    "schema, fake, autograd, aot_dispatch_dynamic")
         except Exception as error:  # noqa: BLE001 - reported, not raised
             report(False, "opcheck gla_forward", repr(error)[:400])
+    for args in ((q, k, v, h0, 0.125), (q, k, v, None, -0.3)):
+        try:
+            torch.library.opcheck(torch.ops.tegula.linear_attention_forward,
+                                  args)
+            report(True, f"opcheck linear_attention_forward "
+                   f"h0={args[3] is not None}",
+                   "schema, fake, autograd, aot_dispatch_dynamic")
+        except Exception as error:  # noqa: BLE001 - reported, not raised
+            report(False, "opcheck linear_attention_forward",
+                   repr(error)[:400])
     do = torch.randn(2, 70, 3, 128, device="cuda", dtype=torch.bfloat16)
-    leaves = (q, k, v, g, h0)
 
-    def loss_of(q, k, v, g, h0):
+    def gla_loss(q, k, v, g, h0):
         o, ht = tegula.ops.chunk_gla(q, k, v, g, initial_state=h0,
                                      output_final_state=True)
         return (o.float() * do).sum() + ht.sum()
 
+    def linear_loss(q, k, v, h0):
+        o, ht = tegula.ops.chunk_linear_attention(
+            q, k, v, initial_state=h0, output_final_state=True)
+        return (o.float() * do).sum() + ht.sum()
+
+    check_compile_and_graph("chunk_gla", gla_loss, (q, k, v, g, h0))
+    check_compile_and_graph("chunk_linear_attention", linear_loss,
+                            (q, k, v, h0))
+
+
+def check_compile_and_graph(op, loss_of, leaves):
+    """The gradients of loss_of(*leaves) through torch.compile(fullgraph=
+    True) and a CUDA graph replay, each bit-identical to eager."""
     def step(fn=loss_of):
         return torch.autograd.grad(fn(*leaves), leaves)
 
@@ -203,11 +234,11 @@ def check_opcheck_compile_graph():
     try:
         got = step(compiled)
         same = all(torch.equal(a, b) for a, b in zip(got, eager))
-        report(same, "chunk_gla torch.compile(fullgraph=True)",
+        report(same, f"{op} torch.compile(fullgraph=True)",
                "gradients bit-identical to eager" if same else
                "differ from eager")
     except Exception as error:  # noqa: BLE001
-        report(False, "chunk_gla torch.compile(fullgraph=True)",
+        report(False, f"{op} torch.compile(fullgraph=True)",
                repr(error)[:400])
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
@@ -221,7 +252,7 @@ def check_opcheck_compile_graph():
     graph.replay()
     torch.cuda.synchronize()
     same = all(torch.equal(a, b) for a, b in zip(out, eager))
-    report(same, "chunk_gla CUDA graph", "replay bit-identical to eager"
+    report(same, f"{op} CUDA graph", "replay bit-identical to eager"
            if same else "replay differs from eager")
 
 
@@ -263,9 +294,17 @@ def check_values():
     check_gla((1, 64, 2, 64), 128, torch.float16, None, gate="strong")
     check_gla((1, 1, 2, 64), 128, torch.bfloat16, None, use_h0=True)
     _gla.FORWARD_CHUNKED = None
-    for kd, vd in ((64, 128), (128, 128)):
-        check_gla((2, 90, 2, kd), vd, torch.bfloat16, None, use_h0=True,
+    # chunk_linear_attention (kernels/linear_attention_chunked.tile):
+    # every shipped size and dtype, ragged and within one chunk, with and
+    # without h0 and ht, scales of both signs and 0, T = 1.
+    for kd, vd in ((64, 64), (64, 128), (128, 128), (256, 256), (8, 16)):
+        check_gla((2, 150, 2, kd), vd, torch.bfloat16, None, use_h0=True,
                   linear=True)
+        check_gla((1, 37, 3, kd), vd, torch.float16, -0.6, linear=True)
+    check_gla((2, 90, 2, 64), 128, torch.bfloat16, 0.0, final=False,
+              linear=True)
+    check_gla((3, 1, 2, 128), 128, torch.float16, 0.3, use_h0=True,
+              linear=True)
     check_gla((1, 33, 3, 64), 64, torch.float16, -0.7, linear=True,
               recurrent=True, use_h0=True)
     check_forms_agree()

@@ -125,6 +125,40 @@ def every_gla():
             yield kernel, k, v, flag, f16
 
 
+# The gate-free linear attention kernels likewise (tegula/ops/
+# _linear_attention.py).
+LINEAR_FLAGS = {"chunk_linear_states": ("", "-h0"),
+                "chunk_linear_output": ("",),
+                "chunk_linear_bwd_dh": ("", "-h0", "-dht", "-h0-dht"),
+                "chunk_linear_bwd_dqk": ("",), "chunk_linear_bwd_dv": ("",)}
+
+
+def every_linear():
+    for kernel, flags in LINEAR_FLAGS.items():
+        for (k, v), flag, f16 in itertools.product(_prebuilt.GLA_DIMS, flags,
+                                                   (False, True)):
+            yield kernel, k, v, flag, f16
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_every_linear_kernel_is_built(target):
+    """Each linear attention kernel at every shipped (K, V), flag and
+    dtype, with no gate tensor and no spill."""
+    capability = (9, 0) if target == "sm_90a" else (8, 0)
+    for kernel, k, v, flag, f16 in every_linear():
+        name = _prebuilt.linear_bundle(kernel, k, v, flag, f16)
+        built = _prebuilt.kernel(name, kernel, capability)
+        dtype = "f16" if f16 else "bf16"
+        assert f": {dtype}[B, T, H, {k}]" in built.signature, name
+        assert "g:" not in built.signature, name
+        with open(os.path.join(ROOT, target, name, kernel + ".json")) as f:
+            meta = json.load(f)
+        template = meta["template"]
+        assert (template["K"], template["V"], template["CHUNK"]) == \
+            (k, v, _prebuilt.GLA_FWD_CHUNK), name
+        assert meta["spill_bytes"] == 0, name
+
+
 @pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
 def test_every_gla_kernel_is_built(target):
     """Each GLA kernel at every shipped (K, V), flag and dtype: K and V
@@ -261,6 +295,7 @@ def test_no_stray_bundles():
     names |= {_prebuilt.decode_bundle(*c) for c in every_decode()}
     names |= {_prebuilt.varlen_bundle(*c) for c in every_varlen()}
     names |= {_prebuilt.gla_bundle(*g) for g in every_gla()}
+    names |= {_prebuilt.linear_bundle(*g) for g in every_linear()}
     names |= {_prebuilt.rotary_bundle(*r) for r in every_rotary()}
     names |= {_prebuilt.loss_bundle(f16) for f16 in (False, True)}
     names |= {_prebuilt.norm_bundle(d) for d in ("bf16", "f16", "f32")}

@@ -350,15 +350,19 @@ void emit(RefContext &c,
 
 } // namespace
 
-bool glaForwardRef(RefContext &c,
-                   std::map<std::string, std::vector<double>> &outputs) {
+namespace {
+/// The forward references; without gates (`gated` false: the
+/// chunk_linear_* kernels, kernels/linear_attention_chunked.tile) g is 0.
+bool forwardRef(RefContext &c,
+                std::map<std::string, std::vector<double>> &outputs,
+                bool gated) {
   GlaTensors t;
   if (!t.bind(c))
     return false;
   // For a missing tensor c.tensor fails, naming it.
   for (auto [role, i, needed] : {std::tuple{"k", t.k, true},
                                  {"v", t.v, true},
-                                 {"g", t.g, true},
+                                 {"g", t.g, gated},
                                  {"q", t.q, c.isOutput(t.o)}})
     if (needed && i < 0)
       return c.tensor(role, 4) >= 0;
@@ -369,8 +373,8 @@ bool glaForwardRef(RefContext &c,
   size_t keys = size_t(n.B * n.T * n.H * n.K),
          vals = size_t(n.B * n.T * n.H * n.V), kv = size_t(n.K * n.V);
   std::vector<double> q = inputOr(c, t.q, keys), k = c.values(t.k),
-                      v = c.values(t.v), g = c.values(t.g), h0 = given(c, t.h0),
-                      hsIn = given(c, t.hs);
+                      v = c.values(t.v), g = inputOr(c, t.g, keys),
+                      h0 = given(c, t.h0), hsIn = given(c, t.hs);
   gatesFromChunkSums(c, n, g);
   std::vector<double> o(vals), ht(size_t(n.B * n.H) * kv),
       hs(size_t(n.B * chunkCount(n) * n.H) * kv);
@@ -380,15 +384,17 @@ bool glaForwardRef(RefContext &c,
   return true;
 }
 
-bool glaBackwardRef(RefContext &c,
-                    std::map<std::string, std::vector<double>> &outputs) {
+/// The backward references; without gates as forwardRef.
+bool backwardRef(RefContext &c,
+                 std::map<std::string, std::vector<double>> &outputs,
+                 bool gated) {
   GlaTensors t;
   if (!t.bind(c))
     return false;
   // G_t needs q, g and do; dq and dg the states too (k, v); dv k, dk v.
   bool states = c.isOutput(t.dq) || c.isOutput(t.dg);
   for (auto [role, i, needed] : {std::tuple{"q", t.q, true},
-                                 {"g", t.g, true},
+                                 {"g", t.g, gated},
                                  {"do", t.dout, true},
                                  {"k", t.k, states || c.isOutput(t.dv)},
                                  {"v", t.v, states || c.isOutput(t.dk)}})
@@ -401,7 +407,7 @@ bool glaBackwardRef(RefContext &c,
   size_t keys = size_t(n.B * n.T * n.H * n.K),
          vals = size_t(n.B * n.T * n.H * n.V), kv = size_t(n.K * n.V);
   std::vector<double> q = c.values(t.q), k = inputOr(c, t.k, keys),
-                      v = inputOr(c, t.v, vals), g = c.values(t.g),
+                      v = inputOr(c, t.v, vals), g = inputOr(c, t.g, keys),
                       dout = c.values(t.dout), h0 = given(c, t.h0),
                       hsIn = given(c, t.hs), dht = given(c, t.dht),
                       dhsIn = given(c, t.dhs);
@@ -421,6 +427,24 @@ bool glaBackwardRef(RefContext &c,
         {t.dhs, &dhs}},
        outputs);
   return true;
+}
+} // namespace
+
+bool glaForwardRef(RefContext &c,
+                   std::map<std::string, std::vector<double>> &outputs) {
+  return forwardRef(c, outputs, /*gated=*/true);
+}
+bool glaBackwardRef(RefContext &c,
+                    std::map<std::string, std::vector<double>> &outputs) {
+  return backwardRef(c, outputs, /*gated=*/true);
+}
+bool linearChunkForwardRef(
+    RefContext &c, std::map<std::string, std::vector<double>> &outputs) {
+  return forwardRef(c, outputs, /*gated=*/false);
+}
+bool linearChunkBackwardRef(
+    RefContext &c, std::map<std::string, std::vector<double>> &outputs) {
+  return backwardRef(c, outputs, /*gated=*/false);
 }
 
 namespace {

@@ -127,8 +127,7 @@ struct RefContext {
 
   /// options.eps if a number, else the scalar 'eps', else `fallback`.
   double eps(double fallback) const {
-    if (auto it = options.find("eps");
-        it != options.end() && it->is_number())
+    if (auto it = options.find("eps"); it != options.end() && it->is_number())
       return it->get<double>();
     return scalar("eps").value_or(fallback);
   }
@@ -226,6 +225,12 @@ bool glaForwardRef(RefContext &c,
                    std::map<std::string, std::vector<double>> &outputs);
 bool glaBackwardRef(RefContext &c,
                     std::map<std::string, std::vector<double>> &outputs);
+/// The same with every gate 0: kernels/linear_attention_chunked.tile's
+/// chunk_linear_* kernels (no g tensor).
+bool linearChunkForwardRef(RefContext &c,
+                           std::map<std::string, std::vector<double>> &outputs);
+bool linearChunkBackwardRef(
+    RefContext &c, std::map<std::string, std::vector<double>> &outputs);
 /// chunk_gla_intra's scores (glaIntraScores), and chunk_gla_output's o
 /// from the scores and states it is given (exact for any).
 bool glaIntraRef(RefContext &c,

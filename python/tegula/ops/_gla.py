@@ -194,10 +194,13 @@ def _autograd_backward(ctx, do: Optional[Tensor], dht: Optional[Tensor],
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
 
 
-def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor],
            initial_state: Optional[Tensor]) -> None:
-    """What the kernels cannot take, as LaunchError naming the argument."""
-    for name, t in (("q", q), ("k", k), ("v", v), ("g", g)):
+    """What the kernels cannot take, as LaunchError naming the argument
+    (g None: linear attention, no gates)."""
+    named = (("q", q), ("k", k), ("v", v)) + ((("g", g),) if g is not None
+                                              else ())
+    for name, t in named:
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}: {name} must be a torch.Tensor, "
                             f"got {type(t).__name__}")
@@ -213,14 +216,15 @@ def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
             raise LaunchError(f"{op}: argument '{name}' is {t.dtype}: "
                               f"expected torch.bfloat16 or torch.float16, "
                               f"as q", name)
-    if g.dtype not in GATE_DTYPES:
+    if g is not None and g.dtype not in GATE_DTYPES:
         raise LaunchError(f"{op}: argument 'g' is {g.dtype}: expected a "
                           f"float32, bfloat16 or float16 tensor", "g")
-    for name, t in (("k", k), ("g", g)):
+    for name, t in (x for x in named if x[0] in ("k", "g")):
         if t.shape != q.shape:
             raise LaunchError(f"{op}: argument '{name}' has shape "
                               f"{list(t.shape)} but q has {list(q.shape)}: "
-                              f"q, k and g must be [B, T, H, K] alike", name)
+                              f"q, k{' and g' if g is not None else ''} "
+                              f"must be [B, T, H, K] alike", name)
     if v.shape[:3] != q.shape[:3]:
         raise LaunchError(f"{op}: argument 'v' has shape {list(v.shape)} but "
                           f"q has {list(q.shape)}: v must be [B, T, H, V] "

@@ -2,11 +2,13 @@
 causal linear attention, o_t = scale * sum_{s <= t} (q_t . k_s) v_s, with an
 optional initial state (fla's chunk_linear_attn with normalize=False).
 
-It is gated linear attention with every gate 0 (exp(0) = 1: nothing decays),
-so both forms run tegula.ops' GLA ops on zero gates: the same kernels,
-forward and backward. The backward also forms the gates' gradient, which
-nothing reads; a build without gates would skip that work and the gate
-reads (docs/ops.md, "Limits").
+The chunked form runs kernels/linear_attention_chunked.tile, gated linear
+attention's chunked algorithm without gates, as two custom ops with fake
+implementations: tegula::linear_attention_forward (chunk_linear_states,
+then chunk_linear_output: o and the final state) and
+tegula::linear_attention_backward (the states again, chunk_linear_bwd_dh,
+then chunk_linear_bwd_dqk and chunk_linear_bwd_dv). The recurrent form,
+for decoding, runs the GLA ops on zero gates (exp(0) = 1: nothing decays).
 """
 
 from __future__ import annotations
@@ -16,11 +18,98 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from . import _gla
+from .. import _prebuilt
+from . import _common, _gla
+
+# The chunk of every launch (the kernels' CHUNK).
+CHUNK = _prebuilt.GLA_FWD_CHUNK
 
 
 def _zero_gates(q: Tensor) -> Tensor:
     return torch.zeros(q.shape, dtype=torch.float32, device=q.device)
+
+
+def _kernel(kernel: str, q: Tensor, v: Tensor, flags: str = ""):
+    name = _prebuilt.linear_bundle(kernel, q.shape[-1], v.shape[-1], flags,
+                                   q.dtype == torch.float16)
+    return _common.kernel(name, kernel, q)
+
+
+def _states(k: Tensor, v: Tensor, h0: Optional[Tensor]
+            ) -> Tuple[Tensor, Tensor]:
+    """hs [B, NT, H, K, V] in k's dtype (every product rounds the states
+    to it, as fla's) and the final state [B, H, K, V] f32."""
+    b, t, h, kd = k.shape
+    hs = k.new_empty((b, -(-t // CHUNK), h, kd, v.shape[-1]))
+    ht = _gla._empty_state(k, v, b)
+    state = h0 if h0 is not None else _gla._empty_state(k, v, 0)
+    _kernel("chunk_linear_states", k, v, "-h0" if h0 is not None else "")(
+        k, v, state, hs=hs, ht=ht)
+    return hs, ht
+
+
+@torch.library.custom_op("tegula::linear_attention_forward", mutates_args=())
+def _forward(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
+             scale: float) -> Tuple[Tensor, Tensor]:
+    hs, ht = _states(k, v, h0)
+    o = torch.empty_like(v)
+    _kernel("chunk_linear_output", q, v)(q, k, v, hs, o=o, scale=scale)
+    return o, ht
+
+
+@_forward.register_fake
+def _forward_fake(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
+                  scale: float) -> Tuple[Tensor, Tensor]:
+    return torch.empty_like(v), _gla._empty_state(q, v, q.shape[0])
+
+
+@torch.library.custom_op("tegula::linear_attention_backward",
+                         mutates_args=())
+def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
+              v: Tensor, h0: Optional[Tensor], scale: float
+              ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    b = q.shape[0]
+    hs, _ = _states(k, v, h0)
+    flags = ("-h0" if h0 is not None else "") + \
+        ("-dht" if dht is not None else "")
+    dhs = torch.empty_like(hs)
+    dh0 = _gla._empty_state(q, v, b if h0 is not None else 0)
+    do = do.contiguous()
+    _kernel("chunk_linear_bwd_dh", q, v, flags)(
+        q, do,
+        dht.contiguous() if dht is not None else _gla._empty_state(q, v, 0),
+        dhs=dhs, dh0=dh0, scale=scale)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    _kernel("chunk_linear_bwd_dqk", q, v)(
+        q, k, v, do, hs, dhs, dq=dq, dk=dk, scale=scale)
+    _kernel("chunk_linear_bwd_dv", q, v)(q, k, do, dhs, dv=dv, scale=scale)
+    return dq, dk, dv, dh0
+
+
+@_backward.register_fake
+def _backward_fake(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
+                   v: Tensor, h0: Optional[Tensor], scale: float
+                   ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    dh0 = _gla._empty_state(q, v, q.shape[0] if h0 is not None else 0)
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dh0
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    q, k, v, h0, scale = inputs
+    ctx.save_for_backward(q, k, v, h0)
+    ctx.scale = scale
+    ctx.set_materialize_grads(False)
+
+
+def _autograd_backward(ctx, do: Optional[Tensor], dht: Optional[Tensor]):
+    q, k, v, h0 = ctx.saved_tensors
+    if do is None:
+        do = torch.zeros_like(v)
+    dq, dk, dv, dh0 = _backward(do, dht, q, k, v, h0, ctx.scale)
+    return dq, dk, dv, (dh0 if h0 is not None else None), None
+
+
+_forward.register_autograd(_autograd_backward, setup_context=_setup_context)
 
 
 def chunk_linear_attention(q: Tensor, k: Tensor, v: Tensor,
@@ -37,9 +126,14 @@ def chunk_linear_attention(q: Tensor, k: Tensor, v: Tensor,
     if not isinstance(q, Tensor):
         raise TypeError(f"chunk_linear_attention: q must be a torch.Tensor, "
                         f"got {type(q).__name__}")
-    return _gla._run("chunk_linear_attention", q, k, v, _zero_gates(q),
-                     scale, initial_state, output_final_state,
-                     recurrent=False)
+    _gla._check("chunk_linear_attention", q, k, v, None, initial_state)
+    if scale is None:
+        scale = q.shape[-1] ** -0.5
+    h0 = (initial_state.float().contiguous()
+          if initial_state is not None else None)
+    o, ht = torch.ops.tegula.linear_attention_forward(
+        q.contiguous(), k.contiguous(), v.contiguous(), h0, float(scale))
+    return o, (ht if output_final_state else None)
 
 
 def fused_recurrent_linear_attention(q: Tensor, k: Tensor, v: Tensor,
