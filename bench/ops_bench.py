@@ -26,8 +26,8 @@ Sections (--only; all by default):
 - rotary: x [8, 4096, 32, 128], cos/sin [4096, 64], against the eager
   PyTorch rotary of bench/baselines.py, eager and torch.compile'd;
 - gla: tegula.ops.chunk_gla against fla.ops.gla.chunk_gla at head dims 64,
-  128 and 256 ([8, 2048, H, D], H * D = 2048, f32 log-sigmoid gates), and
-  tegula.ops.chunk_linear_attention against fla's
+  128 and 256 ([8, 2048, H, D], H * D = 2048, f32 log-sigmoid gates);
+- linear: tegula.ops.chunk_linear_attention against fla's
   chunk_linear_attn(normalize=False) at the same shapes;
 - decode: tegula.ops.attention_decode (forward only) against gather-then-
   SDPA and the Triton paged kernel of bench/baselines.py (and flash-attn's
@@ -74,7 +74,7 @@ from ops_report import CALLS, TRITON_OP, plot, render, shape_text  # noqa: E402
 ROOT = os.path.dirname(HERE)
 
 SECTIONS = ("attention", "rms_norm", "cross_entropy", "rotary", "gla",
-            "decode", "host", "train")
+            "linear", "decode", "host", "train")
 # Relative L2 of tegula's outputs against a peer's, by the inputs' dtype.
 TOL = {"bfloat16": 1e-2, "float16": 3e-3}
 # Each table (a row's "work"), in the order of the Markdown file.
@@ -442,6 +442,14 @@ def section_gla(res, args):
     shapes_of(res, "chunk_gla", [dict(B=8, T=2048, H=2048 // d, K=d, V=d)
                                  for d in (64, 128, 256)], one_gla)
 
+
+def section_linear(res, args):
+    import tegula.ops
+    g = torch.Generator(device="cuda").manual_seed(16)
+    _, fla_linear, why = fla_ops()
+    if why:
+        print(f"flash-linear-attention not available: {why}", flush=True)
+
     def one_linear(s):
         b, t, h, d = s["B"], s["T"], s["H"], s["K"]
         scale = d ** -0.5
@@ -680,7 +688,8 @@ def section_train(res, args):
 
 RUNNERS = {"attention": section_attention, "rms_norm": section_rms_norm,
            "cross_entropy": section_cross_entropy, "rotary": section_rotary,
-           "gla": section_gla, "decode": section_decode,
+           "gla": section_gla, "linear": section_linear,
+           "decode": section_decode,
            "host": section_host, "train": section_train}
 
 

@@ -194,6 +194,21 @@ for_each_kernel_run() {
     $fn gla-bwd-dqkg-k8-c32-$target $k/gla-bwd-k8-c32-$target/chunk_gla_bwd_dqkg.json --check --dims B=1,T=100,H=2,NT=4 --scalar scale=-0.35 --seed 81
     $fn gla-bwd-dqk-intra-f16-$target $k/gla-bwd-f16-$target/chunk_gla_bwd_dqk_intra.json --check --dims B=2,T=100,H=1 --seed 95
     $fn gla-bwd-dv-f16-$target $k/gla-bwd-f16-$target/chunk_gla_bwd_dv.json --check --dims B=2,T=100,H=1,NT=2 --scalar scale=0.088 --seed 82
+    # Gate-free chunked linear attention: every kernel at K = 64, V = 128
+    # (h0, dht), K = 8, K = 256 and f16, ragged T.
+    local la=$k/linear-k64-v128-$target
+    $fn linear-states-k64-$target $la/chunk_linear_states.json --check --dims B=2,T=150,H=3,N0=2,NT=3 --seed 110
+    $fn linear-output-k64-$target $la/chunk_linear_output.json --check --dims B=2,T=150,H=3,NT=3 --scalar scale=-0.125 --seed 111
+    $fn linear-bwd-dh-k64-$target $la/chunk_linear_bwd_dh.json --check --dims B=2,T=150,H=3,N0=2,ND=2,NT=3 --scalar scale=0.125 --seed 112
+    $fn linear-bwd-dqk-k64-$target $la/chunk_linear_bwd_dqk.json --check --dims B=2,T=150,H=3,NT=3 --scalar scale=0.125 --seed 113
+    $fn linear-bwd-dv-k64-$target $la/chunk_linear_bwd_dv.json --check --dims B=2,T=150,H=3,NT=3 --scalar scale=-0.125 --seed 114
+    $fn linear-states-k8-$target $k/linear-k8-v16-$target/chunk_linear_states.json --check --dims B=2,T=37,H=3,N0=2,NT=1 --seed 115
+    $fn linear-bwd-dqk-k8-$target $k/linear-k8-v16-$target/chunk_linear_bwd_dqk.json --check --dims B=2,T=100,H=3,NT=2 --scalar scale=0.35 --seed 116
+    $fn linear-output-k256-$target $k/linear-k256-$target/chunk_linear_output.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=0.0625 --seed 117
+    $fn linear-bwd-dqk-k256-$target $k/linear-k256-$target/chunk_linear_bwd_dqk.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=-0.0625 --seed 118
+    $fn linear-bwd-dv-k256-$target $k/linear-k256-$target/chunk_linear_bwd_dv.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=0.0625 --seed 119
+    $fn linear-output-f16-$target $k/linear-f16-$target/chunk_linear_output.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=0.088 --seed 120
+    $fn linear-bwd-dh-f16-$target $k/linear-f16-$target/chunk_linear_bwd_dh.json --check --dims B=1,T=100,H=2,N0=0,ND=1,NT=2 --scalar scale=0.088 --seed 121
     # Ragged sizes run the general code, multiples of 16 the div16 variant.
     $fn argmax-$target $k/argmax-$target/extremes.json --check --dims R=1000 --in x=$k/argmax-inputs/x.npy --ref imax=$k/argmax-inputs/imax.npy --ref imin=$k/argmax-inputs/imin.npy --ref cmax=$k/argmax-inputs/cmax.npy --ref cmin=$k/argmax-inputs/cmin.npy
     # Atomics: 1563 programs adding into 8 bins and one element.

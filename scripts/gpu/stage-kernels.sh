@@ -4,7 +4,9 @@
 # and builds the MLIR-free runner next to them.
 #   scripts/gpu/stage-kernels.sh            (after scripts/build.sh)
 # TEGULA_STAGE_DIR puts the bundles elsewhere and TEGULA_COMPILE_ONLY=1 skips
-# the runner and the inputs (scripts/compare-kernels.sh uses both).
+# the runner and the inputs (scripts/compare-kernels.sh uses both); ONLY, a
+# bash =~ regex, compiles only the configurations it matches (as
+# check-kernels.sh's ONLY selects runs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stage=${TEGULA_STAGE_DIR:-$root/.device-bundle}
@@ -19,6 +21,7 @@ source "$root/scripts/tilec-queue.sh"
 compile() {
   local name=$1 file=$2 target=$3
   shift 3
+  [ -z "${ONLY:-}" ] || [[ $name =~ $ONLY ]] || return 0
   mkdir -p "$stage/kernels/$name"
   tilec_queue "$root/kernels/$file" --target "$target" -o "$stage/kernels/$name" "$@"
 }
@@ -120,6 +123,13 @@ for target in sm_80 sm_90a; do
   compile gla-bwd-k256-$target gla_bwd.tile $target -D K=256 -D V=256 -D HT=bf16
   compile gla-bwd-k8-c32-$target gla_bwd.tile $target -D K=8 -D V=16 -D BLOCK_V=16 -D CHUNK=32
   compile gla-bwd-f16-$target gla_bwd.tile $target -D K=128 -D V=64 -D DT=f16 -D USE_DHT=true
+  # Gate-free chunked linear attention (linear_attention_chunked.tile):
+  # K = 64, V = 128 with h0 and dht, states and dH in bf16 (tegula.ops');
+  # K = 8 (padded to 16); K = 256; f16.
+  compile linear-k64-v128-$target linear_attention_chunked.tile $target -D K=64 -D V=128 -D USE_H0=true -D USE_DHT=true -D HT=bf16
+  compile linear-k8-v16-$target linear_attention_chunked.tile $target -D K=8 -D V=16 -D BLOCK_V=16 -D USE_H0=true
+  compile linear-k256-$target linear_attention_chunked.tile $target -D K=256 -D V=256 -D HT=bf16
+  compile linear-f16-$target linear_attention_chunked.tile $target -D K=128 -D V=64 -D DT=f16 -D HT=f16 -D USE_DHT=true
   compile matmul-$target matmul.tile $target
   compile matmul-f16-small-$target matmul.tile $target -D DT=f16 -D BLOCK_M=64 -D BLOCK_N=64 -D STAGES=3
   # rmsnorm.tile's four kernels at their defaults (the backward's dx in
