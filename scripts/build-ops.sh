@@ -225,18 +225,34 @@ done
 # tegula.ops.chunk_linear_attention) at the same (K, V) sizes, CHUNK 64,
 # states and dH in the inputs' dtype: the states with and without h0, the
 # outputs, dH with each of its optional tensors, the per-chunk gradients.
+# Blocks: the kernels' defaults (spill-free on both targets), and on sm_90a
+# the winners of scripts/gpu/linear-sweep.sh at [8, 2048, 2048 / K, K]
+# bf16 on an H200 (docs/measurements/2026-11-28-h200-s46.log, call 1; us,
+# winner against the default): K = 64 dq/dk on 4 warps 134 against 167;
+# K = 128 outputs in blocks of 128 values and keys 110 against 138, dv of
+# 128 values 111 against 120, states 128 values 79 against 80; K = 256
+# outputs as at K = 128 165 against 230, dv 128 values on 8 warps 150
+# against 175, states 128 values 144 against 146.
 for target in sm_80 sm_90a; do
   for dims in 8:16 64:64 64:128 128:128 256:256; do
     k=${dims%:*} v=${dims#*:}
     chunk_v=()
     [ "$v" = 16 ] && chunk_v=(-D BLOCK_V=16)
+    states_b=() out_b=() dqk_b=() dv_b=()
+    if [ $target = sm_90a ]; then
+      [ "$k" = 64 ] && dqk_b=(-D WARPS=4)
+      [ "$k" = 128 ] && dqk_b=(-D WARPS=4) dv_b=(-D BLOCK_V=128)
+      [ "$k" -ge 128 ] && states_b=(-D BLOCK_V=128) &&
+        out_b=(-D BLOCK_V=128 -D BLOCK_KO=128)
+      [ "$k" = 256 ] && dv_b=(-D BLOCK_V=128 -D WARPS=8)
+    fi
     for dt in bf16 f16; do
       sfx=$([ $dt = f16 ] && echo -f16 || true)
       common=(-D K="$k" -D V="$v" -D DT=$dt -D CHUNK=64 -D HT=$dt "${chunk_v[@]}")
       for h0 in false true; do
         f=$([ $h0 = true ] && echo -h0 || true)
         gla $target "linear-states-k$k-v$v$f$sfx" linear_attention_chunked.tile \
-          chunk_linear_states -- "${common[@]}" -D USE_H0=$h0
+          chunk_linear_states -- "${common[@]}" "${states_b[@]}" -D USE_H0=$h0
         for dht in false true; do
           f2=$f$([ $dht = true ] && echo -dht || true)
           gla $target "linear-bwd-dh-k$k-v$v$f2$sfx" linear_attention_chunked.tile \
@@ -244,9 +260,11 @@ for target in sm_80 sm_90a; do
         done
       done
       gla $target "linear-chunks-k$k-v$v$sfx" linear_attention_chunked.tile \
-        chunk_linear_output -- "${common[@]}"
+        chunk_linear_output -- "${common[@]}" "${out_b[@]}"
       gla $target "linear-bwd-k$k-v$v$sfx" linear_attention_chunked.tile \
-        chunk_linear_bwd_dqk chunk_linear_bwd_dv -- "${common[@]}"
+        chunk_linear_bwd_dqk -- "${common[@]}" "${dqk_b[@]}"
+      gla $target "linear-bwd-k$k-v$v$sfx" linear_attention_chunked.tile \
+        chunk_linear_bwd_dv -- "${common[@]}" "${dv_b[@]}"
     done
   done
 done

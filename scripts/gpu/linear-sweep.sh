@@ -19,6 +19,13 @@ sweeps=(
   "chunk_linear_bwd_dqk -D BLOCK_K=32,64 -D BLOCK_V=32,64 -D WARPS=4,8"
   "chunk_linear_bwd_dv -D BLOCK_K=32,64 -D BLOCK_V=64,128 -D WARPS=4,8"
 )
+# At K = 256 only (compiled into .device-la/sweep/256w-KERNEL): a block of
+# all 256 values (the outputs and states) and of 128 keys (dq, dk).
+wide=(
+  "chunk_linear_output -D BLOCK_V=256 -D BLOCK_KO=32,64,128 -D WARPS=8"
+  "chunk_linear_states -D BLOCK_V=256 -D BLOCK_KS=32,64 -D WARPS=8"
+  "chunk_linear_bwd_dqk -D BLOCK_K=128 -D BLOCK_V=32,64 -D WARPS=8"
+)
 case ${1:-} in
 stage)
   rm -rf "$dir" && mkdir -p "$dir"
@@ -34,15 +41,26 @@ stage)
         -D CHUNK=64 "$@"
     done
   done
+  for s in "${wide[@]}"; do
+    set -- $s
+    kernel=$1
+    shift
+    mkdir -p "$dir/256w-$kernel"
+    tilec_queue "$root/kernels/linear_attention_chunked.tile" -k "$kernel" \
+      --target sm_90a -o "$dir/256w-$kernel" -D K=256 -D V=256 -D HT=bf16 \
+      -D CHUNK=64 "$@"
+  done
   tilec_run_queue
   mkdir -p "$root/.device-la/bin"
   cp "$root/build/bin/tile-run" "$root/.device-la/bin/"
   ;;
 run)
   run=$root/.device-la/bin/tile-run
-  for kd in 64 128 256; do
-    h=$((2048 / kd))
-    for s in "${sweeps[@]}"; do
+  for kd in ${SIZES:-64 128 256 256w}; do
+    list=("${sweeps[@]}")
+    [ "$kd" = 256w ] && list=("${wide[@]}")
+    h=$((2048 / ${kd%w}))
+    for s in "${list[@]}"; do
       set -- $s
       b=$dir/$kd-$1
       opt=""
