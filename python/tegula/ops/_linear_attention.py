@@ -7,8 +7,11 @@ attention's chunked algorithm without gates, as two custom ops with fake
 implementations: tegula::linear_attention_forward (chunk_linear_states,
 then chunk_linear_output: o and the final state) and
 tegula::linear_attention_backward (the states again, chunk_linear_bwd_dh,
-then chunk_linear_bwd_dqk and chunk_linear_bwd_dv). The recurrent form,
-for decoding, runs the GLA ops on zero gates (exp(0) = 1: nothing decays).
+then chunk_linear_bwd_dqk and chunk_linear_bwd_dv). Eager calls skip the
+dispatcher (an autograd.Function of the same implementation and formula,
+as tegula.ops.attention) and repeat each kernel's first launch for the same
+views with new pointers only (_common.Repeats). The recurrent form, for
+decoding, runs the GLA ops on zero gates (exp(0) = 1: nothing decays).
 """
 
 from __future__ import annotations
@@ -35,26 +38,48 @@ def _kernel(kernel: str, q: Tensor, v: Tensor, flags: str = ""):
     return _common.kernel(name, kernel, q)
 
 
-def _states(k: Tensor, v: Tensor, h0: Optional[Tensor]
-            ) -> Tuple[Tensor, Tensor]:
+# The kernels' repeated calls (_common.Repeats), by the inputs' views and
+# the scale (the outputs follow from them).
+_states_run = _common.Repeats()
+_output_run = _common.Repeats()
+_dh_run = _common.Repeats()
+_dqk_run = _common.Repeats()
+_dv_run = _common.Repeats()
+
+
+def _key(tensors: Tuple[Optional[Tensor], ...], *scalars) -> Optional[tuple]:
+    """views_key of the tensors present, and which are (None: absent)."""
+    present = tuple(t is not None for t in tensors)
+    return _common.views_key([t for t in tensors if t is not None], present,
+                             *scalars)
+
+
+def _states(key: Optional[tuple], k: Tensor, v: Tensor,
+            h0: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
     """hs [B, NT, H, K, V] in k's dtype (every product rounds the states
     to it, as fla's) and the final state [B, H, K, V] f32."""
     b, t, h, kd = k.shape
     hs = k.new_empty((b, -(-t // CHUNK), h, kd, v.shape[-1]))
     ht = _gla._empty_state(k, v, b)
     state = h0 if h0 is not None else _gla._empty_state(k, v, 0)
-    _kernel("chunk_linear_states", k, v, "-h0" if h0 is not None else "")(
-        k, v, state, hs=hs, ht=ht)
+    flags = "-h0" if h0 is not None else ""
+    _states_run.launch(key, lambda: _kernel("chunk_linear_states", k, v,
+                                            flags), (k, v, state, hs, ht))
     return hs, ht
 
 
-@torch.library.custom_op("tegula::linear_attention_forward", mutates_args=())
-def _forward(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
-             scale: float) -> Tuple[Tensor, Tensor]:
-    hs, ht = _states(k, v, h0)
+def _forward_impl(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
+                  scale: float) -> Tuple[Tensor, Tensor]:
+    key = _key((q, k, v, h0), scale)
+    hs, ht = _states(key, k, v, h0)
     o = torch.empty_like(v)
-    _kernel("chunk_linear_output", q, v)(q, k, v, hs, o=o, scale=scale)
+    _output_run.launch(key, lambda: _kernel("chunk_linear_output", q, v),
+                       (q, k, v, hs, o), scale=scale)
     return o, ht
+
+
+_forward = torch.library.custom_op("tegula::linear_attention_forward",
+                                   _forward_impl, mutates_args=())
 
 
 @_forward.register_fake
@@ -63,27 +88,31 @@ def _forward_fake(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
     return torch.empty_like(v), _gla._empty_state(q, v, q.shape[0])
 
 
-@torch.library.custom_op("tegula::linear_attention_backward",
-                         mutates_args=())
-def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
-              v: Tensor, h0: Optional[Tensor], scale: float
-              ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
-    b = q.shape[0]
-    hs, _ = _states(k, v, h0)
+def _backward_impl(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
+                   v: Tensor, h0: Optional[Tensor], scale: float
+                   ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    do = do.contiguous()
+    dht = dht.contiguous() if dht is not None else None
+    key = _key((do, dht, q, k, v, h0), scale)
+    hs, _ = _states(key, k, v, h0)
     flags = ("-h0" if h0 is not None else "") + \
         ("-dht" if dht is not None else "")
     dhs = torch.empty_like(hs)
-    dh0 = _gla._empty_state(q, v, b if h0 is not None else 0)
-    do = do.contiguous()
-    _kernel("chunk_linear_bwd_dh", q, v, flags)(
-        q, do,
-        dht.contiguous() if dht is not None else _gla._empty_state(q, v, 0),
-        dhs=dhs, dh0=dh0, scale=scale)
+    dh0 = _gla._empty_state(q, v, q.shape[0] if h0 is not None else 0)
+    _dh_run.launch(
+        key, lambda: _kernel("chunk_linear_bwd_dh", q, v, flags),
+        (q, do, dht if dht is not None else _gla._empty_state(q, v, 0),
+         dhs, dh0), scale=scale)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    _kernel("chunk_linear_bwd_dqk", q, v)(
-        q, k, v, do, hs, dhs, dq=dq, dk=dk, scale=scale)
-    _kernel("chunk_linear_bwd_dv", q, v)(q, k, do, dhs, dv=dv, scale=scale)
+    _dqk_run.launch(key, lambda: _kernel("chunk_linear_bwd_dqk", q, v),
+                    (q, k, v, do, hs, dhs, dq, dk), scale=scale)
+    _dv_run.launch(key, lambda: _kernel("chunk_linear_bwd_dv", q, v),
+                   (q, k, do, dhs, dv), scale=scale)
     return dq, dk, dv, dh0
+
+
+_backward = torch.library.custom_op("tegula::linear_attention_backward",
+                                    _backward_impl, mutates_args=())
 
 
 @_backward.register_fake
@@ -105,11 +134,16 @@ def _autograd_backward(ctx, do: Optional[Tensor], dht: Optional[Tensor]):
     q, k, v, h0 = ctx.saved_tensors
     if do is None:
         do = torch.zeros_like(v)
-    dq, dk, dv, dh0 = _backward(do, dht, q, k, v, h0, ctx.scale)
+    run = _backward_impl if _common.eager(do, dht, q) else _backward
+    dq, dk, dv, dh0 = run(do, dht, q, k, v, h0, ctx.scale)
     return dq, dk, dv, (dh0 if h0 is not None else None), None
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+# The eager path (no dispatcher): the same implementation and formula.
+_Eager = _common.autograd_function(_forward_impl, _setup_context,
+                                   _autograd_backward)
+_checked = _common.CheckedSignatures()
 
 
 def chunk_linear_attention(q: Tensor, k: Tensor, v: Tensor,
@@ -126,13 +160,18 @@ def chunk_linear_attention(q: Tensor, k: Tensor, v: Tensor,
     if not isinstance(q, Tensor):
         raise TypeError(f"chunk_linear_attention: q must be a torch.Tensor, "
                         f"got {type(q).__name__}")
-    _gla._check("chunk_linear_attention", q, k, v, None, initial_state)
+    key = _key((q, k, v, initial_state))
+    if key not in _checked:
+        _gla._check("chunk_linear_attention", q, k, v, None, initial_state)
+        _checked.add(key)
     if scale is None:
         scale = q.shape[-1] ** -0.5
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     h0 = (initial_state.float().contiguous()
           if initial_state is not None else None)
-    o, ht = torch.ops.tegula.linear_attention_forward(
-        q.contiguous(), k.contiguous(), v.contiguous(), h0, float(scale))
+    run = _common.eager_call(_Eager, _forward_impl, q, k, v, h0) or \
+        torch.ops.tegula.linear_attention_forward
+    o, ht = run(q, k, v, h0, float(scale))
     return o, (ht if output_final_state else None)
 
 
