@@ -221,6 +221,28 @@ def check_opcheck_compile_graph():
                             (q, k, v, h0))
 
 
+def check_linear_repeats():
+    """chunk_linear_attention's second call with the same views repeats
+    each kernel's first launch (_common.Repeats): every kernel serves it."""
+    from tegula.ops import _linear_attention as la
+    runs = {name: getattr(la, name) for name in (
+        "_states_run", "_output_run", "_dh_run", "_dqk_run", "_dv_run")}
+    before = {name: r.served for name, r in runs.items()}
+    q, k = (torch.randn(2, 100, 2, 64, device="cuda", dtype=torch.bfloat16,
+                        requires_grad=True) for _ in range(2))
+    v = torch.randn(2, 100, 2, 64, device="cuda", dtype=torch.bfloat16,
+                    requires_grad=True)
+    grads = []
+    for _ in range(2):
+        o, _ = tegula.ops.chunk_linear_attention(q, k, v)
+        grads.append(torch.autograd.grad(o.float().square().sum(), (q, k, v)))
+    served = {name: r.served - before[name] for name, r in runs.items()}
+    same = all(torch.equal(a, b) for a, b in zip(*grads))
+    report(all(served.values()) and same, "chunk_linear_attention repeats",
+           f"calls served by repeats {served}, gradients "
+           f"{'bit-identical' if same else 'differ'}")
+
+
 def check_compile_and_graph(op, loss_of, leaves):
     """The gradients of loss_of(*leaves) through torch.compile(fullgraph=
     True) and a CUDA graph replay, each bit-identical to eager."""
@@ -309,6 +331,7 @@ def check_values():
               recurrent=True, use_h0=True)
     check_forms_agree()
     check_errors()
+    check_linear_repeats()
 
 
 def main():
