@@ -30,25 +30,24 @@ case ${1:-} in
 stage)
   rm -rf "$dir" && mkdir -p "$dir"
   source "$root/scripts/tilec-queue.sh"
+  # queue_sweep NAME K KERNEL DEFINES...: one bundle of configs.
+  queue_sweep() {
+    local name=$1 kd=$2 kernel=$3
+    shift 3
+    mkdir -p "$dir/$name"
+    tilec_queue "$root/kernels/linear_attention_chunked.tile" -k "$kernel" \
+      --target sm_90a -o "$dir/$name" -D K=$kd -D V=$kd -D HT=bf16 \
+      -D CHUNK=64 "$@"
+  }
   for kd in 64 128 256; do
     for s in "${sweeps[@]}"; do
       set -- $s
-      kernel=$1
-      shift
-      mkdir -p "$dir/$kd-$kernel"
-      tilec_queue "$root/kernels/linear_attention_chunked.tile" -k "$kernel" \
-        --target sm_90a -o "$dir/$kd-$kernel" -D K=$kd -D V=$kd -D HT=bf16 \
-        -D CHUNK=64 "$@"
+      queue_sweep "$kd-$1" $kd "$@"
     done
   done
   for s in "${wide[@]}"; do
     set -- $s
-    kernel=$1
-    shift
-    mkdir -p "$dir/256w-$kernel"
-    tilec_queue "$root/kernels/linear_attention_chunked.tile" -k "$kernel" \
-      --target sm_90a -o "$dir/256w-$kernel" -D K=256 -D V=256 -D HT=bf16 \
-      -D CHUNK=64 "$@"
+    queue_sweep "256w-$1" 256 "$@"
   done
   tilec_run_queue
   mkdir -p "$root/.device-la/bin"
