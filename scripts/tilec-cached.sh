@@ -18,8 +18,11 @@
 # a folder, it is plain tilec. TEGULA_TILEC_CACHE=off turns the cache off.
 #   scripts/tilec-cached.sh --tool-key
 # prints the key's first two ingredients (tilec, its libraries, ptxas);
-# scripts/tilec-queue.sh computes it once a queue and passes it on in
-# TEGULA_TILEC_TOOL_KEY, saving each compile about 50 ms.
+#   scripts/tilec-cached.sh --prepare
+# drops the cache's entries unused for three days, then prints the tool key
+# (nothing with the cache off): scripts/tilec-queue.sh runs it once a queue
+# and passes the key on in TEGULA_TILEC_TOOL_KEY, saving each compile about
+# 50 ms.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TEGULA_BUILD_DIR:-$root/build}
@@ -38,6 +41,15 @@ tool_key() {
   } | sha256sum | cut -c1-32
 }
 if [ "$*" = --tool-key ]; then
+  tool_key
+  exit 0
+fi
+if [ "$*" = --prepare ]; then
+  [ "$cache" = off ] && exit 0
+  # The cache holds one copy of every build since (tegula.ops' bundles are
+  # about 80 MB).
+  [ ! -d "$cache" ] ||
+    find "$cache" -mindepth 1 -maxdepth 1 -mtime +3 -exec rm -rf {} +
   tool_key
   exit 0
 fi

@@ -16,16 +16,12 @@ tilec_queue() {
 }
 
 tilec_run_queue() {
-  # Entries unused for three days go first: the cache holds one copy of
-  # every build since (tegula.ops' bundles are about 70 MB).
-  local scripts cache tool_key=""
-  scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-  cache=${TEGULA_TILEC_CACHE:-${TEGULA_BUILD_DIR:-$scripts/../build}/tilec-cache}
-  [ "$cache" = off ] || [ ! -d "$cache" ] ||
-    find "$cache" -mindepth 1 -maxdepth 1 -mtime +3 -exec rm -rf {} +
-  # The tools' part of every compile's key, computed once for the queue.
-  [ "$cache" = off ] || [ ! -s "$tilec_queue_file" ] ||
-    tool_key=$("$scripts/tilec-cached.sh" --tool-key) || return
+  # The cache's pruning and the tools' part of every compile's key, once
+  # for the queue (scripts/tilec-cached.sh --prepare).
+  local tool_key=""
+  [ ! -s "$tilec_queue_file" ] ||
+    tool_key=$("$(dirname "${BASH_SOURCE[0]}")/tilec-cached.sh" --prepare) ||
+    return
   TEGULA_TILEC_TOOL_KEY=$tool_key \
     xargs -d '\n' -P "$(nproc)" -n 1 bash -c 'eval "$1"' tilec-queue \
     <"$tilec_queue_file"

@@ -52,7 +52,8 @@ run() {
     echo "skipped $name seed $seed: out of time ($SECONDS s)"
     return
   fi
-  CUDA_VISIBLE_DEVICES=${gpu:-${CUDA_VISIBLE_DEVICES:-0}} \
+  # On GPU $gpu when given; else on the devices the caller sees.
+  ${gpu:+env CUDA_VISIBLE_DEVICES=$gpu} \
     timeout 400 python3 bench/train_gla.py --impl "$impl" --seed "$seed" \
     --batch "$batch" --out "$json" > "$keep/$name-s$seed.txt" 2>&1
   echo "$name seed $seed rc=$? ($SECONDS s)${gpu:+ on GPU $gpu}:" \
