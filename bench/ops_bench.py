@@ -466,8 +466,8 @@ def section_linear(res, args):
         bench_shape(res, "chunk_linear_attention", s, impls, (q, k, v),
                     wrt=(q, k, v), grad_out=do, grad_names=("q", "k", "v"))
     shapes_of(res, "chunk_linear_attention",
-              [dict(B=8, T=2048, H=2048 // d, K=d, V=d) for d in (64, 128, 256)],
-              one_linear)
+              [dict(B=8, T=2048, H=2048 // d, K=d, V=d)
+               for d in (64, 128, 256)], one_linear)
 
 
 def section_decode(res, args):

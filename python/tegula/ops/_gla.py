@@ -223,8 +223,8 @@ def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor],
         if t.shape != q.shape:
             raise LaunchError(f"{op}: argument '{name}' has shape "
                               f"{list(t.shape)} but q has {list(q.shape)}: "
-                              f"q, k{' and g' if g is not None else ''} "
-                              f"must be [B, T, H, K] alike", name)
+                              f"{'q, k and g' if g is not None else 'q and k'}"
+                              f" must be [B, T, H, K] alike", name)
     if v.shape[:3] != q.shape[:3]:
         raise LaunchError(f"{op}: argument 'v' has shape {list(v.shape)} but "
                           f"q has {list(q.shape)}: v must be [B, T, H, V] "
