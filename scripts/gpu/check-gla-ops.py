@@ -127,13 +127,20 @@ def check_forms_agree():
     q, k = q.bfloat16(), k.bfloat16()
     g = F.logsigmoid(g)
     v = torch.randn(2, 77, 2, 128, device="cuda").bfloat16()
-    o1, h1 = tegula.ops.chunk_gla(q, k, v, g, scale=-0.4,
-                                  output_final_state=True)
-    o2, h2 = tegula.ops.fused_recurrent_gla(q, k, v, g, scale=-0.4,
-                                            output_final_state=True)
-    e_o, e_h = rel_l2(o1, o2), rel_l2(h1, h2)
-    report(e_o <= 1e-2 and e_h <= 1e-2, "chunked and recurrent agree at "
-           "scale -0.4", f"o {e_o:.2e} ht {e_h:.2e} (rel L2, tol 0.01)")
+    # GLA's forms, and linear attention's (its own chunked kernels, the
+    # GLA recurrent kernel on zero gates).
+    for name, chunked, recurrent, gate in (
+            ("GLA", tegula.ops.chunk_gla, tegula.ops.fused_recurrent_gla,
+             (g,)),
+            ("linear attention", tegula.ops.chunk_linear_attention,
+             tegula.ops.fused_recurrent_linear_attention, ())):
+        o1, h1 = chunked(q, k, v, *gate, scale=-0.4, output_final_state=True)
+        o2, h2 = recurrent(q, k, v, *gate, scale=-0.4,
+                           output_final_state=True)
+        e_o, e_h = rel_l2(o1, o2), rel_l2(h1, h2)
+        report(e_o <= 1e-2 and e_h <= 1e-2, f"{name}: chunked and "
+               "recurrent agree at scale -0.4",
+               f"o {e_o:.2e} ht {e_h:.2e} (rel L2, tol 0.01)")
 
 
 def check_errors():
