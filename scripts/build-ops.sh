@@ -224,7 +224,9 @@ done
 # Gate-free linear attention (kernels/linear_attention_chunked.tile:
 # tegula.ops.chunk_linear_attention) at the same (K, V) sizes, CHUNK 64,
 # states and dH in the inputs' dtype: the states with and without h0, the
-# outputs, dH with each of its optional tensors, the per-chunk gradients.
+# outputs, dH with each of its optional tensors, the per-chunk gradients,
+# and the recurrent forward (fused_recurrent_linear_attention) with and
+# without h0.
 # Blocks: the kernels' defaults (spill-free on both targets), and on sm_90a
 # the winners of scripts/gpu/linear-sweep.sh at [8, 2048, 2048 / K, K]
 # bf16 on an H200 (docs/measurements/2026-11-28-h200-s46.log, call 1; us,
@@ -253,6 +255,9 @@ for target in sm_80 sm_90a; do
         f=$([ $h0 = true ] && echo -h0 || true)
         gla $target "linear-states-k$k-v$v$f$sfx" linear_attention_chunked.tile \
           chunk_linear_states -- "${common[@]}" "${states_b[@]}" -D USE_H0=$h0
+        gla $target "linear-recurrent-k$k-v$v$f$sfx" linear_attention_chunked.tile \
+          recurrent_linear_fwd -- -D K="$k" -D V="$v" -D DT=$dt "${chunk_v[@]}" \
+          -D USE_H0=$h0
         for dht in false true; do
           f2=$f$([ $dht = true ] && echo -dht || true)
           gla $target "linear-bwd-dh-k$k-v$v$f2$sfx" linear_attention_chunked.tile \

@@ -190,6 +190,7 @@ const std::pair<const char *, ReferenceFn> kReferences[] = {
     {"chunk_linear_bwd_dh", linearChunkBackwardRef},
     {"chunk_linear_bwd_dqk", linearChunkBackwardRef},
     {"chunk_linear_bwd_dv", linearChunkBackwardRef},
+    {"recurrent_linear_fwd", linearChunkForwardRef},
 };
 
 const std::pair<const char *, ReferenceFn> *

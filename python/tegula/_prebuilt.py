@@ -111,14 +111,15 @@ def gla_bundle(kernel: str, key_dim: int, value_dim: int, flags: str,
 
 # kernels/linear_attention_chunked.tile's kernels by bundle (gate-free
 # chunk_linear_attention, at GLA_DIMS and CHUNK = GLA_FWD_CHUNK): the
-# states (with "-h0"), the outputs, dH (with "-h0", "-dht") and the
-# per-chunk gradients.
+# states (with "-h0"), the outputs, dH (with "-h0", "-dht"), the
+# per-chunk gradients, and the recurrent forward (with "-h0").
 _LINEAR_BUNDLES = {
     "chunk_linear_states": "linear-states",
     "chunk_linear_output": "linear-chunks",
     "chunk_linear_bwd_dh": "linear-bwd-dh",
     "chunk_linear_bwd_dqk": "linear-bwd",
     "chunk_linear_bwd_dv": "linear-bwd",
+    "recurrent_linear_fwd": "linear-recurrent",
 }
 
 

@@ -201,12 +201,14 @@ def check_opcheck_compile_graph():
                    "schema, fake, autograd, aot_dispatch_dynamic")
         except Exception as error:  # noqa: BLE001 - reported, not raised
             report(False, "opcheck gla_forward", repr(error)[:400])
-    for args in ((q, k, v, h0, 0.125), (q, k, v, None, -0.3)):
+    # (..., scale, recurrent): both forms; the recurrent with h0.
+    for args in ((q, k, v, h0, 0.125, False), (q, k, v, None, -0.3, False),
+                 (q, k, v, h0, 0.2, True)):
         try:
             torch.library.opcheck(torch.ops.tegula.linear_attention_forward,
                                   args)
             report(True, f"opcheck linear_attention_forward "
-                   f"h0={args[3] is not None}",
+                   f"h0={args[3] is not None} recurrent={args[5]}",
                    "schema, fake, autograd, aot_dispatch_dynamic")
         except Exception as error:  # noqa: BLE001 - reported, not raised
             report(False, "opcheck linear_attention_forward",
@@ -229,11 +231,13 @@ def check_opcheck_compile_graph():
 
 
 def check_linear_repeats():
-    """chunk_linear_attention's second call with the same views repeats
-    each kernel's first launch (_common.Repeats): every kernel serves it."""
+    """chunk_linear_attention's (and its recurrent form's) second call with
+    the same views repeats each kernel's first launch (_common.Repeats):
+    every kernel serves it."""
     from tegula.ops import _linear_attention as la
     runs = {name: getattr(la, name) for name in (
-        "_states_run", "_output_run", "_dh_run", "_dqk_run", "_dv_run")}
+        "_states_run", "_output_run", "_dh_run", "_dqk_run", "_dv_run",
+        "_recurrent_run")}
     before = {name: r.served for name, r in runs.items()}
     q, k = (torch.randn(2, 100, 2, 64, device="cuda", dtype=torch.bfloat16,
                         requires_grad=True) for _ in range(2))
@@ -243,6 +247,8 @@ def check_linear_repeats():
     for _ in range(2):
         o, _ = tegula.ops.chunk_linear_attention(q, k, v)
         grads.append(torch.autograd.grad(o.float().square().sum(), (q, k, v)))
+        with torch.no_grad():
+            tegula.ops.fused_recurrent_linear_attention(q, k, v)
     served = {name: r.served - before[name] for name, r in runs.items()}
     same = all(torch.equal(a, b) for a, b in zip(*grads))
     report(all(served.values()) and same, "chunk_linear_attention repeats",
@@ -335,6 +341,10 @@ def check_values():
     check_gla((3, 1, 2, 128), 128, torch.float16, 0.3, use_h0=True,
               linear=True)
     check_gla((1, 33, 3, 64), 64, torch.float16, -0.7, linear=True,
+              recurrent=True, use_h0=True)
+    check_gla((2, 45, 2, 8), 16, torch.bfloat16, -0.5, linear=True,
+              recurrent=True, use_h0=True)
+    check_gla((3, 1, 2, 256), 256, torch.bfloat16, None, linear=True,
               recurrent=True, use_h0=True)
     check_forms_agree()
     check_errors()

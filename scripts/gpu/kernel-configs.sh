@@ -209,6 +209,7 @@ for_each_kernel_run() {
     $fn linear-bwd-dv-k256-$target $k/linear-k256-$target/chunk_linear_bwd_dv.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=0.0625 --seed 119
     $fn linear-output-f16-$target $k/linear-f16-$target/chunk_linear_output.json --check --dims B=1,T=100,H=2,NT=2 --scalar scale=0.088 --seed 120
     $fn linear-bwd-dh-f16-$target $k/linear-f16-$target/chunk_linear_bwd_dh.json --check --dims B=1,T=100,H=2,N0=0,ND=1,NT=2 --scalar scale=0.088 --seed 121
+    $fn linear-recurrent-k64-$target $la/recurrent_linear_fwd.json --check --dims B=2,T=37,H=3,N0=2 --scalar scale=-0.125 --seed 122
     # Ragged sizes run the general code, multiples of 16 the div16 variant.
     $fn argmax-$target $k/argmax-$target/extremes.json --check --dims R=1000 --in x=$k/argmax-inputs/x.npy --ref imax=$k/argmax-inputs/imax.npy --ref imin=$k/argmax-inputs/imin.npy --ref cmax=$k/argmax-inputs/cmax.npy --ref cmin=$k/argmax-inputs/cmin.npy
     # Atomics: 1563 programs adding into 8 bins and one element.

@@ -1,10 +1,11 @@
-"""tegula.ops.chunk_linear_attention's wiring without a GPU (needs torch,
-else skipped; python.test): its kernels (kernels/linear_attention_chunked
-.tile) emulated in float64 on the CPU by their per-chunk formulas, the op's
-outputs and gradients (q, k, v and the initial state) against float64
-autograd of the step recurrence at a ragged length, on the eager path (no
-dispatcher, repeated launches) and through the custom ops (opcheck). The
-kernels themselves run on the GPU: scripts/gpu/check-gla-ops.py."""
+"""The wiring of tegula.ops.chunk_linear_attention and
+fused_recurrent_linear_attention without a GPU (needs torch, else skipped;
+python.test): their kernels (kernels/linear_attention_chunked.tile)
+emulated in float64 on the CPU by their formulas, the ops' outputs and
+gradients (q, k, v and the initial state) against float64 autograd of the
+step recurrence at a ragged length, on the eager path (no dispatcher,
+repeated launches) and through the custom ops (opcheck). The kernels
+themselves run on the GPU: scripts/gpu/check-gla-ops.py."""
 
 import pytest
 
@@ -81,7 +82,19 @@ def _emulated(seen):
                                     dhs[:, c].double()))
         dv.copy_(torch.cat(out, 1))
 
-    kernels = {"chunk_linear_states": states, "chunk_linear_output": output,
+    def recurrent(q, k, v, h0, o, ht, scale):
+        seen.append("recurrent_linear_fwd")
+        b, t, h, kd = q.shape
+        s = (h0.double() if h0.numel() else
+             torch.zeros(b, h, kd, v.shape[-1], dtype=torch.float64))
+        for i in range(t):
+            s = s + k[:, i, :, :, None].double() * v[:, i, :, None, :]
+            o[:, i] = scale * torch.einsum("bhk,bhkv->bhv", q[:, i].double(),
+                                           s)
+        ht.copy_(s)
+
+    kernels = {"recurrent_linear_fwd": recurrent,
+               "chunk_linear_states": states, "chunk_linear_output": output,
                "chunk_linear_bwd_dh": dh, "chunk_linear_bwd_dqk": dqk,
                "chunk_linear_bwd_dv": dv}
     return lambda bundle, entry, on: kernels[entry]
@@ -114,10 +127,12 @@ def seen(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("scale", [None, -0.6])
-def test_eager_op_against_the_recurrence(seen, scale):
+@pytest.mark.parametrize("form,scale", [
+    ("chunk", None), ("chunk", -0.6), ("fused_recurrent", -0.6)])
+def test_eager_op_against_the_recurrence(seen, form, scale):
     """Forward and backward, twice (the second call's launches are
-    repeats), against float64 autograd: o, ht, dq, dk, dv, dh0."""
+    repeats), against float64 autograd: o, ht, dq, dk, dv, dh0. The
+    recurrent form has its own forward and the chunked backward."""
     q, k, v, h0 = _inputs()
     c = q.shape[-1] ** -0.5 if scale is None else scale
     q64, k64, v64, h064 = (x.detach().double().requires_grad_()
@@ -130,17 +145,18 @@ def test_eager_op_against_the_recurrence(seen, scale):
     for _ in range(2):
         for x in (q, k, v, h0):
             x.grad = None
-        o, ht = tegula.ops.chunk_linear_attention(
+        o, ht = getattr(tegula.ops, form + "_linear_attention")(
             q, k, v, scale=scale, initial_state=h0, output_final_state=True)
         ((o * do).sum() + (ht * dht).sum()).backward()
         for got, want in ((o, o64), (ht, ht64), (q.grad, q64.grad),
                           (k.grad, k64.grad), (v.grad, v64.grad),
                           (h0.grad, h064.grad)):
             assert torch.allclose(got.double(), want, rtol=1e-4, atol=1e-4)
-    assert seen[:6] == ["chunk_linear_states", "chunk_linear_output",
-                        "chunk_linear_states", "chunk_linear_bwd_dh",
-                        "chunk_linear_bwd_dqk", "chunk_linear_bwd_dv"]
-    assert seen[6:] == seen[:6]
+    forward = (["recurrent_linear_fwd"] if form == "fused_recurrent" else
+               ["chunk_linear_states", "chunk_linear_output"])
+    one = forward + ["chunk_linear_states", "chunk_linear_bwd_dh",
+                     "chunk_linear_bwd_dqk", "chunk_linear_bwd_dv"]
+    assert seen == one + one
 
 
 def test_no_final_state_and_no_gradient(seen):
@@ -156,10 +172,12 @@ def test_no_final_state_and_no_gradient(seen):
     assert seen == ["chunk_linear_states", "chunk_linear_output"]
 
 
-@pytest.mark.parametrize("with_h0", [True, False])
-def test_opcheck(seen, with_h0):
+@pytest.mark.parametrize("with_h0,recurrent", [
+    (True, False), (False, False), (True, True)])
+def test_opcheck(seen, with_h0, recurrent):
     """torch.library.opcheck of the forward op (its autograd formula runs
     the backward op): schema, fakes, autograd registration, AOT dispatch."""
     q, k, v, h0 = _inputs(t=70)
     torch.library.opcheck(torch.ops.tegula.linear_attention_forward,
-                          (q, k, v, h0 if with_h0 else None, 0.125))
+                          (q, k, v, h0 if with_h0 else None, 0.125,
+                           recurrent))

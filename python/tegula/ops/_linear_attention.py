@@ -11,7 +11,8 @@ then chunk_linear_bwd_dqk and chunk_linear_bwd_dv). Eager calls skip the
 dispatcher (an autograd.Function of the same implementation and formula,
 as tegula.ops.attention) and repeat each kernel's first launch for the same
 views with new pointers only (_common.Repeats). The recurrent form, for
-decoding, runs the GLA ops on zero gates (exp(0) = 1: nothing decays).
+decoding, is the same forward op with recurrent=True (recurrent_linear_fwd,
+one position at a time) and the same backward.
 """
 
 from __future__ import annotations
@@ -28,10 +29,6 @@ from . import _common, _gla
 CHUNK = _prebuilt.GLA_FWD_CHUNK
 
 
-def _zero_gates(q: Tensor) -> Tensor:
-    return torch.zeros(q.shape, dtype=torch.float32, device=q.device)
-
-
 def _kernel(kernel: str, q: Tensor, v: Tensor, flags: str = ""):
     name = _prebuilt.linear_bundle(kernel, q.shape[-1], v.shape[-1], flags,
                                    q.dtype == torch.float16)
@@ -45,6 +42,7 @@ _output_run = _common.Repeats()
 _dh_run = _common.Repeats()
 _dqk_run = _common.Repeats()
 _dv_run = _common.Repeats()
+_recurrent_run = _common.Repeats()
 
 
 def _key(tensors: Tuple[Optional[Tensor], ...], *scalars) -> Optional[tuple]:
@@ -69,8 +67,16 @@ def _states(key: Optional[tuple], k: Tensor, v: Tensor,
 
 
 def _forward_impl(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
-                  scale: float) -> Tuple[Tensor, Tensor]:
-    key = _key((q, k, v, h0), scale)
+                  scale: float, recurrent: bool) -> Tuple[Tensor, Tensor]:
+    key = _key((q, k, v, h0), scale, recurrent)
+    if recurrent:
+        o, ht = torch.empty_like(v), _gla._empty_state(k, v, k.shape[0])
+        state = h0 if h0 is not None else _gla._empty_state(k, v, 0)
+        flags = "-h0" if h0 is not None else ""
+        _recurrent_run.launch(
+            key, lambda: _kernel("recurrent_linear_fwd", q, v, flags),
+            (q, k, v, state, o, ht), scale=scale)
+        return o, ht
     hs, ht = _states(key, k, v, h0)
     o = torch.empty_like(v)
     _output_run.launch(key, lambda: _kernel("chunk_linear_output", q, v),
@@ -84,7 +90,7 @@ _forward = torch.library.custom_op("tegula::linear_attention_forward",
 
 @_forward.register_fake
 def _forward_fake(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
-                  scale: float) -> Tuple[Tensor, Tensor]:
+                  scale: float, recurrent: bool) -> Tuple[Tensor, Tensor]:
     return torch.empty_like(v), _gla._empty_state(q, v, q.shape[0])
 
 
@@ -124,7 +130,8 @@ def _backward_fake(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
 
 
 def _setup_context(ctx, inputs, output) -> None:
-    q, k, v, h0, scale = inputs
+    # Both forms compute one function: the chunked backward serves both.
+    q, k, v, h0, scale, _ = inputs
     ctx.save_for_backward(q, k, v, h0)
     ctx.scale = scale
     ctx.set_materialize_grads(False)
@@ -136,7 +143,7 @@ def _autograd_backward(ctx, do: Optional[Tensor], dht: Optional[Tensor]):
         do = torch.zeros_like(v)
     run = _backward_impl if _common.eager(do, dht, q) else _backward
     dq, dk, dv, dh0 = run(do, dht, q, k, v, h0, ctx.scale)
-    return dq, dk, dv, (dh0 if h0 is not None else None), None
+    return dq, dk, dv, (dh0 if h0 is not None else None), None, None
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
@@ -144,6 +151,27 @@ _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
 _Eager = _common.autograd_function(_forward_impl, _setup_context,
                                    _autograd_backward)
 _checked = _common.CheckedSignatures()
+
+
+def _run(op: str, q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
+         initial_state: Optional[Tensor], output_final_state: bool,
+         recurrent: bool) -> Tuple[Tensor, Optional[Tensor]]:
+    if not isinstance(q, Tensor):
+        raise TypeError(f"{op}: q must be a torch.Tensor, got "
+                        f"{type(q).__name__}")
+    key = _key((q, k, v, initial_state))
+    if key not in _checked:
+        _gla._check(op, q, k, v, None, initial_state)
+        _checked.add(key)
+    if scale is None:
+        scale = q.shape[-1] ** -0.5
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    h0 = (initial_state.float().contiguous()
+          if initial_state is not None else None)
+    run = _common.eager_call(_Eager, _forward_impl, q, k, v, h0) or \
+        torch.ops.tegula.linear_attention_forward
+    o, ht = run(q, k, v, h0, float(scale), recurrent)
+    return o, (ht if output_final_state else None)
 
 
 def chunk_linear_attention(q: Tensor, k: Tensor, v: Tensor,
@@ -157,22 +185,8 @@ def chunk_linear_attention(q: Tensor, k: Tensor, v: Tensor,
     q's dtype, S_T f32 or None), differentiable in q, k, v and
     initial_state. scale: None means K ** -0.5; any float, negative
     included. bf16 or f16; (K, V) as chunk_gla ships them."""
-    if not isinstance(q, Tensor):
-        raise TypeError(f"chunk_linear_attention: q must be a torch.Tensor, "
-                        f"got {type(q).__name__}")
-    key = _key((q, k, v, initial_state))
-    if key not in _checked:
-        _gla._check("chunk_linear_attention", q, k, v, None, initial_state)
-        _checked.add(key)
-    if scale is None:
-        scale = q.shape[-1] ** -0.5
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    h0 = (initial_state.float().contiguous()
-          if initial_state is not None else None)
-    run = _common.eager_call(_Eager, _forward_impl, q, k, v, h0) or \
-        torch.ops.tegula.linear_attention_forward
-    o, ht = run(q, k, v, h0, float(scale))
-    return o, (ht if output_final_state else None)
+    return _run("chunk_linear_attention", q, k, v, scale, initial_state,
+                output_final_state, recurrent=False)
 
 
 def fused_recurrent_linear_attention(q: Tensor, k: Tensor, v: Tensor,
@@ -183,9 +197,5 @@ def fused_recurrent_linear_attention(q: Tensor, k: Tensor, v: Tensor,
     """chunk_linear_attention's function one position at a time, for
     decoding (T = 1 with the state carried through initial_state and
     output_final_state=True). Same arguments, results and gradients."""
-    if not isinstance(q, Tensor):
-        raise TypeError(f"fused_recurrent_linear_attention: q must be a "
-                        f"torch.Tensor, got {type(q).__name__}")
-    return _gla._run("fused_recurrent_linear_attention", q, k, v,
-                     _zero_gates(q), scale, initial_state,
-                     output_final_state, recurrent=True)
+    return _run("fused_recurrent_linear_attention", q, k, v, scale,
+                initial_state, output_final_state, recurrent=True)
