@@ -181,3 +181,48 @@ def test_opcheck(seen, with_h0, recurrent):
     torch.library.opcheck(torch.ops.tegula.linear_attention_forward,
                           (q, k, v, h0 if with_h0 else None, 0.125,
                            recurrent))
+
+
+def _error(op, *args, **kwargs):
+    with pytest.raises(tegula.LaunchError) as caught:
+        getattr(tegula.ops, op)(*args, **kwargs)
+    return caught.value
+
+
+@pytest.mark.parametrize("op", ["chunk_linear_attention",
+                                "fused_recurrent_linear_attention"])
+def test_errors_name_the_argument(op):
+    """Each error names the op and the argument (LaunchError.argument),
+    before any kernel is looked up (fake CUDA tensors, no GPU)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        x = torch.empty(1, 20, 2, 64, dtype=torch.bfloat16, device="cuda")
+        error = _error(op, x, x[:, :10], x)
+        assert str(error) == (
+            f"{op}: argument 'k' has shape [1, 10, 2, 64] but q has "
+            "[1, 20, 2, 64]: q and k must be [B, T, H, K] alike")
+        assert error.argument == "k"
+        x96 = torch.empty(1, 20, 2, 96, dtype=torch.bfloat16, device="cuda")
+        error = _error(op, x96, x96, x)
+        assert str(error).startswith(
+            f"{op}: key and value head dimensions K = 96 (q's last extent) "
+            "and V = 64 (v's): tegula.ops ships K=8 V=16, K=64 V=64")
+        assert error.argument == "q"
+        error = _error(op, x, x, x, initial_state=torch.zeros(
+            1, 2, 64, 32, device="cuda"))
+        assert str(error) == (
+            f"{op}: argument 'initial_state' is [1, 2, 64, 32]: expected "
+            "[B, H, K, V] = [1, 2, 64, 64] on cuda:0")
+        assert error.argument == "initial_state"
+        error = _error(op, x, x.float(), x)
+        assert str(error) == (f"{op}: argument 'k' is torch.float32: "
+                              "expected torch.bfloat16 or torch.float16, "
+                              "as q")
+        assert error.argument == "k"
+    error = _error(op, *(torch.empty(1, 4, 2, 64, dtype=torch.bfloat16)
+                         for _ in range(3)))
+    assert str(error) == (f"{op}: argument 'q' is on cpu: expected a CUDA "
+                          "tensor on q's device")
+    with pytest.raises(TypeError, match=f"^{op}: k must be a torch.Tensor, "
+                       "got NoneType$"):
+        getattr(tegula.ops, op)(x, None, x)

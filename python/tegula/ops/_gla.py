@@ -198,9 +198,8 @@ def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor],
            initial_state: Optional[Tensor]) -> None:
     """What the kernels cannot take, as LaunchError naming the argument
     (g None: linear attention, no gates)."""
-    named = (("q", q), ("k", k), ("v", v)) + ((("g", g),) if g is not None
-                                              else ())
-    for name, t in named:
+    gates = (("g", g),) if g is not None else ()
+    for name, t in (("q", q), ("k", k), ("v", v)) + gates:
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}: {name} must be a torch.Tensor, "
                             f"got {type(t).__name__}")
@@ -219,7 +218,7 @@ def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor],
     if g is not None and g.dtype not in GATE_DTYPES:
         raise LaunchError(f"{op}: argument 'g' is {g.dtype}: expected a "
                           f"float32, bfloat16 or float16 tensor", "g")
-    for name, t in (x for x in named if x[0] in ("k", "g")):
+    for name, t in (("k", k),) + gates:
         if t.shape != q.shape:
             raise LaunchError(f"{op}: argument '{name}' has shape "
                               f"{list(t.shape)} but q has {list(q.shape)}: "

@@ -52,6 +52,15 @@ def _key(tensors: Tuple[Optional[Tensor], ...], *scalars) -> Optional[tuple]:
                              *scalars)
 
 
+def _initial(k: Tensor, v: Tensor, h0: Optional[Tensor]
+             ) -> Tuple[Tensor, str]:
+    """The state tensor a forward kernel takes (empty without h0) and its
+    bundle's flag."""
+    if h0 is None:
+        return _gla._empty_state(k, v, 0), ""
+    return h0, "-h0"
+
+
 def _states(key: Optional[tuple], k: Tensor, v: Tensor,
             h0: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
     """hs [B, NT, H, K, V] in k's dtype (every product rounds the states
@@ -59,8 +68,7 @@ def _states(key: Optional[tuple], k: Tensor, v: Tensor,
     b, t, h, kd = k.shape
     hs = k.new_empty((b, -(-t // CHUNK), h, kd, v.shape[-1]))
     ht = _gla._empty_state(k, v, b)
-    state = h0 if h0 is not None else _gla._empty_state(k, v, 0)
-    flags = "-h0" if h0 is not None else ""
+    state, flags = _initial(k, v, h0)
     _states_run.launch(key, lambda: _kernel("chunk_linear_states", k, v,
                                             flags), (k, v, state, hs, ht))
     return hs, ht
@@ -71,8 +79,7 @@ def _forward_impl(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
     key = _key((q, k, v, h0), scale, recurrent)
     if recurrent:
         o, ht = torch.empty_like(v), _gla._empty_state(k, v, k.shape[0])
-        state = h0 if h0 is not None else _gla._empty_state(k, v, 0)
-        flags = "-h0" if h0 is not None else ""
+        state, flags = _initial(k, v, h0)
         _recurrent_run.launch(
             key, lambda: _kernel("recurrent_linear_fwd", q, v, flags),
             (q, k, v, state, o, ht), scale=scale)
@@ -156,9 +163,7 @@ _checked = _common.CheckedSignatures()
 def _run(op: str, q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
          initial_state: Optional[Tensor], output_final_state: bool,
          recurrent: bool) -> Tuple[Tensor, Optional[Tensor]]:
-    if not isinstance(q, Tensor):
-        raise TypeError(f"{op}: q must be a torch.Tensor, got "
-                        f"{type(q).__name__}")
+    # A key of None (an argument that is no plain tensor) always checks.
     key = _key((q, k, v, initial_state))
     if key not in _checked:
         _gla._check(op, q, k, v, None, initial_state)
