@@ -36,9 +36,11 @@ Sections (--only; all by default):
   paged inputs);
 - host: wall time per call over many calls (--calls, 2000) of a tiny
   problem (attention [1, 1, 128, 64], rms_norm [1, 64], cross_entropy
-  [1, 128]) through tegula.ops, through the op's tegula kernel called
-  directly, and eager PyTorch; beside one launch of bench/run.py's Triton
-  axpy and one eager add_. Python and dispatch cost, not GPU time;
+  [1, 128], one decoding step of fused_recurrent_gla and
+  fused_recurrent_linear_attention at [1, 1, 4, 64] with a carried state)
+  through tegula.ops, through the op's tegula kernel called directly, and
+  eager PyTorch or fla; beside one launch of bench/run.py's Triton axpy and
+  one eager add_. Python and dispatch cost, not GPU time;
 - train: tokens/s and final loss of the JSON files that bench/train_llama.py
   and bench/train_gla.py wrote with --out (--llama, --gla); no GPU needed.
 
@@ -551,11 +553,56 @@ def host_us_rotated(fns, calls, rounds=HOST_ROUNDS):
     return {name: statistics.median(v) for name, v in loops.items()}
 
 
+def fla_recurrent():
+    """fla's fused_recurrent_gla and fused_recurrent_linear_attn (the
+    carried wheel), or None each."""
+    try:
+        from fla.ops.gla import fused_recurrent_gla
+        from fla.ops.linear_attn import fused_recurrent_linear_attn
+        return fused_recurrent_gla, fused_recurrent_linear_attn
+    except Exception as exc:  # noqa: BLE001 - not carried, or broken
+        print(f"  fla: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+        return None, None
+
+
+def decode_inputs(g):
+    """One decoding step of a GLA or linear-attention layer: q, k, v, the
+    gates [1, 1, 4, 64] and the carried state [1, 4, 64, 64] f32."""
+    q, k, v = (randn(g, 1, 1, 4, 64) for _ in range(3))
+    gate = F.logsigmoid(randn(g, 1, 1, 4, 64, dtype=torch.float32))
+    h0 = randn(g, 1, 4, 64, 64, dtype=torch.float32)
+    return dict(q=q, k=k, v=v, g=gate, h0=h0)
+
+
+def decode_step(op, x, kernel, fla_op):
+    """host's group of one decoding step of op (fused_recurrent_gla, or
+    fused_recurrent_linear_attention without the gates): fla's form first
+    (the others are checked against it), the op, its kernel directly."""
+    import tegula.ops
+    gated = op == "fused_recurrent_gla"
+    gates = (x["g"],) if gated else ()
+    fla = None
+    if fla_op is not None:
+        fla = (lambda: fla_op(x["q"], x["k"], x["v"], gk=x["g"], scale=0.125,
+                              initial_state=x["h0"],
+                              output_final_state=True)[0]) if gated else (
+            lambda: fla_op(x["q"], x["k"], x["v"], scale=0.125,
+                           initial_state=x["h0"], output_final_state=True)[0])
+    impls = {"fla": fla} if fla else {}
+    impls["tegula.ops"] = lambda: getattr(tegula.ops, op)(
+        x["q"], x["k"], x["v"], *gates, scale=0.125, initial_state=x["h0"],
+        output_final_state=True)[0]
+    impls["tegula kernel, direct"] = None if kernel is None else (
+        lambda: kernel(x["q"], x["k"], x["v"], *gates, x["h0"],
+                       scale=0.125)[0])
+    return (op + " (decode step)", dict(B=1, T=1, H=4, K=64, V=64), impls)
+
+
 def section_host(res, args):
     """Tiny problems, so that each call's host cost (Python, argument
     checks, the custom op's dispatch, the launch) is what is measured."""
     import tegula.ops
-    from tegula.ops import _attention, _loss, _norm
+    from tegula.ops import _attention, _gla, _linear_attention, _loss, _norm
     g = torch.Generator(device="cuda").manual_seed(17)
     calls = args.calls
     with torch.no_grad():
@@ -581,6 +628,12 @@ def section_host(res, args):
                                                    False))
         norm_k = direct(lambda: _norm._kernel("rmsnorm_fwd", x))
         loss_k = direct(lambda: _loss._kernel("cross_entropy", logits))
+        decoding = decode_inputs(g)
+        gla_k = direct(lambda: _gla._kernel(
+            "recurrent_gla_fwd", decoding["q"], decoding["v"], "-h0"))
+        linear_k = direct(lambda: _linear_attention._kernel(
+            "recurrent_linear_fwd", decoding["q"], decoding["v"], "-h0"))
+        fla_gla, fla_linear = fla_recurrent()
         groups = [
             ("attention", dict(B=1, H=1, N=128, D=64), {
                 "torch eager (sdpa)": lambda: F.scaled_dot_product_attention(
@@ -605,6 +658,9 @@ def section_host(res, args):
                     lambda: loss_k(logits, target)[0]),
                 TRITON_OP: lambda: baselines.triton_cross_entropy(
                     logits, target)[0]}),
+            decode_step("fused_recurrent_gla", decoding, gla_k, fla_gla),
+            decode_step("fused_recurrent_linear_attention", decoding,
+                        linear_k, fla_linear),
             ("one launch (axpy, 1024 f32)", dict(N=1024), {
                 "triton": lambda: baselines.triton_axpy(xa, ya, 0.5),
                 "torch eager (add_)": lambda: ya.add_(xa, alpha=0.5)}),

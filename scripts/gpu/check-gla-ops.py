@@ -8,8 +8,9 @@ step recurrence and its PyTorch autograd, on fresh random inputs (the seed
 is printed; --seed N draws it again) at ragged lengths, outputs poisoned first; both forms, negative
 and zero scales, f16 and bf16, f32 and bf16 gates, gates strong enough that
 a factored exp(gc_i) exp(-gc_j) would overflow; errors raised before
-launch; opcheck; torch.compile(fullgraph=True) and a CUDA graph replay
-bit-identical to eager. --speed also times chunk_gla forward, backward
+launch; repeated launches (new tensors of the same views) bit-identical
+to first launches; opcheck; torch.compile(fullgraph=True) and a CUDA graph
+replay bit-identical to eager. --speed also times chunk_gla forward, backward
 and forward + backward beside fla's, per kernel too (gla-bwd-speed.py's
 timing; import fla: bench/on-device.sh installs its wheel into /tmp/site).
 """
@@ -27,7 +28,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import tegula  # noqa: E402
 import tegula.ops  # noqa: E402
-from tegula.ops import _gla  # noqa: E402
+from tegula.ops import _common, _gla  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -230,30 +231,70 @@ def check_opcheck_compile_graph():
                             (q, k, v, h0))
 
 
-def check_linear_repeats():
-    """chunk_linear_attention's (and its recurrent form's) second call with
-    the same views repeats each kernel's first launch (_common.Repeats):
-    every kernel serves it."""
-    from tegula.ops import _linear_attention as la
-    runs = {name: getattr(la, name) for name in (
-        "_states_run", "_output_run", "_dh_run", "_dqk_run", "_dv_run",
-        "_recurrent_run")}
+def check_repeats(label, module, call):
+    """An op's calls on new tensors of the same views repeat each kernel's
+    first launch with new pointers only (_common.Repeats): every Repeats of
+    `module` serves some, and the results of a repeat are bit-identical to
+    a first launch on the same tensors. call(x) runs the op (forward and
+    backward) on the leaves x and returns what it computed."""
+    runs = {name: r for name, r in vars(module).items()
+            if isinstance(r, _common.Repeats)}
+
+    def leaves():
+        return [torch.randn(2, 100, 2, 64, device="cuda",
+                            dtype=torch.bfloat16, requires_grad=True)
+                for _ in range(3)] + [F.logsigmoid(torch.randn(
+                    2, 100, 2, 64, device="cuda")).requires_grad_()]
     before = {name: r.served for name, r in runs.items()}
-    q, k = (torch.randn(2, 100, 2, 64, device="cuda", dtype=torch.bfloat16,
-                        requires_grad=True) for _ in range(2))
-    v = torch.randn(2, 100, 2, 64, device="cuda", dtype=torch.bfloat16,
-                    requires_grad=True)
-    grads = []
-    for _ in range(2):
-        o, _ = tegula.ops.chunk_linear_attention(q, k, v)
-        grads.append(torch.autograd.grad(o.float().square().sum(), (q, k, v)))
-        with torch.no_grad():
-            tegula.ops.fused_recurrent_linear_attention(q, k, v)
-    served = {name: r.served - before[name] for name, r in runs.items()}
-    same = all(torch.equal(a, b) for a, b in zip(*grads))
-    report(all(served.values()) and same, "chunk_linear_attention repeats",
-           f"calls served by repeats {served}, gradients "
-           f"{'bit-identical' if same else 'differ'}")
+    call(leaves())
+    x = leaves()
+    repeated = call(x)
+    served = {name[1:-4]: r.served - before[name]
+              for name, r in runs.items()}
+    # New Repeats (each thread's launches are its own: autograd runs the
+    # backward on another) for first launches, then the kept ones back.
+    for name in runs:
+        setattr(module, name, _common.Repeats())
+    try:
+        first = call(x)
+    finally:
+        for name, r in runs.items():
+            setattr(module, name, r)
+    same = all(torch.equal(a, b) for a, b in zip(repeated, first))
+    report(all(served.values()) and same, f"{label} repeats",
+           f"calls served by repeats {served}; a repeat's results "
+           f"{'bit-identical to' if same else 'DIFFER from'} a first launch")
+
+
+def gla_calls(x):
+    """chunk_gla in both chunked forms (T 100: states, scores, outputs;
+    T 40: chunk_gla_fwd) with gradients, fused_recurrent_gla without."""
+    q, k, v, g = x
+    h0 = torch.ones(2, 2, 64, 64, device="cuda")
+    o, ht = tegula.ops.chunk_gla(q, k, v, g, initial_state=h0,
+                                 output_final_state=True)
+    out = [o, ht, *torch.autograd.grad(o.float().square().sum() + ht.sum(),
+                                       (q, k, v, g))]
+    q, k, v, g = (t[:, :40] for t in x)
+    o, _ = tegula.ops.chunk_gla(q, k, v, g, scale=-0.5)
+    out += [o, *torch.autograd.grad(o.float().square().sum(), x)]
+    with torch.no_grad():
+        out += list(tegula.ops.fused_recurrent_gla(
+            *(t[:, :3] for t in x), initial_state=h0,
+            output_final_state=True))
+    return out
+
+
+def linear_calls(x):
+    """chunk_linear_attention with gradients, its recurrent form
+    without."""
+    q, k, v, _ = x
+    o, _ = tegula.ops.chunk_linear_attention(q, k, v)
+    out = [o, *torch.autograd.grad(o.float().square().sum(), (q, k, v))]
+    with torch.no_grad():
+        out += list(tegula.ops.fused_recurrent_linear_attention(
+            q, k, v, output_final_state=True))
+    return out
 
 
 def check_compile_and_graph(op, loss_of, leaves):
@@ -348,7 +389,9 @@ def check_values():
               recurrent=True, use_h0=True)
     check_forms_agree()
     check_errors()
-    check_linear_repeats()
+    from tegula.ops import _linear_attention
+    check_repeats("chunk_gla", _gla, gla_calls)
+    check_repeats("chunk_linear_attention", _linear_attention, linear_calls)
 
 
 def main():

@@ -148,6 +148,15 @@ def views_key(tensors: Sequence[Any], *scalars: Any) -> Optional[tuple]:
     return tuple(key)
 
 
+def optional_views_key(tensors: Sequence[Optional[Any]],
+                       *scalars: Any) -> Optional[tuple]:
+    """views_key of the tensors present and which are (an optional input
+    given or None)."""
+    present = tuple(t is not None for t in tensors)
+    return views_key([t for t in tensors if t is not None], present,
+                     *scalars)
+
+
 _UNSERVED = object()
 
 

@@ -17,11 +17,17 @@ gradient (chunk_gla_bwd_da) and from it the intra-chunk dq, dk
 (chunk_gla_bwd_dqk_intra), then dq, dk, dg (chunk_gla_bwd_dqkg) and dv
 (chunk_gla_bwd_dv), kernels/gla_bwd.tile (its header says why in this
 form). Both forms share the backward: they compute the same function.
+
+Eager calls skip the dispatcher (an autograd.Function of the same
+implementation and formula, as tegula.ops.attention), check each signature
+once, and repeat each kernel's first launch for the same views with new
+pointers only (_common.Repeats): a decoding step is one launch's host
+cost, not the custom op's dispatch.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -78,18 +84,60 @@ def _empty_state(q: Tensor, v: Tensor, n: int) -> Tensor:
     return q.new_empty((n, h, k, v.shape[-1]), dtype=torch.float32)
 
 
-@torch.library.custom_op("tegula::gla_forward", mutates_args=())
-def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
-             h0: Optional[Tensor], scale: float, recurrent: bool,
-             keep_scores: bool) -> Tuple[Tensor, Tensor, Tensor]:
-    flags = "-h0" if h0 is not None else ""
-    state = h0 if h0 is not None else _empty_state(q, v, 0)
-    # Every tensor is passed: which ones a build returns depends on what it
-    # writes (chunk_gla_fwd writes no hs without STORE_STATES).
+_no_states: Dict[tuple, Tensor] = {}
+
+
+def _initial(q: Tensor, v: Tensor, h0: Optional[Tensor]
+             ) -> Tuple[Tensor, str]:
+    """The state tensor a kernel takes for an optional input state (h0 or
+    dht): the tensor itself, or an empty [0, H, K, V] made once per device
+    and shape (a new one cost 1-2 us a call); and the flag of its build
+    ("-h0" for a state given). Never an op's output: it is shared."""
+    if h0 is not None:
+        return h0, "-h0"
+    key = (q.get_device(), q.shape[2], q.shape[3], v.shape[-1])
+    empty = _no_states.get(key)
+    if empty is None:
+        empty = _no_states[key] = _empty_state(q, v, 0)
+    return empty, ""
+
+
+# The kernels' repeated calls (_common.Repeats), by the op's views of its
+# inputs and its scalars (optional_views_key): forward, then backward.
+_recurrent_run = _common.Repeats()
+_fwd_run = _common.Repeats()
+_cumsum_run = _common.Repeats()
+_states_run = _common.Repeats()
+_intra_run = _common.Repeats()
+_output_run = _common.Repeats()
+_dh_run = _common.Repeats()
+_da_run = _common.Repeats()
+_dqk_intra_run = _common.Repeats()
+_dqkg_run = _common.Repeats()
+_dv_run = _common.Repeats()
+
+
+def _forward_impl(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
+                  h0: Optional[Tensor], scale: float, recurrent: bool,
+                  keep_scores: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    key = _common.optional_views_key((q, k, v, g, h0), scale, recurrent,
+                                     keep_scores, _chunked(q))
+    return _forward_keyed(key, q, k, v, g, h0, scale, recurrent,
+                          keep_scores)
+
+
+def _forward_keyed(key: Optional[tuple], q: Tensor, k: Tensor, v: Tensor,
+                   g: Tensor, h0: Optional[Tensor], scale: float,
+                   recurrent: bool, keep_scores: bool
+                   ) -> Tuple[Tensor, Tensor, Tensor]:
+    """_forward_impl with its Repeats key given: _run's own (its checks'
+    key, on the caller's tensors) on the eager path without autograd."""
+    state, flags = _initial(q, v, h0)
     o, ht = torch.empty_like(v), _empty_state(q, v, q.shape[0])
     if recurrent:
-        _kernel("recurrent_gla_fwd", q, v, flags)(
-            q, k, v, g, state, o=o, ht=ht, scale=scale)
+        _recurrent_run.launch(
+            key, lambda: _kernel("recurrent_gla_fwd", q, v, flags),
+            (q, k, v, g, state, o, ht), scale=scale)
         return o, ht, _no_scores(q)
     b, t, h, kd = q.shape
     if _chunked(q):
@@ -98,19 +146,29 @@ def _forward(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
         # product, so storing them rounded is exact and halves their bytes.
         hs = q.new_empty((b, nt, h, kd, v.shape[-1]))
         gc = torch.empty_like(g, dtype=torch.float32)
-        _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
+        _cumsum_run.launch(key, lambda: _kernel("chunk_gla_cumsum", q, v),
+                           (g, gc))
         # The states read the chunk sums (GC builds), not the gates.
-        _kernel("chunk_gla_states", q, v, flags)(
-            k, v, gc, state, hs=hs, ht=ht)
+        _states_run.launch(
+            key, lambda: _kernel("chunk_gla_states", q, v, flags),
+            (k, v, gc, state, hs, ht))
         a = q.new_empty((b, t, h, _prebuilt.GLA_FWD_CHUNK),
                         dtype=torch.float32)
-        _kernel("chunk_gla_intra", q, v)(q, k, gc, a=a)
-        _kernel("chunk_gla_output", q, v)(q, v, gc, a, hs, o=o, scale=scale)
+        _intra_run.launch(key, lambda: _kernel("chunk_gla_intra", q, v),
+                          (q, k, gc, a))
+        _output_run.launch(key, lambda: _kernel("chunk_gla_output", q, v),
+                           (q, v, gc, a, hs, o), scale=scale)
         return o, ht, (a if keep_scores else _no_scores(q))
+    # Every tensor is passed: chunk_gla_fwd writes no hs without
+    # STORE_STATES.
     no_states = q.new_empty((b, 0, h, kd, v.shape[-1]), dtype=torch.float32)
-    _kernel("chunk_gla_fwd", q, v, flags)(
-        q, k, v, g, state, o=o, ht=ht, hs=no_states, scale=scale)
+    _fwd_run.launch(key, lambda: _kernel("chunk_gla_fwd", q, v, flags),
+                    (q, k, v, g, state, o, ht, no_states), scale=scale)
     return o, ht, _no_scores(q)
+
+
+_forward = torch.library.custom_op("tegula::gla_forward", _forward_impl,
+                                   mutates_args=())
 
 
 @_forward.register_fake
@@ -123,44 +181,55 @@ def _forward_fake(q: Tensor, k: Tensor, v: Tensor, g: Tensor,
     return torch.empty_like(v), _empty_state(q, v, q.shape[0]), a
 
 
-@torch.library.custom_op("tegula::gla_backward", mutates_args=())
-def _backward(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
-              v: Tensor, g: Tensor, h0: Optional[Tensor], a: Tensor,
-              scale: float
-              ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+def _backward_impl(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
+                   v: Tensor, g: Tensor, h0: Optional[Tensor], a: Tensor,
+                   scale: float
+                   ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    do = do.contiguous()
+    dht = dht.contiguous() if dht is not None else None
+    key = _common.optional_views_key((do, dht, q, k, v, g, h0, a), scale)
     b, t, h, kd = q.shape
     nt = -(-t // BWD_CHUNK)
     # The states and their gradients in q's dtype, as fla's (every dot
     # rounds them to it; gla_bwd.tile's header bounds what dg loses).
     hs = q.new_empty((b, nt, h, kd, v.shape[-1]))
-    h0_flag = "-h0" if h0 is not None else ""
-    state = h0 if h0 is not None else _empty_state(q, v, 0)
+    state, h0_flag = _initial(q, v, h0)
     # The states and dh read the chunk sums (GC builds), not the gates.
     gc = torch.empty_like(g, dtype=torch.float32)
-    _kernel("chunk_gla_cumsum", q, v)(g, gc=gc)
-    _kernel("chunk_gla_states", q, v, h0_flag)(
-        k, v, gc, state, hs=hs, ht=_empty_state(q, v, b))
+    _cumsum_run.launch(key, lambda: _kernel("chunk_gla_cumsum", q, v),
+                       (g, gc))
+    _states_run.launch(
+        key, lambda: _kernel("chunk_gla_states", q, v, h0_flag),
+        (k, v, gc, state, hs, _empty_state(q, v, b)))
+    end_state, _ = _initial(q, v, dht)
     dh_flags = h0_flag + ("-dht" if dht is not None else "")
     dhs = torch.empty_like(hs)
     dh0 = _empty_state(q, v, b if h0_flag else 0)
-    do = do.contiguous()
-    _kernel("chunk_gla_bwd_dh", q, v, dh_flags)(
-        q, gc, do,
-        dht.contiguous() if dht is not None else _empty_state(q, v, 0),
-        dhs=dhs, dh0=dh0, scale=scale)
+    _dh_run.launch(key, lambda: _kernel("chunk_gla_bwd_dh", q, v, dh_flags),
+                   (q, gc, do, end_state, dhs, dh0), scale=scale)
     # The forward's scores when it kept them (_keeps_scores), else again.
     if a.numel() == 0:
         a = q.new_empty((b, t, h, BWD_CHUNK), dtype=torch.float32)
-        _kernel("chunk_gla_intra", q, v)(q, k, gc, a=a)
+        _intra_run.launch(key, lambda: _kernel("chunk_gla_intra", q, v),
+                          (q, k, gc, a))
     da = torch.empty_like(a)
-    _kernel("chunk_gla_bwd_da", q, v)(v, do, da=da, scale=scale)
+    _da_run.launch(key, lambda: _kernel("chunk_gla_bwd_da", q, v),
+                   (v, do, da), scale=scale)
     dqi, dki = torch.empty_like(gc), torch.empty_like(gc)
-    _kernel("chunk_gla_bwd_dqk_intra", q, v)(q, k, gc, da, dqi=dqi, dki=dki)
+    _dqk_intra_run.launch(
+        key, lambda: _kernel("chunk_gla_bwd_dqk_intra", q, v),
+        (q, k, gc, da, dqi, dki))
     dq, dk, dv, dg = (torch.empty_like(t) for t in (q, k, v, g))
-    _kernel("chunk_gla_bwd_dqkg", q, v)(
-        q, k, v, gc, do, hs, dhs, dqi, dki, dq=dq, dk=dk, dg=dg, scale=scale)
-    _kernel("chunk_gla_bwd_dv", q, v)(k, gc, a, do, dhs, dv=dv, scale=scale)
+    _dqkg_run.launch(
+        key, lambda: _kernel("chunk_gla_bwd_dqkg", q, v),
+        (q, k, v, gc, do, hs, dhs, dqi, dki, dq, dk, dg), scale=scale)
+    _dv_run.launch(key, lambda: _kernel("chunk_gla_bwd_dv", q, v),
+                   (k, gc, a, do, dhs, dv), scale=scale)
     return dq, dk, dv, dg, dh0
+
+
+_backward = torch.library.custom_op("tegula::gla_backward", _backward_impl,
+                                    mutates_args=())
 
 
 @_backward.register_fake
@@ -186,12 +255,17 @@ def _autograd_backward(ctx, do: Optional[Tensor], dht: Optional[Tensor],
     q, k, v, g, h0, a = ctx.saved_tensors
     if do is None:
         do = torch.zeros_like(v)
-    dq, dk, dv, dg, dh0 = _backward(do, dht, q, k, v, g, h0, a, ctx.scale)
+    run = _backward_impl if _common.eager(do, dht, q) else _backward
+    dq, dk, dv, dg, dh0 = run(do, dht, q, k, v, g, h0, a, ctx.scale)
     return (dq, dk, dv, dg, (dh0 if h0 is not None else None), None, None,
             None)
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
+# The eager path (no dispatcher): the same implementation and formula.
+_Eager = _common.autograd_function(_forward_impl, _setup_context,
+                                   _autograd_backward)
+_checked = _common.CheckedSignatures()
 
 
 def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor],
@@ -252,19 +326,31 @@ def _run(op: str, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
          scale: Optional[float], initial_state: Optional[Tensor],
          output_final_state: bool, recurrent: bool
          ) -> Tuple[Tensor, Optional[Tensor]]:
-    _check(op, q, k, v, g, initial_state)
+    # A key of None (an argument that is no plain tensor) always checks.
+    key = _common.optional_views_key((q, k, v, g, initial_state))
+    if key not in _checked:
+        _check(op, q, k, v, g, initial_state)
+        _checked.add(key)
     if scale is None:
         scale = q.shape[-1] ** -0.5
     # The kernels read f32 gates and states; the casts are differentiable.
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     g32 = g.float().contiguous()
     h0 = (initial_state.float().contiguous()
           if initial_state is not None else None)
+    run = _common.eager_call(_Eager, _forward_impl, q, k, v, g32, h0) or \
+        torch.ops.tegula.gla_forward
     # With a backward to come, the forward keeps its chunked scores.
     keep = torch.is_grad_enabled() and any(
-        t is not None and t.requires_grad for t in (q, k, v, g, initial_state))
-    o, ht, _ = torch.ops.tegula.gla_forward(
-        q.contiguous(), k.contiguous(), v.contiguous(), g32, h0,
-        float(scale), recurrent, keep)
+        t is not None and t.requires_grad for t in (q, k, v, g32, h0))
+    if run is _forward_impl and key is not None:
+        # The caller's views and these scalars fix the views above; the
+        # last element keeps these keys apart from _forward_impl's.
+        o, ht, _ = _forward_keyed(
+            key + (float(scale), recurrent, _chunked(q), "caller"),
+            q, k, v, g32, h0, float(scale), recurrent, False)
+    else:
+        o, ht, _ = run(q, k, v, g32, h0, float(scale), recurrent, keep)
     return o, (ht if output_final_state else None)
 
 

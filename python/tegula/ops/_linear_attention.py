@@ -45,22 +45,6 @@ _dv_run = _common.Repeats()
 _recurrent_run = _common.Repeats()
 
 
-def _key(tensors: Tuple[Optional[Tensor], ...], *scalars) -> Optional[tuple]:
-    """views_key of the tensors present, and which are (None: absent)."""
-    present = tuple(t is not None for t in tensors)
-    return _common.views_key([t for t in tensors if t is not None], present,
-                             *scalars)
-
-
-def _initial(k: Tensor, v: Tensor, h0: Optional[Tensor]
-             ) -> Tuple[Tensor, str]:
-    """The state tensor a forward kernel takes (empty without h0) and its
-    bundle's flag."""
-    if h0 is None:
-        return _gla._empty_state(k, v, 0), ""
-    return h0, "-h0"
-
-
 def _states(key: Optional[tuple], k: Tensor, v: Tensor,
             h0: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
     """hs [B, NT, H, K, V] in k's dtype (every product rounds the states
@@ -68,7 +52,7 @@ def _states(key: Optional[tuple], k: Tensor, v: Tensor,
     b, t, h, kd = k.shape
     hs = k.new_empty((b, -(-t // CHUNK), h, kd, v.shape[-1]))
     ht = _gla._empty_state(k, v, b)
-    state, flags = _initial(k, v, h0)
+    state, flags = _gla._initial(k, v, h0)
     _states_run.launch(key, lambda: _kernel("chunk_linear_states", k, v,
                                             flags), (k, v, state, hs, ht))
     return hs, ht
@@ -76,10 +60,19 @@ def _states(key: Optional[tuple], k: Tensor, v: Tensor,
 
 def _forward_impl(q: Tensor, k: Tensor, v: Tensor, h0: Optional[Tensor],
                   scale: float, recurrent: bool) -> Tuple[Tensor, Tensor]:
-    key = _key((q, k, v, h0), scale, recurrent)
+    return _forward_keyed(
+        _common.optional_views_key((q, k, v, h0), scale, recurrent),
+        q, k, v, h0, scale, recurrent)
+
+
+def _forward_keyed(key: Optional[tuple], q: Tensor, k: Tensor, v: Tensor,
+                   h0: Optional[Tensor], scale: float, recurrent: bool
+                   ) -> Tuple[Tensor, Tensor]:
+    """_forward_impl with its Repeats key given: _run's own (its checks'
+    key, on the caller's tensors) on the eager path without autograd."""
     if recurrent:
         o, ht = torch.empty_like(v), _gla._empty_state(k, v, k.shape[0])
-        state, flags = _initial(k, v, h0)
+        state, flags = _gla._initial(k, v, h0)
         _recurrent_run.launch(
             key, lambda: _kernel("recurrent_linear_fwd", q, v, flags),
             (q, k, v, state, o, ht), scale=scale)
@@ -106,16 +99,16 @@ def _backward_impl(do: Tensor, dht: Optional[Tensor], q: Tensor, k: Tensor,
                    ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     do = do.contiguous()
     dht = dht.contiguous() if dht is not None else None
-    key = _key((do, dht, q, k, v, h0), scale)
+    key = _common.optional_views_key((do, dht, q, k, v, h0), scale)
     hs, _ = _states(key, k, v, h0)
     flags = ("-h0" if h0 is not None else "") + \
         ("-dht" if dht is not None else "")
     dhs = torch.empty_like(hs)
     dh0 = _gla._empty_state(q, v, q.shape[0] if h0 is not None else 0)
+    end_state, _ = _gla._initial(q, v, dht)
     _dh_run.launch(
         key, lambda: _kernel("chunk_linear_bwd_dh", q, v, flags),
-        (q, do, dht if dht is not None else _gla._empty_state(q, v, 0),
-         dhs, dh0), scale=scale)
+        (q, do, end_state, dhs, dh0), scale=scale)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     _dqk_run.launch(key, lambda: _kernel("chunk_linear_bwd_dqk", q, v),
                     (q, k, v, do, hs, dhs, dq, dk), scale=scale)
@@ -164,7 +157,7 @@ def _run(op: str, q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
          initial_state: Optional[Tensor], output_final_state: bool,
          recurrent: bool) -> Tuple[Tensor, Optional[Tensor]]:
     # A key of None (an argument that is no plain tensor) always checks.
-    key = _key((q, k, v, initial_state))
+    key = _common.optional_views_key((q, k, v, initial_state))
     if key not in _checked:
         _gla._check(op, q, k, v, None, initial_state)
         _checked.add(key)
@@ -175,7 +168,13 @@ def _run(op: str, q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
           if initial_state is not None else None)
     run = _common.eager_call(_Eager, _forward_impl, q, k, v, h0) or \
         torch.ops.tegula.linear_attention_forward
-    o, ht = run(q, k, v, h0, float(scale), recurrent)
+    if run is _forward_impl and key is not None:
+        # The caller's views and these scalars fix the views above; the
+        # last element keeps these keys apart from _forward_impl's.
+        o, ht = _forward_keyed(key + (float(scale), recurrent, "caller"),
+                               q, k, v, h0, float(scale), recurrent)
+    else:
+        o, ht = run(q, k, v, h0, float(scale), recurrent)
     return o, (ht if output_final_state else None)
 
 
