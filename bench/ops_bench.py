@@ -18,6 +18,10 @@ Sections (--only; all by default):
   (4, 16, 4096, 128) and (8, 16, 2048, 64), causal and not, and GQA at
   B 4, H 32, HKV 8, N 4096, D 128 (SDPA with enable_gqa=True, or K/V
   repeated inside the timed call where a backend refuses it);
+- varlen: tegula.ops.attention_varlen over one packed batch (12 sequences
+  of 256 to 3000 tokens, 16384 in all) at D = 64 and 128 (H = 2048 / D;
+  HKV = H, and 4 query heads a K/V head at D = 128), causal and not,
+  against PyTorch's torch.nn.attention.varlen.varlen_attn where it imports;
 - rms_norm: x [16384, 4096] bf16 and w, against torch.nn.functional.rms_norm
   eager and torch.compile'd;
 - cross_entropy: logits [4096, 128256] bf16, mean loss, against
@@ -75,8 +79,8 @@ sys.path.insert(0, HERE)
 from ops_report import CALLS, TRITON_OP, plot, render, shape_text  # noqa: E402
 ROOT = os.path.dirname(HERE)
 
-SECTIONS = ("attention", "rms_norm", "cross_entropy", "rotary", "gla",
-            "linear", "decode", "host", "train")
+SECTIONS = ("attention", "varlen", "rms_norm", "cross_entropy", "rotary",
+            "gla", "linear", "decode", "host", "train")
 # Relative L2 of tegula's outputs against a peer's, by the inputs' dtype.
 TOL = {"bfloat16": 1e-2, "float16": 3e-3}
 # Each table (a row's "work"), in the order of the Markdown file.
@@ -347,6 +351,73 @@ def section_attention(res, args):
         bench_shape(res, "attention", s, impls, (q, k, v), wrt=(q, k, v),
                     grad_out=do, grad_names=("q", "k", "v"), flops=flops)
     shapes_of(res, "attention", shapes, one)
+
+
+# The packed batch of bench/stage.sh's cu-bench (and scripts/gpu/
+# varlen-sweep.sh's): 12 sequences, 16384 tokens.
+VARLEN_LENS = [3000, 256, 1800, 700, 2048, 333, 1024, 2500, 512, 1111, 1500]
+VARLEN_LENS.append(16384 - sum(VARLEN_LENS))
+
+
+def torch_varlen():
+    """PyTorch's torch.nn.attention.varlen.varlen_attn as fn(q, k, v, cu,
+    max_len, causal) over one packed batch (the same bounds for queries and
+    keys), or (None, why) where this torch lacks it."""
+    import inspect
+    try:
+        from torch.nn.attention.varlen import varlen_attn
+    except Exception as exc:  # noqa: BLE001 - older torch
+        return None, f"{type(exc).__name__}: {str(exc)[:200]}"
+    params = inspect.signature(varlen_attn).parameters
+
+    def fn(q, k, v, cu, max_len, causal):
+        kw = {}
+        if causal:
+            # Older forms take is_causal; newer a window (-1, 0).
+            if "is_causal" in params:
+                kw["is_causal"] = True
+            else:
+                kw["window_size"] = (-1, 0)
+        if k.shape[1] != q.shape[1]:
+            kw["enable_gqa"] = True
+        return varlen_attn(q, k, v, cu, cu, max_len, max_len, **kw)
+    return fn, None
+
+
+def section_varlen(res, args):
+    import itertools
+    import tegula.ops
+    g = torch.Generator(device="cuda").manual_seed(19)
+    peer, why = torch_varlen()
+    if why:
+        print(f"torch varlen_attn not available: {why}", flush=True)
+    cu = torch.tensor([0] + list(itertools.accumulate(VARLEN_LENS)),
+                      dtype=torch.int32, device="cuda")
+    total, longest = sum(VARLEN_LENS), max(VARLEN_LENS)
+    shapes = [dict(T=total, S=len(VARLEN_LENS), H=2048 // d, HKV=hkv, D=d,
+                   causal=causal)
+              for d, hkv in ((64, 32), (128, 16), (128, 4))
+              for causal in (False, True)]
+
+    def one(s):
+        h, hkv, d, causal = s["H"], s["HKV"], s["D"], s["causal"]
+        q = randn(g, total, h, d, grad=True)
+        k, v = (randn(g, total, hkv, d, grad=True) for _ in range(2))
+        do = randn(g, total, h, d)
+        impls = {"tegula": lambda q, k, v: tegula.ops.attention_varlen(
+            q, k, v, cu, cu, longest, longest, causal=causal)}
+        if peer:
+            impls["torch varlen_attn"] = lambda q, k, v: peer(
+                q, k, v, cu, longest, causal)
+        else:
+            res.info("attention_varlen", "torch varlen_attn", s,
+                     f"not importable ({why})")
+        flops = sum(4 * h * n * n * d // (2 if causal else 1)
+                    for n in VARLEN_LENS)
+        bench_shape(res, "attention_varlen", s, impls, (q, k, v),
+                    wrt=(q, k, v), grad_out=do, grad_names=("q", "k", "v"),
+                    flops=flops)
+    shapes_of(res, "attention_varlen", shapes, one)
 
 
 def section_rms_norm(res, args):
@@ -745,7 +816,7 @@ def section_train(res, args):
 RUNNERS = {"attention": section_attention, "rms_norm": section_rms_norm,
            "cross_entropy": section_cross_entropy, "rotary": section_rotary,
            "gla": section_gla, "linear": section_linear,
-           "decode": section_decode,
+           "decode": section_decode, "varlen": section_varlen,
            "host": section_host, "train": section_train}
 
 

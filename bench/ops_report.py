@@ -6,6 +6,7 @@ import json
 # Section titles, by the work a row belongs to.
 TITLES = {
     "attention": "attention (tegula.ops.attention), bf16",
+    "attention_varlen": "attention_varlen (packed sequences), bf16",
     "rms_norm": "rms_norm, bf16",
     "cross_entropy": "cross_entropy, bf16 logits, mean loss",
     "rotary": "rotary, bf16",

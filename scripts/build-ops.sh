@@ -303,8 +303,25 @@ done
 # Varlen attention (kernels/attention_varlen.tile's attention_varlen_fwd,
 # attention_varlen_bwd.tile's preprocess, dK/dV and dQ) at
 # _prebuilt.VARLEN_HEAD_DIMS, causal and not (the preprocess has no mask),
-# dK/dV also GROUPED; default blocks on both targets. Bundle names are
-# _prebuilt.varlen_bundle's.
+# dK/dV also GROUPED. Bundle names are _prebuilt.varlen_bundle's.
+# varlen_blocks TARGET ROLE D: the blocks of a build. sm_90a's are
+# scripts/gpu/varlen-sweep.sh's winners over a packed batch of 12
+# sequences (16384 tokens, up to 3000 a sequence), the same causal or not
+# (H200, docs/measurements/2026-11-28-h200-s47.log call 5; us at D = 64 /
+# 128 not causal, default -> pick): fwd 873 -> 675 / 1147 -> 588, dQ 815
+# (the default) / 1620 -> 686, dK/dV 2116 -> 1638 / 2109 -> 1351, grouped
+# 2230 -> 1565 / 2289 -> 1386. sm_80 keeps the defaults: 128 x 128 blocks
+# at D = 128 take 224 KiB of shared memory, past the A100's 163.
+varlen_blocks() {
+  [ "$1" = sm_90a ] || return 0
+  case $2:$3 in
+  fwd:64) echo "-D BLOCK_M=128 -D BLOCK_N=64" ;;
+  fwd:128) echo "-D BLOCK_M=128 -D BLOCK_N=128" ;;
+  bwd-dq:128) echo "-D BLOCK_M=128 -D BLOCK_N=64" ;;
+  bwd-dkdv*:64) echo "-D BLOCK_N=128 -D BLOCK_M=64" ;;
+  bwd-dkdv*:128) echo "-D BLOCK_N=128 -D BLOCK_M=32" ;;
+  esac
+}
 for target in sm_80 sm_90a; do
   for d in 64 128; do
     for dt in bf16 f16; do
@@ -327,8 +344,10 @@ for target in sm_80 sm_90a; do
           fi
           dir=$out/$target/attention-varlen-$role-d$d$csfx$sfx
           mkdir -p "$dir"
+          # shellcheck disable=SC2046  # the blocks are words
           tilec_queue "$root/kernels/$file" -k $kernel --target $target \
-            -o "$dir" -D D=$d -D DT=$dt -D CAUSAL=$causal "${grouped[@]}"
+            -o "$dir" -D D=$d -D DT=$dt -D CAUSAL=$causal "${grouped[@]}" \
+            $(varlen_blocks $target $role $d)
         done
       done
     done

@@ -200,7 +200,8 @@ int tegula_rt_binding_variant(const tegula_rt_binding *binding);
 /* After a successful check: the config that will run ("" for a bundle
  * without configs), how it was chosen ("pinned" by the environment
  * variable TEGULA_CONFIG, "tuned" by the bundle's tuning table for the
- * current context's device and these sizes, or "default": the first), and
+ * current context's device, or else another GPU of its architecture, and
+ * these sizes, or "default": the first), and
  * the variant's name within that config ("general", "div16"). The check
  * looks up the device only when the bundle has a tuning table; without a
  * driver or a current context no entry applies. */

@@ -605,8 +605,10 @@ int tegula_rt_binding_check(tegula_rt_binding *binding) {
     // The config: pinned, tuned for this device and shape, or the first.
     binding->choice = ConfigChoice();
     if (b.listsConfigs) {
-      std::string device = b.tuning.empty() ? "" : capi::currentDeviceName();
-      if (!chooseConfig(b, binding->plan.env, device,
+      std::string device, arch;
+      if (!b.tuning.empty())
+        capi::currentDeviceIdentity(device, arch);
+      if (!chooseConfig(b, binding->plan.env, device, arch,
                         std::getenv("TEGULA_CONFIG"), binding->choice, error))
         return capi::fail(TEGULA_RT_ERROR_LAUNCH_CHECK, error);
       if (binding->choice.config != 0 &&

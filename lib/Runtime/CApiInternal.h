@@ -39,9 +39,9 @@ struct LoadedImage {
 /// failure).
 LoadedImage *findOrLoad(tegula_rt_kernel &kernel, int config, int variant,
                         int &status, std::string &error);
-/// The name of the current context's device ("" without a driver or a
-/// context), for tuned configs.
-std::string currentDeviceName();
+/// The name and architecture ("sm_90") of the current context's device
+/// (both "" without a driver or a context), for tuned configs.
+void currentDeviceIdentity(std::string &name, std::string &arch);
 /// The current context, or null with `status` and `error` (no driver).
 cu::Context currentContext(int &status, std::string &error);
 const CudaDriver &driver();

@@ -157,14 +157,17 @@ cu::Context capi::currentContext(int &status, std::string &error) {
   return context;
 }
 
-std::string capi::currentDeviceName() {
+void capi::currentDeviceIdentity(std::string &name, std::string &arch) {
+  name.clear();
+  arch.clear();
   int status = TEGULA_RT_OK;
   std::string error;
   cu::Context context = currentContext(status, error);
   GpuDevice device;
   if (!context || !describeCurrentDevice(device, error))
-    return "";
-  return device.name;
+    return;
+  name = device.name;
+  arch = archName(device.ccMajor, device.ccMinor);
 }
 
 capi::LoadedImage *capi::findOrLoad(tegula_rt_kernel &kernel, int config,

@@ -15,8 +15,9 @@ std::string ConfigChoice::describe() const {
   case Source::Pinned:
     return "(pinned by TEGULA_CONFIG)";
   case Source::Tuned:
-    return std::string("(tuned: ") + (exact ? "" : "nearest ") + "bucket " +
-           bucket + ")";
+    return std::string("(tuned") +
+           (tunedOn.empty() ? "" : " on '" + tunedOn + "', also " + arch) +
+           ": " + (exact ? "" : "nearest ") + "bucket " + bucket + ")";
   case Source::Default:
     break;
   }
@@ -57,6 +58,13 @@ bool readEntry(const json &item, const Bundle &bundle, TuningEntry &entry,
   }
   entry.device = item["device"].get<std::string>();
   entry.winner = item["winner"].get<std::string>();
+  auto cc = item.find("cc");
+  if (cc != item.end() && !cc->is_string()) {
+    why = "'cc' must be a string (\"sm_90\")";
+    return false;
+  }
+  if (cc != item.end())
+    entry.cc = cc->get<std::string>();
   std::string bucketRule = "'bucket' must give each size variable (" +
                            joinList(bundle.sizeVars) + ") a power of two";
   auto bucket = item.find("bucket");
@@ -200,9 +208,41 @@ std::string pinnedName(const Bundle &bundle, const std::string &pin) {
 }
 } // namespace
 
+std::string archName(int ccMajor, int ccMinor) {
+  return "sm_" + std::to_string(ccMajor * 10 + ccMinor);
+}
+
+namespace {
+/// The fresh entry of `bundle`'s table nearest to `bucket` among those
+/// `applies` accepts (ties to the earlier), with its distance; null when
+/// none. `skipped` is set when an accepted entry is stale.
+template <typename Pred>
+const TuningEntry *
+nearestEntry(const Bundle &bundle, const std::vector<int64_t> &bucket,
+             Pred applies, int &bestDistance, bool &skipped) {
+  const TuningEntry *best = nullptr;
+  for (const TuningEntry &entry : bundle.tuning) {
+    if (!applies(entry))
+      continue;
+    if (entry.stale) {
+      skipped = true;
+      continue;
+    }
+    int distance = 0;
+    for (size_t i = 0; i < bucket.size(); ++i)
+      distance += std::abs(log2Of(entry.bucket[i]) - log2Of(bucket[i]));
+    if (!best || distance < bestDistance) {
+      best = &entry;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+} // namespace
+
 bool chooseConfig(const Bundle &bundle, const Env &env,
-                  const std::string &device, const char *pin,
-                  ConfigChoice &choice, std::string &error) {
+                  const std::string &device, const std::string &arch,
+                  const char *pin, ConfigChoice &choice, std::string &error) {
   choice = ConfigChoice();
   if (!bundle.listsConfigs)
     return true;
@@ -227,24 +267,23 @@ bool chooseConfig(const Bundle &bundle, const Env &env,
   if (device.empty())
     return true;
   std::vector<int64_t> bucket = bucketOf(bundle, env);
-  const TuningEntry *best = nullptr;
   int bestDistance = 0;
   bool skipped = false;
-  for (const TuningEntry &entry : bundle.tuning) {
-    if (entry.device != device)
-      continue;
-    if (entry.stale) {
-      skipped = true;
-      continue;
-    }
-    int distance = 0;
-    for (size_t i = 0; i < bucket.size(); ++i)
-      distance += std::abs(log2Of(entry.bucket[i]) - log2Of(bucket[i]));
-    if (!best || distance < bestDistance) {
-      best = &entry;
-      bestDistance = distance;
-    }
-  }
+  const TuningEntry *best = nearestEntry(
+      bundle, bucket,
+      [&](const TuningEntry &entry) { return entry.device == device; },
+      bestDistance, skipped);
+  // Another GPU of this architecture (an H100's entries on an H200): its
+  // winners are far closer to this GPU's than config 0, which is only the
+  // first of the list. Its stale entries are skipped without a warning.
+  bool otherSkipped = false;
+  if (!best && !arch.empty())
+    best = nearestEntry(
+        bundle, bucket,
+        [&](const TuningEntry &entry) {
+          return entry.device != device && entry.cc == arch;
+        },
+        bestDistance, otherSkipped);
   if (skipped && !bundle.staleWarned->exchange(true)) {
     std::fflush(stdout);
     std::fprintf(stderr,
@@ -260,6 +299,10 @@ bool chooseConfig(const Bundle &bundle, const Env &env,
   choice.source = ConfigChoice::Source::Tuned;
   choice.bucket = formatBucket(bundle, best->bucket);
   choice.exact = bestDistance == 0;
+  if (best->device != device) {
+    choice.tunedOn = best->device;
+    choice.arch = arch;
+  }
   return true;
 }
 

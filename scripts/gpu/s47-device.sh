@@ -10,6 +10,27 @@
 #                                          against stop 45's, bit for bit)
 #   bash scripts/gpu/s47-device.sh host    ops_bench.py --only host with the
 #                                          old and the new ops, alternating
+# Tuned configs on another GPU of the tables' architecture (here: the
+# parent commit's libtegula_rt.so in .device-vl/old-rt, scripts/build-ops.sh
+# for the new one; carry .device-vl/opsall, .device-vl/old-rt and
+# python/tegula/libtegula_rt.so):
+#   bash scripts/gpu/s47-device.sh tuned   scripts/gpu/tuned-arch.py with
+#                                          each library, check-ops.py
+# Varlen blocks (here: bash scripts/gpu/varlen-sweep.sh stage, and the
+# shipped attention-varlen-* bundles copied into .device-vl/ops/sm_90a;
+# carry .device-vl, python/tegula/libtegula_rt.so, .whl):
+#   bash scripts/gpu/s47-device.sh varlen-sweep   the sweep, then
+#                                                 ops_bench.py --only varlen
+# The picks (here: scripts/build-ops.sh, then varlen-sweep.sh stage-picks,
+# and the sm_90a bundles but gla-* and linear-* copied into
+# .device-vl/opsall/sm_90a; carry .device-vl/opsall,
+# python/tegula/libtegula_rt.so, .device-vl/stage):
+#   bash scripts/gpu/s47-device.sh varlen-checks  their float64 checks and
+#                                                 sanitizers, check-ops.py
+# (the new attention-varlen-* bundles copied into .device-vl/ops-new/sm_90a;
+# carry .device-vl/ops, .device-vl/ops-new, python/tegula/libtegula_rt.so):
+#   bash scripts/gpu/s47-device.sh varlen-ab      ops_bench.py --only varlen,
+#                                                 old and new bundles
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -53,5 +74,51 @@ host)
       grep -E "us per call|FAIL" "$out/host-$side-$round.log"
     done
   done
+  ;;
+tuned)
+  # The same-architecture tuning rule (docs/tuning.md, rule 3): the old
+  # library (.device-vl/old-rt) and the new, then check-ops.py on the new.
+  export TEGULA_OPS_BUNDLES=${TEGULA_OPS_BUNDLES:-$root/.device-vl/opsall}
+  for lib in .device-vl/old-rt/libtegula_rt.so python/tegula/libtegula_rt.so \
+      .device-vl/old-rt/libtegula_rt.so python/tegula/libtegula_rt.so; do
+    TEGULA_RT_LIBRARY=$root/$lib timeout 100 python3 scripts/gpu/tuned-arch.py
+  done
+  timeout 240 python3 scripts/gpu/check-ops.py >"$out/check-ops.log" 2>&1
+  echo "check-ops exit $?"
+  grep -E "FAIL|speed|check-ops:" "$out/check-ops.log" | head -40
+  ;;
+varlen-checks)
+  only='^attn-varlen-(fwd|delta|dkdv|dq)-'
+  STAGE=.device-vl/stage ONLY=$only JOBS=8 OUT=$out/ck timeout 120 \
+    bash scripts/gpu/check-kernels.sh >"$out/check-kernels.log" 2>&1
+  tail -3 "$out/check-kernels.log"
+  STAGE=.device-vl/stage ONLY=$only JOBS=8 OUT=$out/san timeout 200 \
+    bash scripts/gpu/sanitize-kernels.sh >"$out/sanitize.log" 2>&1
+  tail -3 "$out/sanitize.log"
+  TEGULA_OPS_BUNDLES=${TEGULA_OPS_BUNDLES:-$root/.device-vl/opsall} timeout 240 \
+    python3 scripts/gpu/check-ops.py >"$out/check-ops.log" 2>&1
+  echo "check-ops exit $?"
+  grep -E "FAIL|varlen|check-ops:" "$out/check-ops.log" | head -60
+  ;;
+varlen-ab)
+  for run in old-1 new-1 old-2 new-2; do
+    bundles=$root/.device-vl/ops-new
+    [ "${run%-*}" = old ] && bundles=$root/.device-vl/ops
+    TEGULA_OPS_BUNDLES=$bundles timeout 140 python3 bench/ops_bench.py \
+      --only varlen --no-plot --budget 100 --out "$out/varlen-$run" \
+      >"$out/varlen-$run.log" 2>&1
+    echo "== $run exit $?"
+    grep -E "^attention_varlen|tegula:|torch varlen" "$out/varlen-$run.log"
+  done
+  ;;
+varlen-sweep)
+  timeout 330 bash scripts/gpu/varlen-sweep.sh run >"$out/sweep.log" 2>&1
+  echo "sweep exit $?"
+  grep -E "^== |winner|FAIL|error" "$out/sweep.log"
+  TEGULA_OPS_BUNDLES=$root/.device-vl/ops timeout 200 python3 \
+    bench/ops_bench.py --only varlen --no-plot --budget 150 \
+    --out "$out/varlen" >"$out/varlen.log" 2>&1
+  echo "ops_bench exit $?"
+  grep -E "attention_varlen|PASS|FAIL" "$out/varlen.log" | head -40
   ;;
 esac

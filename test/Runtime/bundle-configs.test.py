@@ -39,6 +39,15 @@ write("tuned", tuned, [entry("Fake GPU", 1024, "BLOCK=128"),
 write("stale", dict(base, tuning="stale.tuning.json"),
       [entry("Fake GPU", 1024, "BLOCK=128", dict(hashes, **{"BLOCK=64": "0" * 64})),
        entry("Other GPU", 1024, "BLOCK=128")])
+# Tuned on GPUs of two architectures, one entry without its "cc".
+write("archs", dict(base, tuning="archs.tuning.json"),
+      [dict(entry("Old GPU", 1024, "BLOCK=256"), cc="sm_80"),
+       entry("Fake GPU", 65536, "BLOCK=64"),
+       entry("Other GPU", 2048, "BLOCK=256"),
+       {k: v for k, v in entry("Bare GPU", 1024, "BLOCK=128").items()
+        if k != "cc"}])
+write("badcc", dict(base, tuning="badcc.tuning.json"),
+      [dict(entry("Fake GPU", 1024, "BLOCK=128"), cc=90)])
 write("nobucket", dict(base, tuning="nobucket.tuning.json"),
       [dict(entry("Fake GPU", 1024, "BLOCK=128"), bucket={"M": 1024})])
 write("oddbucket", dict(base, tuning="oddbucket.tuning.json"),

@@ -177,8 +177,7 @@ std::optional<double> measure(const TuneOptions &opts, const CudaDriver &driver,
 bool tuneKernel(const TuneOptions &opts, const CudaDriver &driver,
                 const GpuDevice &device, const Bundle &bundle, Counter &counter,
                 int &missed, std::string &error) {
-  std::string sm =
-      "sm_" + std::to_string(device.ccMajor) + std::to_string(device.ccMinor);
+  std::string sm = archName(device.ccMajor, device.ccMinor);
   // The table the results merge into, validated before any timing: a
   // malformed one stops here; entries of other size variables (the kernel
   // was rebuilt) can never apply again and are dropped.

@@ -46,11 +46,22 @@ struct Options : HostOptions {
   bool bench = false, probe = false;
   int warmup = 10, rep = 100;
   std::string eval;
-  /// A dry run's stand-in for the GPU's name, for tuned configs.
-  std::string device;
+  /// A dry run's stand-ins for the GPU's name and architecture ("sm_90"),
+  /// for tuned configs.
+  std::string device, deviceArch;
   std::string tune;
   bool againstFirst = false;
 };
+
+/// "sm_" and a number, as archName writes a compute capability.
+bool isArchName(const std::string &text) {
+  if (text.size() < 4 || text.compare(0, 3, "sm_") != 0)
+    return false;
+  for (size_t i = 3; i < text.size(); ++i)
+    if (text[i] < '0' || text[i] > '9')
+      return false;
+  return true;
+}
 
 /// How tile-run's --check can get a reference the bundle lacks.
 const char *const kNoReferenceHint =
@@ -117,16 +128,17 @@ int run(const Options &opts) {
   CudaDriver driver;
   GpuDevice device;
   bool opened = false;
-  std::string deviceName = opts.device;
+  std::string deviceName = opts.device, deviceArch = opts.deviceArch;
   if (bundle.listsConfigs && !bundle.tuning.empty() && !opts.dryRun) {
     if (!driver.load(error) || !openDevice(driver, device, error))
       return report.fail(error);
     opened = true;
     deviceName = device.name;
+    deviceArch = archName(device.ccMajor, device.ccMinor);
   }
   ConfigChoice choice;
-  if (!chooseConfig(bundle, plan.env, deviceName, std::getenv("TEGULA_CONFIG"),
-                    choice, error) ||
+  if (!chooseConfig(bundle, plan.env, deviceName, deviceArch,
+                    std::getenv("TEGULA_CONFIG"), choice, error) ||
       !applyConfig(bundle, choice.config, session.plan, error))
     return report.fail(error);
   report.data["grid"] = plan.grid;
@@ -148,6 +160,8 @@ int run(const Options &opts) {
     report.data["config_source"] = choice.sourceName();
     if (choice.source == ConfigChoice::Source::Tuned)
       report.data["config_bucket"] = choice.bucket;
+    if (!choice.tunedOn.empty())
+      report.data["config_tuned_on"] = choice.tunedOn;
   }
   // Which build runs is visible: specialized variants are chosen here.
   const Config &config = bundle.configs[size_t(plan.config)];
@@ -171,8 +185,7 @@ int run(const Options &opts) {
   if (!opened && (!driver.load(error) || !openDevice(driver, device, error)))
     return report.fail(error);
   report.data["device"] = device.name;
-  report.data["sm"] =
-      "sm_" + std::to_string(device.ccMajor) + std::to_string(device.ccMinor);
+  report.data["sm"] = archName(device.ccMajor, device.ccMinor);
   std::printf("device: %s (sm_%d%d, %d SMs)\n", device.name.c_str(),
               device.ccMajor, device.ccMinor, device.smCount);
 
@@ -254,6 +267,9 @@ int main(int argc, char **argv) {
                "outputs instead of the float64 reference");
   app.add_option("--device", opts.device,
                  "with --dry-run: the GPU name whose tuned configs to choose");
+  app.add_option("--device-arch", opts.deviceArch,
+                 "with --dry-run: that GPU's architecture (sm_90), whose "
+                 "other GPUs' tuned configs apply when it has none");
   app.add_flag("--probe", opts.probe, "report the GPU and driver, then stop");
   app.add_option("--eval", opts.eval,
                  "evaluate an integer expression over --dims, then stop");
@@ -271,9 +287,19 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: --against-first requires --tune\n");
     return 1;
   }
-  if (app.count("--device") && !opts.dryRun) {
-    std::fprintf(stderr, "error: --device names a GPU for --dry-run only; a "
-                         "run uses the GPU it finds\n");
+  for (const char *flag : {"--device", "--device-arch"})
+    if (app.count(flag) && !opts.dryRun) {
+      std::fprintf(stderr,
+                   "error: %s names a GPU for --dry-run only; a run uses the "
+                   "GPU it finds\n",
+                   flag);
+      return 1;
+    }
+  if (app.count("--device-arch") && !isArchName(opts.deviceArch)) {
+    std::fprintf(stderr,
+                 "error: --device-arch takes an architecture such as sm_90, "
+                 "got '%s'\n",
+                 opts.deviceArch.c_str());
     return 1;
   }
   if (opts.probe)

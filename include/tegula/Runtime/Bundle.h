@@ -83,6 +83,8 @@ struct Config {
 /// An entry of a tuning table (KERNEL.tuning.json, docs/tuning.md).
 struct TuningEntry {
   std::string device;
+  /// The GPU's architecture ("sm_90", the table's "cc"); "" when absent.
+  std::string cc;
   /// Size variables rounded up to powers of two, in `sizeVars` order.
   std::vector<int64_t> bucket;
   std::string winner;

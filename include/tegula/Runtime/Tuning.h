@@ -2,8 +2,10 @@
 //
 // A bundle may hold several configs of one kernel (docs/tuning.md). The
 // launch runs, in this order: the one TEGULA_CONFIG pins, the winner of the
-// tuning table's entry for this device and the nearest shape bucket, or
-// config 0. The same bundle, device and sizes always give the same config.
+// tuning table's entry for this device and the nearest shape bucket, else
+// of an entry tuned on another GPU of the same architecture (an H100's on
+// an H200), or config 0. The same bundle, device and sizes always give the
+// same config.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,8 +28,12 @@ struct ConfigChoice {
   /// launch's own bucket (else the nearest).
   std::string bucket;
   bool exact = false;
+  /// Tuned on another GPU of this one's architecture: its name and the
+  /// architecture ("sm_90"); empty when tuned on this GPU.
+  std::string tunedOn, arch;
 
-  /// "(default)", "(pinned by TEGULA_CONFIG)", "(tuned: bucket M=...)".
+  /// "(default)", "(pinned by TEGULA_CONFIG)", "(tuned: bucket M=...)",
+  /// "(tuned on 'NVIDIA H100 80GB HBM3', also sm_90: bucket M=...)".
   std::string describe() const;
   const char *sourceName() const;
 };
@@ -52,14 +58,20 @@ std::vector<int64_t> bucketOf(const Bundle &bundle, const Env &env);
 std::string formatBucket(const Bundle &bundle,
                          const std::vector<int64_t> &bucket);
 
+/// "sm_90" for compute capability 9.0.
+std::string archName(int ccMajor, int ccMinor);
+
 /// Chooses the config of a launch bound in `env` on the GPU named
 /// `device` (as cuDeviceGetName gives it; "" when unknown: no tuned
-/// choice). `pin` is TEGULA_CONFIG's value, or null. A pin naming no config
-/// is an error listing them; stale entries of the table for this device
-/// are skipped, with one warning on stderr per bundle.
+/// choice) of architecture `arch` (archName; "" when unknown: only this
+/// device's entries apply). `pin` is TEGULA_CONFIG's value, or null. A pin
+/// naming no config is an error listing them; stale entries of the table
+/// for this device are skipped, with one warning on stderr per bundle.
+/// Without a fresh entry for this device, the fresh entries of other GPUs
+/// whose "cc" is `arch` apply, the same way.
 bool chooseConfig(const Bundle &bundle, const Env &env,
-                  const std::string &device, const char *pin,
-                  ConfigChoice &choice, std::string &error);
+                  const std::string &device, const std::string &arch,
+                  const char *pin, ConfigChoice &choice, std::string &error);
 
 } // namespace tegula::rt
 
