@@ -11,8 +11,8 @@
 #   sm_80   the sweep's first configuration only (no table is tuned there;
 #           an untuned launch runs config 0), whose PTX the driver also
 #           JIT-compiles for GPUs newer than both targets.
-# Each in bf16 (DT's default) and f16 (-D DT=f16, untuned: the tables
-# hold the bf16 PTX's hashes). Bundle folders are TARGET/NAME and
+# Each in bf16 (DT's default) and f16 (-D DT=f16: the bf16 tables'
+# winners, given the f16 PTX's hashes). Bundle folders are TARGET/NAME and
 # TARGET/NAME-f16, NAME the sweep's; python/tegula/_prebuilt.py looks
 # them up by the same names.
 set -euo pipefail
@@ -356,6 +356,12 @@ done
 # The queued compiles, independent: one per core at a time (fails if any
 # does).
 tilec_run_queue >/dev/null
+# The f16 builds of the tuned sweeps take the bf16 tables' winners with
+# their own PTX hashes (bench/tuning/derive_dtype.py says why).
+for table in "$root"/bench/tuning/tables/*/*.tuning.json; do
+  dir=$out/sm_90a/$(basename "$(dirname "$table")")-f16
+  [ ! -d "$dir" ] || python3 "$root/bench/tuning/derive_dtype.py" "$table" "$dir"
+done
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"
 echo "tegula.ops: $(find "$out" -name '*.json' ! -name '*.tuning.json' | wc -l) bundles in $out ($(du -sh "$out" | cut -f1)), libtegula_rt.so in $lib_out"

@@ -16,6 +16,10 @@
 # python/tegula/libtegula_rt.so):
 #   bash scripts/gpu/s47-device.sh tuned   scripts/gpu/tuned-arch.py with
 #                                          each library, check-ops.py
+#   bash scripts/gpu/s47-device.sh f16     tuned-arch.py in f16 without and
+#                                          with the derived tables, then
+#                                          check-ops.py (carry .device-vl/opsall,
+#                                          python/tegula/libtegula_rt.so)
 # Varlen blocks (here: bash scripts/gpu/varlen-sweep.sh stage, and the
 # shipped attention-varlen-* bundles copied into .device-vl/ops/sm_90a;
 # carry .device-vl, python/tegula/libtegula_rt.so, .whl):
@@ -86,6 +90,25 @@ tuned)
   timeout 240 python3 scripts/gpu/check-ops.py >"$out/check-ops.log" 2>&1
   echo "check-ops exit $?"
   grep -E "FAIL|speed|check-ops:" "$out/check-ops.log" | head -40
+  ;;
+f16)
+  # The f16 sweeps' derived tables (bench/tuning/derive_dtype.py): without
+  # them (a copy with the tables taken out: the old bundles) and with.
+  new=$root/.device-vl/opsall old=/tmp/f16-untuned
+  rm -rf $old && cp -r "$new" $old
+  for dir in $old/sm_90a/*-f16; do
+    for table in "$dir"/*.tuning.json; do
+      [ -e "$table" ] || continue
+      rm "$table"
+      python3 -c "import json, sys; p = sys.argv[1]; b = json.load(open(p)); b.pop('tuning'); json.dump(b, open(p, 'w'))" "${table%.tuning.json}.json"
+    done
+  done
+  for bundles in $old $new $old $new; do
+    DTYPE=f16 TEGULA_OPS_BUNDLES=$bundles timeout 100 python3 scripts/gpu/tuned-arch.py
+  done
+  TEGULA_OPS_BUNDLES=$new timeout 240 python3 scripts/gpu/check-ops.py >"$out/check-ops.log" 2>&1
+  echo "check-ops exit $?"
+  grep -E "FAIL|float16|check-ops:" "$out/check-ops.log" | head -60
   ;;
 varlen-checks)
   only='^attn-varlen-(fwd|delta|dkdv|dq)-'

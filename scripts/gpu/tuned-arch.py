@@ -5,6 +5,7 @@ TEGULA_RT_LIBRARY names (run once per library to compare how each picks
 configs: docs/tuning.md's rules). The bundles' tuning tables hold H100
 entries; on another sm_90 GPU (an H200) a library without the
 same-architecture rule takes config 0. SDPA is timed beside for scale.
+DTYPE=f16 runs the f16 builds (bench/tuning/derive_dtype.py's tables).
     python3 scripts/gpu/tuned-arch.py
 """
 import os
@@ -37,15 +38,18 @@ def ms_of(fn, reps=20, rounds=5):
 
 
 def main():
+    dtype = (torch.float16 if os.environ.get("DTYPE") == "f16" else
+             torch.bfloat16)
     print(f"{torch.cuda.get_device_name()}; library "
-          f"{os.environ.get('TEGULA_RT_LIBRARY', 'the package')}")
+          f"{os.environ.get('TEGULA_RT_LIBRARY', 'the package')}; bundles "
+          f"{os.environ.get('TEGULA_OPS_BUNDLES', 'the package')}; {dtype}")
     for b, h, hkv, n, d, causal in ((4, 16, 16, 4096, 128, False),
                                     (4, 16, 16, 4096, 128, True),
                                     (4, 32, 32, 4096, 64, True),
                                     (4, 32, 8, 4096, 128, True)):
-        q = torch.randn(b, h, n, d, device="cuda", dtype=torch.bfloat16,
+        q = torch.randn(b, h, n, d, device="cuda", dtype=dtype,
                         requires_grad=True)
-        k, v = (torch.randn(b, hkv, n, d, device="cuda", dtype=torch.bfloat16,
+        k, v = (torch.randn(b, hkv, n, d, device="cuda", dtype=dtype,
                             requires_grad=True) for _ in "kv")
         do = torch.randn_like(q)
         fwd = _attention._kernel("attention_fwd_lse", q, causal)

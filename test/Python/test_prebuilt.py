@@ -347,14 +347,14 @@ def test_sm80_ships_config_zero_only():
 
 
 def test_tuning_tables_are_current():
-    """Each sm_90a bf16 sweep carries the committed H100 table, and every
-    PTX hash in it matches the PTX built here: the tuned winner is what
-    the runtime launches, not a stale table's guess."""
+    """Each sm_90a sweep carries the committed H100 table (bf16), or its
+    winners (f16: bench/tuning/derive_dtype.py), and every PTX hash in it
+    matches the PTX built here: the tuned winner is what the runtime
+    launches, not a stale table's guess."""
     tables = glob.glob(os.path.join(ROOT, "sm_90a", "*", "*.tuning.json"))
     sweeps = [n for n in os.listdir(os.path.join(ROOT, "sm_90a"))
-              if n.startswith("attn-") and not n.endswith("-f16")
-              and "preprocess" not in n]
-    assert len(tables) == len(sweeps) == 16
+              if n.startswith("attn-") and "preprocess" not in n]
+    assert len(tables) == len(sweeps) == 32
     for table_path in tables:
         path = os.path.dirname(table_path)
         built = bundle(path)["configs"]
@@ -367,6 +367,23 @@ def test_tuning_tables_are_current():
                     digest = hashlib.sha256(f.read()).hexdigest()
                 assert entry["ptx_sha256"][config["name"]] == digest, (
                     table_path, config["name"])
+
+
+def test_f16_sweeps_take_the_bf16_winners():
+    """An f16 sweep's table holds the bf16 table's entries (device, bucket,
+    winner), says they were derived, and keeps no bf16 timings."""
+    for table_path in glob.glob(os.path.join(ROOT, "sm_90a", "*-f16",
+                                             "*.tuning.json")):
+        with open(table_path) as f:
+            f16 = json.load(f)["entries"]
+        bf16_path = table_path.replace("-f16" + os.sep, os.sep)
+        with open(bf16_path) as f:
+            bf16 = json.load(f)["entries"]
+        assert [(e["device"], e["bucket"], e["winner"]) for e in f16] == \
+            [(e["device"], e["bucket"], e["winner"]) for e in bf16]
+        for entry in f16:
+            assert entry["derived_from"].startswith("the bf16 build's")
+            assert "timings_us" not in entry
 
 
 @pytest.mark.parametrize("capability,target", [
