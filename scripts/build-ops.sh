@@ -359,8 +359,9 @@ tilec_run_queue >/dev/null
 # The f16 builds of the tuned sweeps take the bf16 tables' winners with
 # their own PTX hashes (bench/tuning/derive_dtype.py says why).
 for table in "$root"/bench/tuning/tables/*/*.tuning.json; do
-  dir=$out/sm_90a/$(basename "$(dirname "$table")")-f16
-  [ ! -d "$dir" ] || python3 "$root/bench/tuning/derive_dtype.py" "$table" "$dir"
+  dir=$out/sm_90a/$(basename "$(dirname "$table")")
+  [ ! -d "$dir-f16" ] ||
+    python3 "$root/bench/tuning/derive_dtype.py" "$table" "$dir" "$dir-f16"
 done
 
 cp "$build/lib/libtegula_rt.so" "$lib_out/libtegula_rt.so"
