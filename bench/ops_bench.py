@@ -652,14 +652,10 @@ def decode_step(op, x, kernel, fla_op):
     import tegula.ops
     gated = op == "fused_recurrent_gla"
     gates = (x["g"],) if gated else ()
-    fla = None
-    if fla_op is not None:
-        fla = (lambda: fla_op(x["q"], x["k"], x["v"], gk=x["g"], scale=0.125,
-                              initial_state=x["h0"],
-                              output_final_state=True)[0]) if gated else (
-            lambda: fla_op(x["q"], x["k"], x["v"], scale=0.125,
-                           initial_state=x["h0"], output_final_state=True)[0])
-    impls = {"fla": fla} if fla else {}
+    fla_gates = {"gk": x["g"]} if gated else {}
+    impls = {} if fla_op is None else {"fla": lambda: fla_op(
+        x["q"], x["k"], x["v"], scale=0.125, initial_state=x["h0"],
+        output_final_state=True, **fla_gates)[0]}
     impls["tegula.ops"] = lambda: getattr(tegula.ops, op)(
         x["q"], x["k"], x["v"], *gates, scale=0.125, initial_state=x["h0"],
         output_final_state=True)[0]

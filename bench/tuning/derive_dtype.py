@@ -19,19 +19,12 @@ entry it writes nothing and says so. scripts/build-ops.sh runs it for every f16 
 tegula.ops; tile-run --tune on the f16 build replaces an entry with a
 measured one (same device and bucket). Plain Python.
 """
-import hashlib
 import json
 import os
 import sys
 
-
-def ptx_hashes(bundle_dir, bundle):
-    """{config name: sha256 of its PTX} of a bundle's configs."""
-    hashes = {}
-    for config in bundle["configs"]:
-        with open(os.path.join(bundle_dir, config["ptx"]), "rb") as f:
-            hashes[config["name"]] = hashlib.sha256(f.read()).hexdigest()
-    return hashes
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptx_hashes import bundle_ptx_hashes  # noqa: E402
 
 
 def derive(table_path, bf16_dir, bundle_dir):
@@ -42,9 +35,8 @@ def derive(table_path, bf16_dir, bundle_dir):
         bundle = json.load(f)
     if "configs" not in bundle:
         return  # one config (tegula.ops' own build): nothing to choose
-    with open(os.path.join(bf16_dir, kernel + ".json")) as f:
-        current = ptx_hashes(bf16_dir, json.load(f))
-    hashes = ptx_hashes(bundle_dir, bundle)
+    current = bundle_ptx_hashes(os.path.join(bf16_dir, kernel + ".json"))
+    hashes = bundle_ptx_hashes(bundle_path)
     with open(table_path) as f:
         table = json.load(f)
     entries = []

@@ -7,11 +7,13 @@ only be skipped, with a warning, on every launch.
 
     python3 bench/tuning/import.py FILES_AT/tables.tar
 """
-import hashlib
 import json
 import os
 import sys
 import tarfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptx_hashes import bundle_ptx_hashes  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -21,11 +23,7 @@ def staged_hashes(bundle_json):
     """Config name -> sha256 of its PTX in the staged bundle, or None."""
     if not os.path.exists(bundle_json):
         return None
-    bundle = json.load(open(bundle_json))
-    folder = os.path.dirname(bundle_json)
-    return {c["name"]: hashlib.sha256(
-        open(os.path.join(folder, c["ptx"]), "rb").read()).hexdigest()
-        for c in bundle.get("configs", [])}
+    return bundle_ptx_hashes(bundle_json)
 
 
 def main():

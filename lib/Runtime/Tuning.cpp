@@ -208,24 +208,21 @@ std::string pinnedName(const Bundle &bundle, const std::string &pin) {
 }
 } // namespace
 
-std::string archName(int ccMajor, int ccMinor) {
-  return "sm_" + std::to_string(ccMajor * 10 + ccMinor);
-}
-
 namespace {
 /// The fresh entry of `bundle`'s table nearest to `bucket` among those
 /// `applies` accepts (ties to the earlier), with its distance; null when
-/// none. `skipped` is set when an accepted entry is stale.
+/// none. `*skipped` (when given) is set when an accepted entry is stale.
 template <typename Pred>
 const TuningEntry *
 nearestEntry(const Bundle &bundle, const std::vector<int64_t> &bucket,
-             Pred applies, int &bestDistance, bool &skipped) {
+             Pred applies, int &bestDistance, bool *skipped = nullptr) {
   const TuningEntry *best = nullptr;
   for (const TuningEntry &entry : bundle.tuning) {
     if (!applies(entry))
       continue;
     if (entry.stale) {
-      skipped = true;
+      if (skipped)
+        *skipped = true;
       continue;
     }
     int distance = 0;
@@ -272,18 +269,17 @@ bool chooseConfig(const Bundle &bundle, const Env &env,
   const TuningEntry *best = nearestEntry(
       bundle, bucket,
       [&](const TuningEntry &entry) { return entry.device == device; },
-      bestDistance, skipped);
+      bestDistance, &skipped);
   // Another GPU of this architecture (an H100's entries on an H200): its
   // winners are far closer to this GPU's than config 0, which is only the
   // first of the list. Its stale entries are skipped without a warning.
-  bool otherSkipped = false;
   if (!best && !arch.empty())
     best = nearestEntry(
         bundle, bucket,
         [&](const TuningEntry &entry) {
           return entry.device != device && entry.cc == arch;
         },
-        bestDistance, otherSkipped);
+        bestDistance);
   if (skipped && !bundle.staleWarned->exchange(true)) {
     std::fflush(stdout);
     std::fprintf(stderr,

@@ -53,16 +53,6 @@ struct Options : HostOptions {
   bool againstFirst = false;
 };
 
-/// "sm_" and a number, as archName writes a compute capability.
-bool isArchName(const std::string &text) {
-  if (text.size() < 4 || text.compare(0, 3, "sm_") != 0)
-    return false;
-  for (size_t i = 3; i < text.size(); ++i)
-    if (text[i] < '0' || text[i] > '9')
-      return false;
-  return true;
-}
-
 /// How tile-run's --check can get a reference the bundle lacks.
 const char *const kNoReferenceHint =
     "the bundle names none, so pass --ref NAME=FILE.npy";
@@ -134,7 +124,7 @@ int run(const Options &opts) {
       return report.fail(error);
     opened = true;
     deviceName = device.name;
-    deviceArch = archName(device.ccMajor, device.ccMinor);
+    deviceArch = tegula::archName(device.ccMajor, device.ccMinor);
   }
   ConfigChoice choice;
   if (!chooseConfig(bundle, plan.env, deviceName, deviceArch,
@@ -185,7 +175,7 @@ int run(const Options &opts) {
   if (!opened && (!driver.load(error) || !openDevice(driver, device, error)))
     return report.fail(error);
   report.data["device"] = device.name;
-  report.data["sm"] = archName(device.ccMajor, device.ccMinor);
+  report.data["sm"] = tegula::archName(device.ccMajor, device.ccMinor);
   std::printf("device: %s (sm_%d%d, %d SMs)\n", device.name.c_str(),
               device.ccMajor, device.ccMinor, device.smCount);
 
@@ -295,7 +285,9 @@ int main(int argc, char **argv) {
                    flag);
       return 1;
     }
-  if (app.count("--device-arch") && !isArchName(opts.deviceArch)) {
+  // A GPU's architecture, as archName writes it: a chip name, no suffix.
+  auto arch = tegula::parseChipName(opts.deviceArch);
+  if (app.count("--device-arch") && (!arch || !arch->suffix.empty())) {
     std::fprintf(stderr,
                  "error: --device-arch takes an architecture such as sm_90, "
                  "got '%s'\n",

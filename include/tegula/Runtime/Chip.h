@@ -60,6 +60,12 @@ inline std::optional<ChipName> parseChipName(std::string_view name) {
   return chip;
 }
 
+/// The architecture name of compute capability major.minor: "sm_90" for
+/// 9.0 (no suffix: the GPU itself, as tuning tables record it).
+inline std::string archName(int ccMajor, int ccMinor) {
+  return "sm_" + std::to_string(ccMajor * 10 + ccMinor);
+}
+
 /// What a chip the compiler supports offers.
 struct ChipFacts {
   std::string_view name;

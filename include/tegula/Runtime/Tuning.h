@@ -14,6 +14,7 @@
 
 #include "tegula/Runtime/Binding.h"
 #include "tegula/Runtime/Bundle.h"
+#include "tegula/Runtime/Chip.h"
 
 #include <string>
 #include <vector>
@@ -57,9 +58,6 @@ std::vector<int64_t> bucketOf(const Bundle &bundle, const Env &env);
 /// "M=4096,N=64" for a bucket.
 std::string formatBucket(const Bundle &bundle,
                          const std::vector<int64_t> &bucket);
-
-/// "sm_90" for compute capability 9.0.
-std::string archName(int ccMajor, int ccMinor);
 
 /// Chooses the config of a launch bound in `env` on the GPU named
 /// `device` (as cuDeviceGetName gives it; "" when unknown: no tuned

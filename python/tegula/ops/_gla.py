@@ -322,22 +322,32 @@ def _check(op: str, q: Tensor, k: Tensor, v: Tensor, g: Optional[Tensor],
                               f"{q.device}", "initial_state")
 
 
+def _prepare(op: str, checked: _common.CheckedSignatures, q: Tensor,
+             k: Tensor, v: Tensor, g: Optional[Tensor],
+             scale: Optional[float], initial_state: Optional[Tensor]):
+    """What a GLA or linear-attention call does before its forward: the
+    checks, once per signature of the caller's views (`checked`; a key of
+    None, an argument that is no plain tensor, always checks), the default
+    scale, and the kernels' views: q, k, v contiguous, the gates (None:
+    linear attention) and the initial state f32 and contiguous (the casts
+    are differentiable). Returns (key, scale, q, k, v, g32, h0)."""
+    key = _common.optional_views_key((q, k, v, g, initial_state))
+    if key not in checked:
+        _check(op, q, k, v, g, initial_state)
+        checked.add(key)
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    g32 = g.float().contiguous() if g is not None else None
+    h0 = (initial_state.float().contiguous()
+          if initial_state is not None else None)
+    return key, scale, q.contiguous(), k.contiguous(), v.contiguous(), g32, h0
+
+
 def _run(op: str, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
          scale: Optional[float], initial_state: Optional[Tensor],
          output_final_state: bool, recurrent: bool
          ) -> Tuple[Tensor, Optional[Tensor]]:
-    # A key of None (an argument that is no plain tensor) always checks.
-    key = _common.optional_views_key((q, k, v, g, initial_state))
-    if key not in _checked:
-        _check(op, q, k, v, g, initial_state)
-        _checked.add(key)
-    if scale is None:
-        scale = q.shape[-1] ** -0.5
-    # The kernels read f32 gates and states; the casts are differentiable.
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    g32 = g.float().contiguous()
-    h0 = (initial_state.float().contiguous()
-          if initial_state is not None else None)
+    key, scale, q, k, v, g32, h0 = _prepare(op, _checked, q, k, v, g, scale,
+                                            initial_state)
     run = _common.eager_call(_Eager, _forward_impl, q, k, v, g32, h0) or \
         torch.ops.tegula.gla_forward
     # With a backward to come, the forward keeps its chunked scores.
@@ -347,10 +357,10 @@ def _run(op: str, q: Tensor, k: Tensor, v: Tensor, g: Tensor,
         # The caller's views and these scalars fix the views above; the
         # last element keeps these keys apart from _forward_impl's.
         o, ht, _ = _forward_keyed(
-            key + (float(scale), recurrent, _chunked(q), "caller"),
-            q, k, v, g32, h0, float(scale), recurrent, False)
+            key + (scale, recurrent, _chunked(q), "caller"),
+            q, k, v, g32, h0, scale, recurrent, False)
     else:
-        o, ht, _ = run(q, k, v, g32, h0, float(scale), recurrent, keep)
+        o, ht, _ = run(q, k, v, g32, h0, scale, recurrent, keep)
     return o, (ht if output_final_state else None)
 
 

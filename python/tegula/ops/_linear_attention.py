@@ -156,25 +156,17 @@ _checked = _common.CheckedSignatures()
 def _run(op: str, q: Tensor, k: Tensor, v: Tensor, scale: Optional[float],
          initial_state: Optional[Tensor], output_final_state: bool,
          recurrent: bool) -> Tuple[Tensor, Optional[Tensor]]:
-    # A key of None (an argument that is no plain tensor) always checks.
-    key = _common.optional_views_key((q, k, v, initial_state))
-    if key not in _checked:
-        _gla._check(op, q, k, v, None, initial_state)
-        _checked.add(key)
-    if scale is None:
-        scale = q.shape[-1] ** -0.5
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    h0 = (initial_state.float().contiguous()
-          if initial_state is not None else None)
+    key, scale, q, k, v, _, h0 = _gla._prepare(op, _checked, q, k, v, None,
+                                               scale, initial_state)
     run = _common.eager_call(_Eager, _forward_impl, q, k, v, h0) or \
         torch.ops.tegula.linear_attention_forward
     if run is _forward_impl and key is not None:
         # The caller's views and these scalars fix the views above; the
         # last element keeps these keys apart from _forward_impl's.
-        o, ht = _forward_keyed(key + (float(scale), recurrent, "caller"),
-                               q, k, v, h0, float(scale), recurrent)
+        o, ht = _forward_keyed(key + (scale, recurrent, "caller"),
+                               q, k, v, h0, scale, recurrent)
     else:
-        o, ht = run(q, k, v, h0, float(scale), recurrent)
+        o, ht = run(q, k, v, h0, scale, recurrent)
     return o, (ht if output_final_state else None)
 
 
